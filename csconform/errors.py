@@ -1,0 +1,118 @@
+"""The typed error family of csconform.
+
+Every refusal made by the harness or by an implementation under test is a subclass of
+:class:`CsConformError`, so that a test can say exactly which documented limitation it expects,
+and a user never meets a bare traceback from deep inside a library. Several classes also derive
+from the built-in exception the original Cerebras code raises (``ValueError``, ``RuntimeError``),
+so code written against the real stack keeps catching what it used to catch.
+"""
+
+from __future__ import annotations
+
+
+class CsConformError(Exception):
+    """Base of every error csconform raises on purpose."""
+
+
+# --- the harness itself -------------------------------------------------------------------------
+
+
+class SpecError(CsConformError):
+    """A spec file or rule is malformed; the message names the file and the rule."""
+
+
+class InvalidInputError(CsConformError, ValueError):
+    """An argument or a user file is not acceptable."""
+
+
+class InstanceFormatError(InvalidInputError):
+    """A malformed input file; the message names the file and the line."""
+
+
+class UnknownNameError(InvalidInputError):
+    """An unknown model, wafer, engine, ... name; the message lists the known names."""
+
+
+# --- documented limitations of the CS system ------------------------------------------------------
+
+
+class UnsupportedOnSystemError(CsConformError):
+    """Base of every documented limitation that applies on the CS system only."""
+
+
+class PrecisionError(UnsupportedOnSystemError, ValueError):
+    """A precision mode other than mixed precision was requested on the CS system."""
+
+
+class StaticGraphError(UnsupportedOnSystemError, RuntimeError):
+    """The compiled graph would change, or the wafer would be programmed a second time."""
+
+
+class ExecutionModeError(UnsupportedOnSystemError, ValueError):
+    """An unsupported run mode (e.g. train_and_eval) or execution mode was requested."""
+
+
+class LRSchedulerError(UnsupportedOnSystemError, RuntimeError):
+    """A learning rate was set as a scalar mid-run instead of as a function of the global step."""
+
+
+class MetricError(UnsupportedOnSystemError, ValueError):
+    """An eval metric returned more than one final value."""
+
+
+class UnsupportedTensorFlowError(UnsupportedOnSystemError, RuntimeError):
+    """A TensorFlow Estimator feature the CerebrasEstimator refuses on the CS system."""
+
+
+class RunConfigError(UnsupportedOnSystemError, ValueError):
+    """A run configuration parameter or environment setting the CS system does not accept."""
+
+
+# --- compilation, capacity, placement ---------------------------------------------------------------
+
+
+class CompilationError(CsConformError):
+    """The program cannot be compiled for the target."""
+
+
+class UnsupportedOperationError(CompilationError):
+    """An operation maps to no supported kernel; the message names the operation."""
+
+
+class ArtifactMismatchError(CompilationError):
+    """A compiled artifact was used on a system other than the one it was compiled for."""
+
+
+class CapacityError(CsConformError):
+    """The model does not fit the chosen execution mode (e.g. pipelined on-chip memory)."""
+
+
+class PlacementError(CsConformError):
+    """The placement optimizer could not produce a legal placement."""
+
+
+class InfeasibleError(PlacementError):
+    """No placement can satisfy the constraints (area, memory, bandwidth)."""
+
+
+# --- loss scaling, numerics, checkpoints ------------------------------------------------------------
+
+
+class GradScalerError(CsConformError):
+    """Misconfiguration or misuse of the GradScaler."""
+
+
+class GradScalerConfigError(GradScalerError, ValueError):
+    """An invalid GradScaler constructor argument."""
+
+
+class GradScalerUsageError(GradScalerError, RuntimeError):
+    """GradScaler methods called in an order the documented protocol forbids."""
+
+
+class NonRecoverableNaNError(CsConformError, FloatingPointError):
+    """Gradients stay non-finite although the loss scale has reached its minimum."""
+
+
+class CheckpointError(CsConformError):
+    """A checkpoint is missing, truncated, corrupted or does not match the run."""
