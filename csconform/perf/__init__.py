@@ -1,0 +1,1 @@
+"""The performance model: hardware presets, cost models, placement, pipeline and streaming models."""
