@@ -1,0 +1,159 @@
+"""Checkpoints: written atomically, checksummed, verified before anything is loaded.
+
+Seed 002 ("Layer pipelined mode"): at specified intervals all the weights are downloaded to the
+chief node to save a checkpoint. A checkpoint holds everything a run needs to resume bit-exactly:
+model weights, optimizer state (with ``global_step``), grad-scaler state and the data pipeline's
+position and random state (the sections in ``REQUIRED_SECTIONS``).
+
+File format (self-describing, no pickle):
+
+    b"CSCKPT1\\n" + sha256(payload) as 64 hex digits + b"\\n" + payload
+
+where the payload is a NumPy ``.npz`` archive holding one array per leaf of the nested state and a
+JSON manifest (``__manifest__``) that records how to rebuild the nesting and the Python type of
+every leaf. The file is written to a temporary name, fsynced and renamed over the target, so a
+crash never leaves a half-written checkpoint under the real name. A file whose digest does not match
+(truncated, bit-flipped) or that lacks a section is refused with CheckpointError, never loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from csconform.errors import CheckpointError
+
+MAGIC = b"CSCKPT1\n"
+DIGEST_HEX_CHARS = 64
+REQUIRED_SECTIONS = ("step", "model", "optimizer", "grad_scaler", "data")
+MANIFEST_KEY = "__manifest__"
+
+
+# --- flattening nested state into named arrays --------------------------------------------------------
+
+
+def _flatten(value: Any, path: str, arrays: dict[str, np.ndarray]) -> Any:
+    """Return the manifest node for ``value``; store its array leaves in ``arrays``."""
+    if isinstance(value, dict):
+        for key in value:
+            if not isinstance(key, str) or "/" in key:
+                raise CheckpointError(f"checkpoint keys must be strings without '/', got {key!r} at {path!r}")
+        return {"dict": {key: _flatten(item, f"{path}/{key}", arrays) for key, item in value.items()}}
+    if isinstance(value, list | tuple):
+        kind = "list" if isinstance(value, list) else "tuple"
+        return {kind: [_flatten(item, f"{path}/{i}", arrays) for i, item in enumerate(value)]}
+    if value is None:
+        return {"none": None}
+    if isinstance(value, bool | int | float | str):
+        return {type(value).__name__: value}
+    if isinstance(value, np.ndarray | np.generic):
+        arrays[path] = np.asarray(value)
+        return {"array": path, "scalar": isinstance(value, np.generic)}
+    raise CheckpointError(f"cannot store {type(value).__name__} at {path!r} in a checkpoint")
+
+
+def _unflatten(node: dict[str, Any], arrays: Any) -> Any:
+    kind, payload = next(iter(node.items()))
+    if kind == "dict":
+        return {key: _unflatten(child, arrays) for key, child in payload.items()}
+    if kind in ("list", "tuple"):
+        items = [_unflatten(child, arrays) for child in payload]
+        return items if kind == "list" else tuple(items)
+    if kind == "none":
+        return None
+    if kind in ("bool", "int", "float", "str"):
+        return payload
+    if kind == "array":
+        array = arrays[payload]
+        return array[()] if node.get("scalar") else array
+    raise CheckpointError(f"unknown manifest entry {kind!r}")
+
+
+def encode(state: dict[str, Any]) -> bytes:
+    """The complete file contents for ``state`` (magic, digest, payload)."""
+    missing = [section for section in REQUIRED_SECTIONS if section not in state]
+    if missing:
+        raise CheckpointError(f"checkpoint state lacks section(s) {missing}; required: {list(REQUIRED_SECTIONS)}")
+    arrays: dict[str, np.ndarray] = {}
+    manifest = _flatten(state, "", arrays)
+    buffer = io.BytesIO()
+    np.savez(buffer, **{MANIFEST_KEY: np.array(json.dumps(manifest))}, **arrays)
+    payload = buffer.getvalue()
+    return MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+
+
+def decode(data: bytes, source: str = "<bytes>") -> dict[str, Any]:
+    """Verify and decode file contents; refuse anything damaged."""
+    header_length = len(MAGIC) + DIGEST_HEX_CHARS + 1
+    if len(data) < header_length or not data.startswith(MAGIC):
+        raise CheckpointError(f"{source} is not a csconform checkpoint (bad or truncated header)")
+    digest = data[len(MAGIC) : len(MAGIC) + DIGEST_HEX_CHARS].decode(errors="replace")
+    payload = data[header_length:]
+    if hashlib.sha256(payload).hexdigest() != digest:
+        raise CheckpointError(f"{source} is corrupted or truncated: its sha256 checksum does not match")
+    try:
+        with np.load(io.BytesIO(payload), allow_pickle=False) as archive:
+            manifest = json.loads(str(archive[MANIFEST_KEY]))
+            arrays = {name: archive[name] for name in archive.files if name != MANIFEST_KEY}
+        state = _unflatten(manifest, arrays)
+    except (ValueError, KeyError, OSError, json.JSONDecodeError) as exc:
+        raise CheckpointError(f"{source} has a valid checksum but an unreadable payload: {exc}") from exc
+    check_sections(state, source)
+    return state
+
+
+def check_sections(state: Any, source: str) -> None:
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{source} does not hold a state dictionary")
+    missing = [section for section in REQUIRED_SECTIONS if section not in state]
+    if missing:
+        raise CheckpointError(f"{source} lacks section(s) {missing}; required: {list(REQUIRED_SECTIONS)}")
+
+
+def save(path: str | os.PathLike[str], state: dict[str, Any]) -> Path:
+    """Write ``state`` to ``path`` atomically (temporary file, fsync, rename)."""
+    target = Path(path)
+    data = encode(state)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def load(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read and verify the checkpoint at ``path``."""
+    source = Path(path)
+    try:
+        data = source.read_bytes()
+    except OSError as exc:
+        raise CheckpointError(f"cannot read checkpoint {source}: {exc.strerror}") from exc
+    return decode(data, str(source))
+
+
+def checkpoint_steps_for(total_steps: int, every_steps: int | None) -> list[int]:
+    """The steps (0-based) a run of ``total_steps`` saves at: N-1, 2N-1, ... and the last step."""
+    if not every_steps or total_steps <= 0:
+        return []
+    steps = list(range(every_steps - 1, total_steps, every_steps))
+    if steps[-1:] != [total_steps - 1]:
+        steps.append(total_steps - 1)
+    return steps
+
+
+def path_for_step(directory: str | os.PathLike[str], step: int) -> Path:
+    return Path(directory) / f"checkpoint_{step}.ckpt"

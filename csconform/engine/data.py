@@ -1,0 +1,324 @@
+"""A small Dataset over NumPy arrays, shaped like ``tf.data.Dataset``.
+
+The CerebrasEstimator documents its input-function rules in terms of the Dataset API (``shuffle``,
+``repeat``, ``batch(..., drop_remainder=True)``, ``map``), so the engine needs one to check them.
+A Dataset is an immutable description of a pipeline; ``iterator()`` runs it. Everything about a
+pipeline that matters for the rules can be read without running it: ``cardinality()`` (how many
+elements, or ``INFINITE``), ``batch_size_is_static()`` (is every batch the same size) and
+``has_deterministic_shuffle()``.
+
+Iterators are checkpointable: their state is the seed of their random stream plus the number of
+elements already produced, and ``restore`` replays the pipeline up to that point, so a resumed run
+sees exactly the batches an uninterrupted run would have seen.
+
+Shuffling permutes with a buffer of ``buffer_size`` elements, like TensorFlow: each output element
+is drawn uniformly from the buffer, which is refilled from the input. A shuffle with ``seed=None``
+takes fresh entropy from the operating system for every iterator, so two input workers running the
+same input function shuffle differently; a fixed seed makes every worker identical.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from csconform.errors import InvalidInputError
+
+INFINITE = -1
+"""The cardinality of a dataset that never runs out (``repeat()`` with ``count=None``)."""
+
+Element = Any  # an ndarray, or a tuple of ndarrays (e.g. ``(features, labels)``)
+
+
+class Dataset:
+    """Base of every pipeline stage. Build one with :meth:`from_tensor_slices`."""
+
+    @staticmethod
+    def from_tensor_slices(tensors: Any) -> Dataset:
+        """One element per row of ``tensors`` (an array, or a tuple of arrays with equal length)."""
+        return _Slices(tensors)
+
+    # --- transformations (each returns a new Dataset) ---------------------------------------------
+
+    def shuffle(self, buffer_size: int, seed: int | None = None) -> Dataset:
+        return _Shuffle(self, buffer_size, seed)
+
+    def repeat(self, count: int | None = None) -> Dataset:
+        return _Repeat(self, count)
+
+    def batch(self, batch_size: int, drop_remainder: bool = False) -> Dataset:
+        return _Batch(self, batch_size, drop_remainder)
+
+    def map(self, fn: Callable[..., Element]) -> Dataset:
+        return _Map(self, fn)
+
+    # --- static properties ---------------------------------------------------------------------------
+
+    def cardinality(self) -> int:
+        """Number of elements this dataset yields, or ``INFINITE``."""
+        raise NotImplementedError
+
+    def batch_size_is_static(self) -> bool:
+        """True when every batch has the same size (no batch, or batch with ``drop_remainder``)."""
+        return self._parent().batch_size_is_static()
+
+    def has_deterministic_shuffle(self) -> bool:
+        """True when some shuffle stage uses a fixed seed (every iterator yields the same order)."""
+        return self._parent().has_deterministic_shuffle()
+
+    def shuffles(self) -> bool:
+        return self._parent().shuffles()
+
+    # --- running ---------------------------------------------------------------------------------------
+
+    def iterator(self, seed_entropy: int | None = None) -> DatasetIterator:
+        """Run the pipeline. ``seed_entropy`` fixes the random stream of unseeded shuffles."""
+        return DatasetIterator(self, seed_entropy)
+
+    def __iter__(self) -> Iterator[Element]:
+        return iter(self.iterator())
+
+    def _stream(self, rngs: _StageRngs) -> Iterator[Element]:
+        raise NotImplementedError
+
+    def _parent(self) -> Dataset:
+        raise NotImplementedError
+
+
+class _StageRngs:
+    """The random generators of one iterator run, one per shuffle stage, created on first use."""
+
+    def __init__(self, seed_entropy: int) -> None:
+        self.seed_entropy = seed_entropy
+        self._generators: dict[int, np.random.Generator] = {}
+        self._next_stage = 0
+
+    def for_stage(self, stage: _Shuffle) -> np.random.Generator:
+        key = id(stage)
+        if key not in self._generators:
+            if stage.seed is not None:
+                seed_sequence = np.random.SeedSequence(stage.seed)
+            else:
+                seed_sequence = np.random.SeedSequence(self.seed_entropy, spawn_key=(self._next_stage,))
+                self._next_stage += 1
+            self._generators[key] = np.random.default_rng(seed_sequence)
+        return self._generators[key]
+
+
+def _as_element_tuple(tensors: Any) -> tuple[np.ndarray, ...] | np.ndarray:
+    if isinstance(tensors, tuple):
+        arrays = tuple(np.asarray(t) for t in tensors)
+        if not arrays:
+            raise InvalidInputError("from_tensor_slices needs at least one array")
+        lengths = {a.shape[0] if a.ndim else None for a in arrays}
+        if None in lengths or len(lengths) != 1:
+            raise InvalidInputError(
+                f"from_tensor_slices needs arrays with one shared first dimension; got shapes "
+                f"{[a.shape for a in arrays]}"
+            )
+        return arrays
+    array = np.asarray(tensors)
+    if array.ndim == 0:
+        raise InvalidInputError("from_tensor_slices needs an array with at least one dimension")
+    return array
+
+
+class _Slices(Dataset):
+    def __init__(self, tensors: Any) -> None:
+        self.tensors = _as_element_tuple(tensors)
+
+    def _length(self) -> int:
+        first = self.tensors[0] if isinstance(self.tensors, tuple) else self.tensors
+        return int(first.shape[0])
+
+    def cardinality(self) -> int:
+        return self._length()
+
+    def batch_size_is_static(self) -> bool:
+        return True
+
+    def has_deterministic_shuffle(self) -> bool:
+        return False
+
+    def shuffles(self) -> bool:
+        return False
+
+    def _stream(self, rngs: _StageRngs) -> Iterator[Element]:
+        for row in range(self._length()):
+            if isinstance(self.tensors, tuple):
+                yield tuple(t[row] for t in self.tensors)
+            else:
+                yield self.tensors[row]
+
+
+@dataclass(frozen=True, eq=False)
+class _Shuffle(Dataset):
+    parent: Dataset
+    buffer_size: int
+    seed: int | None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.buffer_size, int | np.integer) or self.buffer_size < 1:
+            raise InvalidInputError(f"shuffle buffer_size must be a positive integer, got {self.buffer_size!r}")
+
+    def _parent(self) -> Dataset:
+        return self.parent
+
+    def cardinality(self) -> int:
+        return self.parent.cardinality()
+
+    def has_deterministic_shuffle(self) -> bool:
+        return self.seed is not None or self.parent.has_deterministic_shuffle()
+
+    def shuffles(self) -> bool:
+        return True
+
+    def _stream(self, rngs: _StageRngs) -> Iterator[Element]:
+        rng = rngs.for_stage(self)
+        buffer: list[Element] = []
+        for element in self.parent._stream(rngs):
+            buffer.append(element)
+            if len(buffer) == self.buffer_size:
+                yield buffer.pop(int(rng.integers(len(buffer))))
+        while buffer:
+            yield buffer.pop(int(rng.integers(len(buffer))))
+
+
+@dataclass(frozen=True, eq=False)
+class _Repeat(Dataset):
+    parent: Dataset
+    count: int | None
+
+    def __post_init__(self) -> None:
+        if self.count is not None and (not isinstance(self.count, int | np.integer) or self.count < 0):
+            raise InvalidInputError(f"repeat count must be None or a non-negative integer, got {self.count!r}")
+
+    def _parent(self) -> Dataset:
+        return self.parent
+
+    def cardinality(self) -> int:
+        inner = self.parent.cardinality()
+        if self.count is None:
+            return INFINITE if inner != 0 else 0
+        if inner == INFINITE:
+            return INFINITE if self.count > 0 else 0
+        return inner * self.count
+
+    def _stream(self, rngs: _StageRngs) -> Iterator[Element]:
+        epoch = 0
+        while self.count is None or epoch < self.count:
+            produced = False
+            for element in self.parent._stream(rngs):
+                produced = True
+                yield element
+            if not produced:
+                return
+            epoch += 1
+
+
+@dataclass(frozen=True, eq=False)
+class _Batch(Dataset):
+    parent: Dataset
+    batch_size: int
+    drop_remainder: bool
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.batch_size, int | np.integer) or self.batch_size < 1:
+            raise InvalidInputError(f"batch_size must be a positive integer, got {self.batch_size!r}")
+
+    def _parent(self) -> Dataset:
+        return self.parent
+
+    def cardinality(self) -> int:
+        inner = self.parent.cardinality()
+        if inner == INFINITE:
+            return INFINITE
+        full, remainder = divmod(inner, self.batch_size)
+        return full if self.drop_remainder or remainder == 0 else full + 1
+
+    def batch_size_is_static(self) -> bool:
+        # Without drop_remainder the last batch may be short: the batch dimension is not fixed.
+        return self.drop_remainder
+
+    def _stream(self, rngs: _StageRngs) -> Iterator[Element]:
+        pending: list[Element] = []
+        for element in self.parent._stream(rngs):
+            pending.append(element)
+            if len(pending) == self.batch_size:
+                yield _stack(pending)
+                pending = []
+        if pending and not self.drop_remainder:
+            yield _stack(pending)
+
+
+def _stack(elements: list[Element]) -> Element:
+    first = elements[0]
+    if isinstance(first, tuple):
+        return tuple(_stack_or_none([e[i] for e in elements]) for i in range(len(first)))
+    return np.stack(elements)
+
+
+def _stack_or_none(values: list[Any]) -> Any:
+    return None if values[0] is None else np.stack(values)
+
+
+@dataclass(frozen=True, eq=False)
+class _Map(Dataset):
+    parent: Dataset
+    fn: Callable[..., Element]
+
+    def _parent(self) -> Dataset:
+        return self.parent
+
+    def cardinality(self) -> int:
+        return self.parent.cardinality()
+
+    def _stream(self, rngs: _StageRngs) -> Iterator[Element]:
+        for element in self.parent._stream(rngs):
+            yield self.fn(*element) if isinstance(element, tuple) else self.fn(element)
+
+
+class DatasetIterator:
+    """One run of a Dataset, with a checkpointable position."""
+
+    def __init__(self, dataset: Dataset, seed_entropy: int | None = None) -> None:
+        if seed_entropy is None:
+            seed_entropy = int(np.random.SeedSequence().entropy)
+        self.dataset = dataset
+        self.seed_entropy = int(seed_entropy)
+        self.elements_produced = 0
+        self._stream = dataset._stream(_StageRngs(self.seed_entropy))
+
+    def __iter__(self) -> DatasetIterator:
+        return self
+
+    def __next__(self) -> Element:
+        element = next(self._stream)
+        self.elements_produced += 1
+        return element
+
+    def state(self) -> dict[str, int]:
+        """Where this iterator is: enough to resume it exactly (see :meth:`restore`)."""
+        return {"seed_entropy": self.seed_entropy, "elements_produced": self.elements_produced}
+
+    @classmethod
+    def restore(cls, dataset: Dataset, state: dict[str, int]) -> DatasetIterator:
+        """An iterator over ``dataset`` positioned where the one that produced ``state`` was."""
+        try:
+            seed_entropy = int(state["seed_entropy"])
+            elements_produced = int(state["elements_produced"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InvalidInputError(f"not a dataset iterator state: {state!r}") from exc
+        iterator = cls(dataset, seed_entropy)
+        for _ in range(elements_produced):
+            try:
+                next(iterator)
+            except StopIteration as exc:
+                raise InvalidInputError(
+                    f"dataset runs out after {iterator.elements_produced} elements; cannot restore "
+                    f"position {elements_produced}"
+                ) from exc
+        return iterator
