@@ -22,6 +22,7 @@ MODES = ("train", "eval", "train_and_eval")
 
 SUPPORTED_KERNELS = frozenset(
     {
+        "input",
         "linear",
         "matmul",
         "add",

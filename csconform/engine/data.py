@@ -110,14 +110,16 @@ class _StageRngs:
 
 def _as_element_tuple(tensors: Any) -> tuple[np.ndarray, ...] | np.ndarray:
     if isinstance(tensors, tuple):
-        arrays = tuple(np.asarray(t) for t in tensors)
-        if not arrays:
+        # ``None`` entries stay None in every element (e.g. ``(features, None)``: no labels).
+        arrays = tuple(None if t is None else np.asarray(t) for t in tensors)
+        present = [a for a in arrays if a is not None]
+        if not present:
             raise InvalidInputError("from_tensor_slices needs at least one array")
-        lengths = {a.shape[0] if a.ndim else None for a in arrays}
+        lengths = {a.shape[0] if a.ndim else None for a in present}
         if None in lengths or len(lengths) != 1:
             raise InvalidInputError(
                 f"from_tensor_slices needs arrays with one shared first dimension; got shapes "
-                f"{[a.shape for a in arrays]}"
+                f"{[a.shape for a in present]}"
             )
         return arrays
     array = np.asarray(tensors)
@@ -131,8 +133,9 @@ class _Slices(Dataset):
         self.tensors = _as_element_tuple(tensors)
 
     def _length(self) -> int:
-        first = self.tensors[0] if isinstance(self.tensors, tuple) else self.tensors
-        return int(first.shape[0])
+        if isinstance(self.tensors, tuple):
+            return int(next(t for t in self.tensors if t is not None).shape[0])
+        return int(self.tensors.shape[0])
 
     def cardinality(self) -> int:
         return self._length()
@@ -149,7 +152,7 @@ class _Slices(Dataset):
     def _stream(self, rngs: _StageRngs) -> Iterator[Element]:
         for row in range(self._length()):
             if isinstance(self.tensors, tuple):
-                yield tuple(t[row] for t in self.tensors)
+                yield tuple(None if t is None else t[row] for t in self.tensors)
             else:
                 yield self.tensors[row]
 
