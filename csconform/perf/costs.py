@@ -1,0 +1,266 @@
+"""Per-kernel cost models: training FLOPs, memory and edge tensor sizes for one sample.
+
+A model is described by a plain list of :class:`Layer` records (the zoo builds them; the engine
+builds them from its compiled graph). Each layer is one kernel. The meaning of the two width
+fields depends on ``kind``:
+
+======================  ====================  ===================  ==========================
+kind                    in_features           out_features         tokens
+======================  ====================  ===================  ==========================
+``dense``               input width           output width         positions per sample
+``attention``           d_model               d_model              sequence length
+``layer_norm``          features              features (same)      positions per sample
+``embedding``           table rows (vocab)    embedding width      positions looked up
+``conv``                input channels        output channels      output pixels (H_out*W_out)
+======================  ====================  ===================  ==========================
+
+``attention`` includes its Q, K, V and output projections (4 d^2 weights, biased; heads x d_head = d_model,
+as in GPT-3 13B where 40 x 128 ~ 5140); ``heads`` is informative. ``conv`` uses ``kernel_size`` (square) and ``stride`` (its input has tokens x stride^2 pixels).
+``layer_norm`` also stands for batch normalisation (2 parameters per feature).
+``tied=True`` marks a layer whose weight matrix is another layer's (a language model head tied to
+the token embedding): its FLOPs count, its weights do not. ``group`` names the pipeline stage a
+layer belongs to (e.g. one transformer block); layers with the same group are fused into one
+kernel by the execution models, and an empty group means the layer is a stage of its own.
+
+Conventions (why): one multiply-add is 2 FLOPs; the backward pass costs twice the forward (the
+activation gradient and the weight gradient are each one GEMM of the forward's size), giving the
+familiar 6N FLOPs per token for transformers (FACTS.md#Hardware). Weights and optimizer state are
+FP32 on the wafer, activations 16-bit (FACTS.md#Number formats, mixed precision). A layer saves
+its input for the backward pass (attention also saves Q, K, V and the context, 4 more d-wide
+tensors, and recomputes its T x T scores instead of storing them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from csconform.errors import InvalidInputError
+
+FLOPS_PER_MAC = 2
+BACKWARD_TO_FORWARD = 2.0
+WEIGHT_BYTES_PER_PARAM = 4  # FP32 master weights
+GRADIENT_BYTES_PER_PARAM = 4  # FP32 gradient accumulator over the batch
+ACTIVATION_BYTES = 2  # 16-bit activations and activation gradients
+OPTIMIZERS = {"adam": (2, 10.0), "sgd": (0, 2.0), "momentum": (1, 4.0)}
+"""optimizer -> (FP32 state tensors per parameter, FLOPs per parameter per update)."""
+
+KINDS = ("dense", "attention", "layer_norm", "embedding", "conv")
+LAYER_NORM_FLOPS_PER_ELEMENT = 8  # mean, variance, normalise, scale, shift (forward)
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One kernel of a model description; see the module docstring for the field meanings."""
+
+    kind: str
+    in_features: int
+    out_features: int
+    tokens: int = 1
+    name: str = ""
+    heads: int = 0
+    kernel_size: int = 1
+    stride: int = 1
+    bias: bool = True
+    tied: bool = False
+    group: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise InvalidInputError(f"unknown layer kind {self.kind!r}; known kinds: {', '.join(KINDS)}")
+        for label in ("in_features", "out_features", "tokens", "kernel_size", "stride"):
+            value = getattr(self, label)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise InvalidInputError(f"layer {self.name or self.kind}: {label} must be a positive "
+                                        f"integer, got {value!r}")
+        if self.kind in ("attention", "layer_norm") and self.in_features != self.out_features:
+            raise InvalidInputError(f"layer {self.name}: {self.kind} needs in_features == out_features")
+        if self.kind == "attention" and self.heads < 1:
+            raise InvalidInputError(f"layer {self.name}: attention needs heads >= 1, got {self.heads}")
+
+    # --- parameters --------------------------------------------------------------------------------
+
+    @property
+    def params(self) -> int:
+        """Trainable parameters owned by this layer (tied weights are counted where they live)."""
+        i, o = self.in_features, self.out_features
+        if self.kind == "dense":
+            weights, biases = i * o, (o if self.bias else 0)
+        elif self.kind == "attention":
+            weights, biases = 4 * i * i, (4 * i if self.bias else 0)
+        elif self.kind == "layer_norm":
+            weights, biases = i, i
+        elif self.kind == "embedding":
+            weights, biases = i * o, 0
+        else:  # conv
+            weights, biases = self.kernel_size ** 2 * i * o, (o if self.bias else 0)
+        return (0 if self.tied else weights) + biases
+
+    @property
+    def used_params(self) -> int:
+        """Parameters the layer reads, including a tied weight it shares (what weight streaming moves)."""
+        shared = self.in_features * self.out_features if self.tied else 0
+        return self.params + shared
+
+    # --- FLOPs per sample --------------------------------------------------------------------------
+
+    @property
+    def forward_flops(self) -> float:
+        """Forward FLOPs for one sample."""
+        i, o, t = self.in_features, self.out_features, self.tokens
+        if self.kind == "dense":
+            return float(FLOPS_PER_MAC * i * o * t)
+        if self.kind == "attention":
+            projections = FLOPS_PER_MAC * 4 * i * i * t
+            scores_and_context = FLOPS_PER_MAC * 2 * t * t * i  # Q K^T and softmax(.) V
+            return float(projections + scores_and_context)
+        if self.kind == "layer_norm":
+            return float(LAYER_NORM_FLOPS_PER_ELEMENT * i * t)
+        if self.kind == "embedding":
+            return 0.0  # a table lookup: memory traffic, no arithmetic
+        return float(FLOPS_PER_MAC * self.kernel_size ** 2 * i * o * t)
+
+    @property
+    def backward_flops(self) -> float:
+        """Backward FLOPs for one sample (activation gradient + weight gradient)."""
+        if self.kind == "embedding":
+            return float(self.out_features * self.tokens)  # scatter-add of the output gradient
+        return BACKWARD_TO_FORWARD * self.forward_flops
+
+    def weight_update_flops(self, optimizer: str = "adam") -> float:
+        """FLOPs of one optimizer update of this layer's parameters (once per batch)."""
+        return _optimizer(optimizer)[1] * self.params
+
+    def training_flops_per_sample(self, batch: int, optimizer: str = "adam") -> float:
+        """Forward + backward + the weight update amortised over the batch."""
+        if batch < 1:
+            raise InvalidInputError(f"batch must be >= 1, got {batch}")
+        return self.forward_flops + self.backward_flops + self.weight_update_flops(optimizer) / batch
+
+    # --- memory ------------------------------------------------------------------------------------
+
+    @property
+    def weight_bytes(self) -> float:
+        return float(WEIGHT_BYTES_PER_PARAM * self.params)
+
+    def optimizer_state_bytes(self, optimizer: str = "adam") -> float:
+        """FP32 optimizer state plus the FP32 gradient accumulator (both live with the weights)."""
+        states = _optimizer(optimizer)[0]
+        return float((states * WEIGHT_BYTES_PER_PARAM + GRADIENT_BYTES_PER_PARAM) * self.params)
+
+    @property
+    def input_bytes(self) -> float:
+        """Edge tensor entering the layer for one sample (forward); the gradient leaving is the same size."""
+        if self.kind == "embedding":
+            return float(4 * self.tokens)  # int32 indices
+        if self.kind == "conv":
+            return float(ACTIVATION_BYTES * self.in_features * self.tokens * self.stride ** 2)
+        return float(ACTIVATION_BYTES * self.in_features * self.tokens)
+
+    @property
+    def output_bytes(self) -> float:
+        """Edge tensor leaving the layer for one sample (forward)."""
+        return float(ACTIVATION_BYTES * self.out_features * self.tokens)
+
+    @property
+    def activation_bytes_per_sample(self) -> float:
+        """Saved for the backward pass, per sample: the input (attention: + Q, K, V, context)."""
+        if self.kind == "embedding":
+            return self.input_bytes
+        if self.kind == "attention":
+            return float(ACTIVATION_BYTES * 5 * self.in_features * self.tokens)
+        return self.input_bytes
+
+
+def _optimizer(name: str) -> tuple[int, float]:
+    if name not in OPTIMIZERS:
+        raise InvalidInputError(f"unknown optimizer {name!r}; known optimizers: {', '.join(OPTIMIZERS)}")
+    return OPTIMIZERS[name]
+
+
+@dataclass(frozen=True)
+class KernelCost:
+    """A pipeline stage: one layer, or the layers of one ``group`` fused into one kernel."""
+
+    name: str
+    layers: tuple[Layer, ...]
+    optimizer: str = "adam"
+
+    @property
+    def params(self) -> int:
+        return sum(layer.params for layer in self.layers)
+
+    @property
+    def used_params(self) -> int:
+        return sum(layer.used_params for layer in self.layers)
+
+    @property
+    def forward_flops(self) -> float:
+        return sum(layer.forward_flops for layer in self.layers)
+
+    @property
+    def backward_flops(self) -> float:
+        return sum(layer.backward_flops for layer in self.layers)
+
+    @property
+    def weight_update_flops(self) -> float:
+        return sum(layer.weight_update_flops(self.optimizer) for layer in self.layers)
+
+    def training_flops_per_sample(self, batch: int) -> float:
+        return sum(layer.training_flops_per_sample(batch, self.optimizer) for layer in self.layers)
+
+    @property
+    def weight_bytes(self) -> float:
+        return sum(layer.weight_bytes for layer in self.layers)
+
+    @property
+    def optimizer_state_bytes(self) -> float:
+        return sum(layer.optimizer_state_bytes(self.optimizer) for layer in self.layers)
+
+    @property
+    def activation_bytes_per_sample(self) -> float:
+        return sum(layer.activation_bytes_per_sample for layer in self.layers)
+
+    @property
+    def input_bytes(self) -> float:
+        """Forward edge into the stage: the first layer's input."""
+        return self.layers[0].input_bytes
+
+    @property
+    def output_bytes(self) -> float:
+        """Forward edge out of the stage: the last layer's output."""
+        return self.layers[-1].output_bytes
+
+
+def group_kernels(layers: Sequence[Layer], optimizer: str = "adam") -> list[KernelCost]:
+    """Fuse consecutive layers sharing a non-empty ``group`` into one kernel, in model order."""
+    if not layers:
+        raise InvalidInputError("a model description needs at least one layer")
+    _optimizer(optimizer)
+    kernels: list[KernelCost] = []
+    current: list[Layer] = []
+    for index, layer in enumerate(layers):
+        if current and (not layer.group or layer.group != current[-1].group):
+            kernels.append(_kernel(current, len(kernels), optimizer))
+            current = []
+        current.append(layer)
+        if index == len(layers) - 1:
+            kernels.append(_kernel(current, len(kernels), optimizer))
+    names = [k.name for k in kernels]
+    if len(set(names)) != len(names):
+        raise InvalidInputError("kernel names must be unique (a group name was reused non-consecutively)")
+    return kernels
+
+
+def _kernel(layers: list[Layer], index: int, optimizer: str) -> KernelCost:
+    name = layers[0].group or layers[0].name or f"{layers[0].kind}{index}"
+    return KernelCost(name=name, layers=tuple(layers), optimizer=optimizer)
+
+
+def total_params(layers: Iterable[Layer]) -> int:
+    return sum(layer.params for layer in layers)
+
+
+def model_flops_per_sample(layers: Iterable[Layer]) -> float:
+    """Forward + backward FLOPs of one sample (no optimizer): the '6N per token' quantity."""
+    return sum(layer.forward_flops + layer.backward_flops for layer in layers)
