@@ -1,0 +1,49 @@
+"""Elementwise activations: 16-bit-rounded inputs, float32 arithmetic."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from csconform.engine.nn.checks import float_input
+from csconform.engine.nn.module import Array, Module
+from csconform.engine.precision import compute_operand
+
+_SQRT_2_OVER_PI = np.float32(np.sqrt(2.0 / np.pi))
+_GELU_CUBIC = np.float32(0.044715)
+
+
+class ReLU(Module):
+    def forward(self, x: Any) -> Array:
+        x = compute_operand(float_input(x))
+        self._positive = x > 0
+        return np.where(self._positive, x, np.float32(0.0))
+
+    def backward(self, grad_out: Array) -> Array:
+        return np.where(self._positive, compute_operand(grad_out), np.float32(0.0))
+
+
+class Tanh(Module):
+    def forward(self, x: Any) -> Array:
+        self._y = np.tanh(compute_operand(float_input(x)))
+        return self._y
+
+    def backward(self, grad_out: Array) -> Array:
+        return compute_operand(grad_out) * (np.float32(1.0) - self._y * self._y)
+
+
+class GELU(Module):
+    """GELU in its tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+
+    def forward(self, x: Any) -> Array:
+        x = compute_operand(float_input(x))
+        self._x = x
+        self._t = np.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))
+        return np.float32(0.5) * x * (np.float32(1.0) + self._t)
+
+    def backward(self, grad_out: Array) -> Array:
+        x, t = self._x, self._t
+        du_dx = _SQRT_2_OVER_PI * (np.float32(1.0) + np.float32(3.0) * _GELU_CUBIC * x * x)
+        dy_dx = np.float32(0.5) * (np.float32(1.0) + t) + np.float32(0.5) * x * (np.float32(1.0) - t * t) * du_dx
+        return compute_operand(grad_out) * dy_dx

@@ -1,0 +1,40 @@
+"""Layer normalisation over the last dimension."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from csconform.engine.nn.checks import float_input, positive_int
+from csconform.engine.nn.module import Array, Module
+from csconform.engine.nn.parameter import Parameter
+from csconform.engine.precision import compute_operand
+
+
+class LayerNorm(Module):
+    """y = (x - mean) / sqrt(var + eps) * weight + bias, statistics over the last dimension."""
+
+    def __init__(self, normalized_shape: int, eps: float = 1e-5) -> None:
+        self.size = positive_int("normalized_shape", normalized_shape)
+        self.eps = np.float32(eps)
+        self.weight = Parameter(np.ones(self.size, dtype=np.float32))
+        self.bias = Parameter(np.zeros(self.size, dtype=np.float32))
+
+    def forward(self, x: Any) -> Array:
+        x = compute_operand(float_input(x, last_dim=self.size))
+        centred = x - x.mean(axis=-1, keepdims=True)
+        self._inv_std = np.float32(1.0) / np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + self.eps)
+        self._x_hat = centred * self._inv_std
+        self._w = compute_operand(self.weight.data)
+        return self._x_hat * self._w + compute_operand(self.bias.data)
+
+    def backward(self, grad_out: Array) -> Array:
+        grad = compute_operand(grad_out)
+        reduce_axes = tuple(range(grad.ndim - 1))
+        self.weight.accumulate_grad((grad * self._x_hat).sum(axis=reduce_axes, dtype=np.float32))
+        self.bias.accumulate_grad(grad.sum(axis=reduce_axes, dtype=np.float32))
+        d_x_hat = grad * self._w
+        mean_d = d_x_hat.mean(axis=-1, keepdims=True)
+        mean_d_x_hat = (d_x_hat * self._x_hat).mean(axis=-1, keepdims=True)
+        return (d_x_hat - mean_d - self._x_hat * mean_d_x_hat) * self._inv_std

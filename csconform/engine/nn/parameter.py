@@ -1,0 +1,51 @@
+"""Trainable weights: float32 master copies with a float32 gradient slot."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from csconform.errors import InvalidInputError
+
+
+class Parameter:
+    """A weight tensor. ``data`` is always float32 (the master weights); ``grad`` is None or float32.
+
+    The optimizer updates ``data`` in place, so references held elsewhere (the optimizer's param
+    groups, a checkpoint writer) keep seeing the current values.
+    """
+
+    def __init__(self, data: ArrayLike) -> None:
+        values = np.array(data, dtype=np.float32, copy=True)
+        if not np.all(np.isfinite(values)):
+            raise InvalidInputError("parameter values must be finite")
+        self.data: NDArray[np.float32] = values
+        self._grad: NDArray[np.float32] | None = None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.data.shape
+
+    @property
+    def grad(self) -> NDArray[np.float32] | None:
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: ArrayLike | None) -> None:
+        if value is None:
+            self._grad = None
+            return
+        grad = np.asarray(value, dtype=np.float32)
+        if grad.shape != self.data.shape:
+            raise InvalidInputError(f"gradient shape {grad.shape} does not match parameter shape {self.shape}")
+        self._grad = grad
+
+    def accumulate_grad(self, grad: NDArray[np.float32]) -> None:
+        """Add a gradient contribution in float32 (backward passes accumulate until zero_grad)."""
+        if self._grad is None:
+            self.grad = np.array(grad, dtype=np.float32, copy=True)
+        else:
+            self._grad += grad
+
+    def __repr__(self) -> str:
+        return f"Parameter(shape={self.shape})"

@@ -1,0 +1,41 @@
+"""A pre-norm transformer block (GPT / BERT style): attention and MLP, each with a residual."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from csconform.engine.nn.activations import GELU
+from csconform.engine.nn.attention import MultiHeadSelfAttention
+from csconform.engine.nn.checks import float_input, positive_int
+from csconform.engine.nn.dropout import Dropout
+from csconform.engine.nn.linear import Linear
+from csconform.engine.nn.module import Array, Module, Sequential
+from csconform.engine.nn.normalization import LayerNorm
+from csconform.engine.precision import compute_operand
+
+
+class TransformerBlock(Module):
+    """h = x + Dropout(Attn(LN1(x)));  y = h + Dropout(MLP(LN2(h))),  MLP = Linear-GELU-Linear.
+
+    The residual additions read 16-bit operands like every other operation.
+    """
+
+    def __init__(
+        self, d_model: int, num_heads: int, d_ff: int | None = None, causal: bool = False, dropout: float = 0.0
+    ) -> None:
+        d_model = positive_int("d_model", d_model)
+        d_ff = 4 * d_model if d_ff is None else positive_int("d_ff", d_ff)
+        self.d_model = d_model
+        self.ln1 = LayerNorm(d_model)
+        self.attention = Sequential(MultiHeadSelfAttention(d_model, num_heads, causal=causal), Dropout(dropout, seed=1))
+        self.ln2 = LayerNorm(d_model)
+        self.mlp = Sequential(Linear(d_model, d_ff), GELU(), Linear(d_ff, d_model), Dropout(dropout, seed=2))
+
+    def forward(self, x: Any) -> Array:
+        x = float_input(x, last_dim=self.d_model)
+        h = compute_operand(x) + compute_operand(self.attention(self.ln1(x)))
+        return compute_operand(h) + compute_operand(self.mlp(self.ln2(h)))
+
+    def backward(self, grad_out: Array) -> Array:
+        grad_h = grad_out + self.ln2.backward(self.mlp.backward(grad_out))
+        return grad_h + self.ln1.backward(self.attention.backward(grad_h))

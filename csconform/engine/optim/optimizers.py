@@ -1,0 +1,323 @@
+"""Optimizers whose learning rate is a function of the global step, updating FP32 master weights.
+
+On the CS system the graph is static, so the learning rate is not a Python scalar that a scheduler
+overwrites between iterations; it is a tensor computed from a schedule ``f`` at the global step.
+``Optimizer.step()`` applies update number ``global_step`` with learning rate ``f(global_step)`` and
+then increments ``global_step``. A plain number passed as ``lr`` is wrapped as ``ConstantLR``.
+
+Assigning a scalar to ``param_groups[i]["lr"]`` (the usual PyTorch scheduler paradigm) is refused on
+target cs with ``LRSchedulerError``; on cpu the group then uses that constant.
+
+``step()`` first computes every new weight and state array and only then commits them all, so an
+error raised while computing leaves parameters, state and ``global_step`` untouched. A caller that
+must skip a step (the GradScaler after a non-finite gradient) simply does not call ``step()``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from csconform.engine import context
+from csconform.engine.nn.parameter import Parameter
+from csconform.engine.optim.lr_scheduler import ConstantLR
+from csconform.errors import InvalidInputError, LRSchedulerError
+
+Array = NDArray[np.float32]
+Schedule = Callable[[int], Any]
+
+_SCALAR_LR_MESSAGE = (
+    "setting a scalar learning rate in an optimizer param group is not supported on the CS system: "
+    "the graph is static, so the learning rate must be a function of the global step. Pass a schedule "
+    "when building the optimizer instead, e.g. lr=PolynomialLR(initial_learning_rate=..., "
+    "end_learning_rate=..., total_iters=...) from csconform.engine.optim.lr_scheduler"
+)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _check_lr(value: object) -> object:
+    """A learning rate is a non-negative finite number or a callable schedule of the global step."""
+    if _is_number(value):
+        if not np.isfinite(float(value)) or float(value) < 0.0:  # type: ignore[arg-type]
+            raise InvalidInputError(f"learning rate must be a finite number >= 0, got {value!r}")
+        return value
+    if callable(value):
+        return value
+    raise InvalidInputError(f"lr must be a number or a schedule of the global step, got {type(value).__name__}")
+
+
+class ParamGroup(MutableMapping):
+    """One parameter group: ``params`` plus hyperparameters; guards scalar writes to ``lr``."""
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        self._values: dict[str, Any] = dict(values)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if key == "lr":
+            value = _check_lr(value)
+            if _is_number(value) and context.on_cs():
+                raise LRSchedulerError(_SCALAR_LR_MESSAGE)
+        self._values[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        raise InvalidInputError(f"param group entries cannot be deleted ({key!r})")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"ParamGroup({self._values!r})"
+
+
+class Optimizer:
+    """Base class: param groups, the global step, the learning-rate tensor, state dicts.
+
+    Subclasses define ``defaults`` checks in ``__init__`` and ``_update(param, grad, state, lr,
+    group) -> (new_data, new_state)``, a pure function in float32.
+    """
+
+    def __init__(self, params: Iterable[Parameter] | Iterable[Mapping[str, Any]], defaults: dict[str, Any]) -> None:
+        defaults = dict(defaults)
+        defaults["lr"] = self._as_schedule(_check_lr(defaults["lr"]))
+        self.defaults = defaults
+        self.param_groups: list[ParamGroup] = []
+        for group in self._groups(params):
+            self._add_group(group)
+        self.state: dict[int, dict[str, Any]] = {}  # keyed by the parameter's position (see _indexed)
+        self.global_step = 0
+
+    @staticmethod
+    def _as_schedule(lr: object) -> object:
+        return ConstantLR(learning_rate=float(lr)) if _is_number(lr) else lr  # type: ignore[arg-type]
+
+    @staticmethod
+    def _groups(params: Any) -> list[Mapping[str, Any]]:
+        if isinstance(params, Parameter):
+            raise InvalidInputError("params must be an iterable of Parameters or of param-group dicts")
+        items = list(params)
+        if not items:
+            raise InvalidInputError("optimizer got an empty parameter list")
+        if all(isinstance(item, Parameter) for item in items):
+            return [{"params": items}]
+        if all(isinstance(item, Mapping) for item in items):
+            return items
+        raise InvalidInputError("params must be an iterable of Parameters or of param-group dicts")
+
+    def _add_group(self, group: Mapping[str, Any]) -> None:
+        if "params" not in group:
+            raise InvalidInputError("a param group needs a 'params' entry")
+        params = group["params"]
+        params = [params] if isinstance(params, Parameter) else list(params)
+        if not all(isinstance(p, Parameter) for p in params):
+            raise InvalidInputError("param groups may only contain Parameters")
+        unknown = set(group) - set(self.defaults) - {"params"}
+        if unknown:
+            raise InvalidInputError(f"unknown hyperparameters {sorted(unknown)}; known: {sorted(self.defaults)}")
+        values = {**self.defaults, **group, "params": params}
+        values["lr"] = self._as_schedule(_check_lr(values["lr"]))
+        self._check_hyperparameters(values)
+        self.param_groups.append(ParamGroup(values))
+
+    def _check_hyperparameters(self, group: Mapping[str, Any]) -> None:
+        """Subclasses refuse bad hyperparameters with InvalidInputError."""
+
+    # --- the learning rate as a tensor of the global step ---
+
+    def lr_at(self, step: int) -> list[np.float32]:
+        """The learning rate of every group for update number ``step``."""
+        return [self._group_lr(group, step) for group in self.param_groups]
+
+    def current_lrs(self) -> list[np.float32]:
+        """The learning rates the next ``step()`` will use."""
+        return self.lr_at(self.global_step)
+
+    @staticmethod
+    def _group_lr(group: Mapping[str, Any], step: int) -> np.float32:
+        lr = group["lr"]
+        value = lr if _is_number(lr) else lr(step)
+        return np.float32(value)
+
+    # --- updates ---
+
+    def _indexed(self) -> Iterator[tuple[int, Parameter, ParamGroup]]:
+        index = 0
+        for group in self.param_groups:
+            for param in group["params"]:
+                yield index, param, group
+                index += 1
+
+    def step(self) -> None:
+        """Apply one FP32 update to every parameter that has a gradient, then advance global_step."""
+        planned = []
+        for index, param, group in self._indexed():
+            if param.grad is None:
+                continue
+            lr = self._group_lr(group, self.global_step)
+            new_data, new_state = self._update(param.data, param.grad, self.state.get(index, {}), lr, group)
+            planned.append((index, param, new_data, new_state))
+        for index, param, new_data, new_state in planned:
+            param.data[...] = new_data
+            self.state[index] = new_state
+        self.global_step += 1
+
+    def _update(
+        self, data: Array, grad: Array, state: dict[str, Any], lr: np.float32, group: Mapping[str, Any]
+    ) -> tuple[Array, dict[str, Any]]:
+        raise NotImplementedError
+
+    def zero_grad(self) -> None:
+        for _index, param, _group in self._indexed():
+            param.grad = None
+
+    # --- checkpoints ---
+
+    def state_dict(self) -> dict[str, Any]:
+        """``global_step``, per-parameter state (copied arrays) and the groups' hyperparameters.
+
+        ``lr`` is stored as the schedule object (or number) itself; ``params`` as parameter positions.
+        """
+        groups = []
+        for group_index, group in enumerate(self.param_groups):
+            first = sum(len(g["params"]) for g in self.param_groups[:group_index])
+            entry = {key: value for key, value in group.items() if key != "params"}
+            entry["params"] = list(range(first, first + len(group["params"])))
+            groups.append(entry)
+        state = {index: {key: np.copy(value) for key, value in entries.items()} for index, entries in self.state.items()}
+        return {"global_step": self.global_step, "state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restore a ``state_dict()`` of an optimizer built over parameters of the same shapes."""
+        try:
+            global_step = state_dict["global_step"]
+            groups = state_dict["param_groups"]
+            state = state_dict["state"]
+        except (KeyError, TypeError) as exc:
+            raise InvalidInputError(f"not an optimizer state dict: missing {exc}") from exc
+        if isinstance(global_step, bool) or not isinstance(global_step, numbers.Integral) or global_step < 0:
+            raise InvalidInputError(f"global_step must be a non-negative integer, got {global_step!r}")
+        if len(groups) != len(self.param_groups) or any(
+            len(saved["params"]) != len(own["params"]) for saved, own in zip(groups, self.param_groups, strict=True)
+        ):
+            raise InvalidInputError("the state dict's param groups do not match this optimizer's")
+        shapes = {index: param.shape for index, param, _group in self._indexed()}
+        new_state: dict[int, dict[str, Any]] = {}
+        for index, entries in state.items():
+            if index not in shapes:
+                raise InvalidInputError(f"state for unknown parameter position {index}")
+            new_state[index] = {key: np.copy(value) for key, value in entries.items()}
+            for key, value in new_state[index].items():
+                if value.ndim and value.shape != shapes[index]:
+                    raise InvalidInputError(f"state {key!r} of parameter {index} has shape {value.shape}")
+        for saved, own in zip(groups, self.param_groups, strict=True):
+            for key, value in saved.items():
+                if key != "params":
+                    own._values[key] = value  # restoring a checkpoint is not a mid-run scalar write
+            self._check_hyperparameters(own)
+        self.state = new_state
+        self.global_step = int(global_step)
+
+
+def _real_in(name: str, value: object, low: float, high: float, high_open: bool = True) -> float:
+    if not _is_number(value) or not np.isfinite(float(value)):  # type: ignore[arg-type]
+        raise InvalidInputError(f"{name} must be a finite number, got {value!r}")
+    number = float(value)  # type: ignore[arg-type]
+    if number < low or number > high or (high_open and number == high):
+        bracket = ")" if high_open else "]"
+        raise InvalidInputError(f"{name} must lie in [{low}, {high}{bracket}, got {number!r}")
+    return number
+
+
+class SGD(Optimizer):
+    """SGD with optional momentum (buffer = momentum*buffer + g), Nesterov and L2 weight decay."""
+
+    def __init__(
+        self, params: Any, lr: Any, momentum: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False
+    ) -> None:
+        super().__init__(params, {"lr": lr, "momentum": momentum, "weight_decay": weight_decay, "nesterov": nesterov})
+
+    def _check_hyperparameters(self, group: Mapping[str, Any]) -> None:
+        momentum = _real_in("momentum", group["momentum"], 0.0, 1.0, high_open=False)
+        _real_in("weight_decay", group["weight_decay"], 0.0, np.inf)
+        if group["nesterov"] and momentum == 0.0:
+            raise InvalidInputError("nesterov momentum requires momentum > 0")
+
+    def _update(self, data, grad, state, lr, group):  # type: ignore[no-untyped-def]
+        momentum = np.float32(group["momentum"])
+        g = grad + np.float32(group["weight_decay"]) * data
+        if momentum == 0.0:
+            return data - lr * g, {}
+        buffer = g if "momentum_buffer" not in state else momentum * state["momentum_buffer"] + g
+        direction = g + momentum * buffer if group["nesterov"] else buffer
+        return data - lr * direction, {"momentum_buffer": buffer}
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba) with bias correction; ``weight_decay`` is L2 added to the gradient."""
+
+    decoupled_weight_decay = False
+
+    def __init__(
+        self,
+        params: Any,
+        lr: Any = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+    ) -> None:
+        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay})
+
+    def _check_hyperparameters(self, group: Mapping[str, Any]) -> None:
+        betas = group["betas"]
+        if not isinstance(betas, tuple | list) or len(betas) != 2:
+            raise InvalidInputError(f"betas must be a pair of numbers in [0, 1), got {betas!r}")
+        _real_in("betas[0]", betas[0], 0.0, 1.0)
+        _real_in("betas[1]", betas[1], 0.0, 1.0)
+        _real_in("eps", group["eps"], 0.0, np.inf)
+        _real_in("weight_decay", group["weight_decay"], 0.0, np.inf)
+
+    def _update(self, data, grad, state, lr, group):  # type: ignore[no-untyped-def]
+        beta1, beta2 = (np.float32(b) for b in group["betas"])
+        weight_decay = np.float32(group["weight_decay"])
+        one = np.float32(1.0)
+        if self.decoupled_weight_decay:
+            data = data * (one - lr * weight_decay)
+            g = grad
+        else:
+            g = grad + weight_decay * data
+        step = int(state.get("step", 0)) + 1
+        exp_avg = beta1 * state.get("exp_avg", np.zeros_like(data)) + (one - beta1) * g
+        exp_avg_sq = beta2 * state.get("exp_avg_sq", np.zeros_like(data)) + (one - beta2) * g * g
+        bias_correction1 = one - beta1 ** np.float32(step)
+        bias_correction2 = one - beta2 ** np.float32(step)
+        denominator = np.sqrt(exp_avg_sq) / np.sqrt(bias_correction2) + np.float32(group["eps"])
+        new_data = data - (lr / bias_correction1) * exp_avg / denominator
+        return new_data, {"step": np.int64(step), "exp_avg": exp_avg, "exp_avg_sq": exp_avg_sq}
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: w <- w * (1 - lr * weight_decay) before the Adam update."""
+
+    decoupled_weight_decay = True
+
+    def __init__(
+        self,
+        params: Any,
+        lr: Any = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.01,
+    ) -> None:
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
