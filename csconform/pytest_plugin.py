@@ -1,0 +1,333 @@
+"""The csconform pytest plugin: engine selection, rule markers, the traceability gate, the matrix.
+
+Registered through the ``pytest11`` entry point, so it is active wherever csconform is installed:
+
+- ``--engine MODULE`` (or ``CSCONFORM_ENGINE``) chooses the implementation under test, handed to
+  tests as the ``engine`` fixture; the default is the reference engine ``csconform.engine``.
+- ``@pytest.mark.spec("ID", ...)`` binds a test to rules. The traceability gate refuses a run in
+  which a test names an unknown, retired or pending rule, or (when the whole conformance suite is
+  collected) a rule marked ``checked`` has no test — so a rule's ``status`` is always true.
+- ``--conformance-json PATH`` writes the conformance matrix; a rule passes only when all of its
+  tests pass.
+- ``--expected-failures FILE`` (or ``CSCONFORM_EXPECTED_FAILURES``) lists rule ids or test ids an
+  engine is known to fail; they run as non-strict xfails, and entries that match nothing or now
+  pass are reported as stale.
+- Hypothesis profiles ``dev``, ``ci`` (loaded when ``CI`` is set) and ``nightly``, chosen with
+  ``HYPOTHESIS_PROFILE``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from csconform.errors import CsConformError
+from csconform.spec import Spec, load_spec
+
+DEFAULT_ENGINE = "csconform.engine"
+ENGINE_INTERFACE = ("reset", "use_target", "set_target", "current_target")
+RULES_PROPERTY = "csconform_rules"
+OUTCOME_ORDER = ("failed", "xfailed", "skipped", "passed")
+
+
+def register_hypothesis_profiles() -> str:
+    """Register the three profiles and load the one the environment asks for; return its name."""
+    from hypothesis import HealthCheck, settings
+
+    quiet = [HealthCheck.too_slow, HealthCheck.data_too_large]
+    settings.register_profile("dev", max_examples=50, deadline=2000, suppress_health_check=quiet)
+    settings.register_profile(
+        "ci", max_examples=50, derandomize=True, deadline=None, database=None,
+        print_blob=True, suppress_health_check=quiet,
+    )
+    settings.register_profile(
+        "nightly", max_examples=1000, deadline=None, stateful_step_count=100,
+        suppress_health_check=quiet,
+    )
+    name = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+    settings.load_profile(name)
+    return name
+
+
+@dataclass
+class ExpectedFailures:
+    """Rule ids or test ids an engine is known to fail (one per line, ``#`` comments)."""
+
+    path: Path
+    entries: list[str]
+    matched: set[str] = field(default_factory=set)
+    passing: set[str] = field(default_factory=set)
+
+    @classmethod
+    def read(cls, path: Path) -> ExpectedFailures:
+        if not path.is_file():
+            raise pytest.UsageError(f"csconform: expected-failures file not found: {path}")
+        entries = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            entry = line.split("#", 1)[0].strip()
+            if entry:
+                entries.append(entry)
+        return cls(path, entries)
+
+    def entries_for(self, nodeid: str, rule_ids: list[str]) -> list[str]:
+        return [e for e in self.entries if e in rule_ids or e == nodeid or nodeid.startswith(e + "[")]
+
+    def stale(self) -> list[str]:
+        unmatched = [f"{e} (matches no collected test)" for e in self.entries if e not in self.matched]
+        passing = [f"{e} (now passes)" for e in self.entries if e in self.passing]
+        return unmatched + passing
+
+
+@dataclass
+class Matrix:
+    """Outcome of every test, folded into an outcome per rule."""
+
+    spec: Spec
+    engine_name: str
+    test_rules: dict[str, list[str]] = field(default_factory=dict)
+    test_outcomes: dict[str, str] = field(default_factory=dict)
+
+    def record(self, report: pytest.TestReport) -> None:
+        rules = dict(report.user_properties).get(RULES_PROPERTY)
+        if not rules:
+            return
+        self.test_rules[report.nodeid] = list(rules)
+        if report.failed:
+            outcome = "failed"
+        elif hasattr(report, "wasxfail"):
+            outcome = "xfailed" if report.skipped else "passed"
+        elif report.skipped:
+            outcome = "skipped"
+        elif report.when == "call":
+            outcome = "passed"
+        else:
+            return
+        previous = self.test_outcomes.get(report.nodeid)
+        if previous is None or OUTCOME_ORDER.index(outcome) < OUTCOME_ORDER.index(previous):
+            self.test_outcomes[report.nodeid] = outcome
+
+    def rules(self) -> dict[str, dict[str, object]]:
+        per_rule: dict[str, Counter[str]] = defaultdict(Counter)
+        for nodeid, rules in self.test_rules.items():
+            outcome = self.test_outcomes.get(nodeid)
+            if outcome is None:
+                continue
+            for rule_id in rules:
+                per_rule[rule_id][outcome] += 1
+        matrix: dict[str, dict[str, object]] = {}
+        for rule in self.spec.active():
+            counts = per_rule.get(rule.id, Counter())
+            if rule.status == "pending":
+                outcome = "pending"
+            else:
+                outcome = next((o for o in OUTCOME_ORDER[:3] if counts[o]), "passed")
+                if not counts:
+                    outcome = "skipped"  # not run in this session (deselected)
+            matrix[rule.id] = {"outcome": outcome, "tests": sum(counts.values()), **dict(counts)}
+        return matrix
+
+    def to_json(self) -> dict[str, object]:
+        return {"engine": self.engine_name, "spec_rules": len(self.spec.active()), "rules": self.rules()}
+
+
+class CsConformPlugin:
+    """Per-session state: the spec, the engine under test, the matrix and the expected failures."""
+
+    def __init__(self, config: pytest.Config, specs_dir: str | None) -> None:
+        self.config = config
+        self.engine_name = config.getoption("csconform_engine") or os.environ.get(
+            "CSCONFORM_ENGINE", DEFAULT_ENGINE
+        )
+        try:
+            self.spec = load_spec(specs_dir)
+        except CsConformError as exc:
+            raise pytest.UsageError(f"csconform: {exc}") from None
+        self.matrix = Matrix(self.spec, self.engine_name)
+        xfails = config.getoption("csconform_expected_failures") or os.environ.get(
+            "CSCONFORM_EXPECTED_FAILURES"
+        )
+        self.expected = ExpectedFailures.read(Path(xfails)) if xfails else None
+        self.hypothesis_profile = register_hypothesis_profiles()
+        self.engine = self._import_engine()
+        self.gate_problems: list[str] = []
+
+    # -- the implementation under test -------------------------------------------------------------
+
+    def _import_engine(self) -> ModuleType:
+        """Import the engine up front, so a wrong name stops the run before any test does."""
+        try:
+            module = importlib.import_module(self.engine_name)
+        except ImportError as exc:
+            raise pytest.UsageError(f"csconform: cannot import engine {self.engine_name!r}: {exc}") from None
+        missing = [name for name in ENGINE_INTERFACE if not hasattr(module, name)]
+        if missing:
+            raise pytest.UsageError(
+                f"csconform: engine {self.engine_name!r} lacks the engine interface: {', '.join(missing)}"
+            )
+        return module
+
+    # -- pytest hooks ------------------------------------------------------------------------------
+
+    def pytest_report_header(self) -> list[str]:
+        counts = self.spec.counts()
+        return [
+            f"csconform engine: {self.engine_name}",
+            f"csconform spec: {len(self.spec.active())} rules ({counts['checked']} checked, "
+            f"{counts['pending']} pending, {counts['retired']} retired); "
+            f"hypothesis profile: {self.hypothesis_profile}",
+        ]
+
+    def _full_suite_collected(self, session: pytest.Session) -> bool:
+        """True when the run covers the whole conformance suite, unfiltered."""
+        gate = self.config.getoption("csconform_gate")
+        if gate != "auto":
+            return gate == "on"
+        option = self.config.option
+        if getattr(option, "keyword", "") or getattr(option, "markexpr", "") or getattr(option, "deselect", None):
+            return False
+        if getattr(option, "lf", False) or getattr(option, "failedfirst", False):
+            return False
+        conformance = (self.config.rootpath / "tests" / "conformance").resolve()
+        for arg in self.config.args:
+            path = Path(arg.split("::", 1)[0])
+            path = (self.config.invocation_params.dir / path).resolve()
+            if "::" not in arg and (path == conformance or path in conformance.parents):
+                return True
+        return False
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
+        problems: list[str] = []
+        tested: set[str] = set()
+        for item in items:
+            ids = [rule_id for mark in item.iter_markers("spec") for rule_id in mark.args]
+            if any(mark for mark in item.iter_markers("spec")) and not ids:
+                problems.append(f"{item.nodeid}: @pytest.mark.spec() names no rule")
+            for rule_id in ids:
+                if rule_id not in self.spec:
+                    problems.append(f"{item.nodeid}: names unknown rule {rule_id!r}")
+                    continue
+                status = self.spec.get(rule_id).status
+                if status != "checked":
+                    problems.append(f"{item.nodeid}: names {status} rule {rule_id} (mark it checked, or drop the test)")
+                tested.add(rule_id)
+            if ids:
+                item.user_properties.append((RULES_PROPERTY, tuple(dict.fromkeys(ids))))
+                self._apply_expected_failures(item, ids)
+        if self._full_suite_collected(session):
+            for rule in self.spec.by_status("checked"):
+                if rule.id not in tested:
+                    problems.append(f"{rule.file}: rule {rule.id} is marked checked but no test checks it")
+        if problems:
+            self.gate_problems = problems
+            raise pytest.UsageError(
+                "csconform traceability gate failed:\n  " + "\n  ".join(sorted(set(problems)))
+            )
+
+    def _apply_expected_failures(self, item: pytest.Item, ids: list[str]) -> None:
+        if self.expected is None:
+            return
+        entries = self.expected.entries_for(item.nodeid, ids)
+        if entries:
+            self.expected.matched.update(entries)
+            item.add_marker(pytest.mark.xfail(reason=f"expected failure for {self.engine_name}: {', '.join(entries)}"))
+            item.user_properties.append(("csconform_expected", tuple(entries)))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.matrix.record(report)
+        if self.expected is not None and report.when == "call" and report.passed:
+            entries = dict(report.user_properties).get("csconform_expected", ())
+            self.expected.passing.update(entries)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        path = self.config.getoption("csconform_json")
+        if path and not self.gate_problems and not hasattr(self.config, "workerinput"):
+            target = Path(path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps(self.matrix.to_json(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        counts = self.spec.counts()
+        outcomes = Counter(entry["outcome"] for entry in self.matrix.rules().values())
+        ran = {k: v for k, v in outcomes.items() if k != "pending"}
+        terminalreporter.write_sep("-", "csconform")
+        terminalreporter.write_line(
+            f"engine {self.engine_name}: {counts['checked']} rules checked, {counts['pending']} pending, "
+            f"{counts['retired']} retired"
+        )
+        if self.matrix.test_outcomes:
+            terminalreporter.write_line(
+                "rule outcomes this run: " + ", ".join(f"{v} {k}" for k, v in sorted(ran.items()))
+            )
+        if self.expected is not None:
+            for entry in self.expected.stale():
+                terminalreporter.write_line(f"WARNING stale expected-failure entry in {self.expected.path}: {entry}")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("csconform", "csconform conformance harness")
+    group.addoption("--engine", dest="csconform_engine", default=None, metavar="MODULE",
+                    help="implementation under test (default: $CSCONFORM_ENGINE or csconform.engine)")
+    group.addoption("--conformance-json", dest="csconform_json", default=None, metavar="PATH",
+                    help="write the conformance matrix (rule -> outcome) as JSON")
+    group.addoption("--expected-failures", dest="csconform_expected_failures", default=None, metavar="FILE",
+                    help="rule ids or test ids this engine is expected to fail (non-strict xfail)")
+    group.addoption("--specs-dir", dest="csconform_specs", default=None, metavar="DIR",
+                    help="spec directory (default: $CSCONFORM_SPECS or the bundled specs)")
+    group.addoption("--spec-gate", dest="csconform_gate", default="auto", choices=("auto", "on", "off"),
+                    help="require a test for every checked rule: auto = when the whole conformance suite runs")
+
+
+def _asked_for(config: pytest.Config) -> bool:
+    """The harness switches on for a csconform run, not in every project that has it installed."""
+    options = ("csconform_engine", "csconform_json", "csconform_expected_failures", "csconform_specs")
+    if any(config.getoption(name) for name in options) or os.environ.get("CSCONFORM_ENGINE"):
+        return True
+    return (config.rootpath / "specs" / "sources.yaml").is_file()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "spec(*rule_ids): the spec rules this test checks")
+    if _asked_for(config):
+        plugin = CsConformPlugin(config, config.getoption("csconform_specs"))
+        config.pluginmanager.register(plugin, "csconform-session")
+
+
+def _session_plugin(config: pytest.Config) -> CsConformPlugin:
+    plugin = config.pluginmanager.get_plugin("csconform-session")
+    if plugin is None:
+        raise pytest.UsageError(
+            "csconform: the engine fixture needs a csconform run: pass --engine MODULE or --specs-dir DIR"
+        )
+    assert isinstance(plugin, CsConformPlugin)
+    return plugin
+
+
+@pytest.fixture(scope="session")
+def engine(pytestconfig: pytest.Config) -> ModuleType:
+    """The implementation under test (a module offering the csconform engine interface)."""
+    return _session_plugin(pytestconfig).engine
+
+
+@pytest.fixture(autouse=True)
+def _reset_engine(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Give every test that uses the engine a fresh engine: target cs, float16, no leftover state.
+
+    The engine fixture itself is session-scoped (a module does not change), so hypothesis tests
+    may take it; this autouse fixture does the per-test reset around them.
+    """
+    if "engine" not in request.fixturenames:
+        yield
+        return
+    module = request.getfixturevalue("engine")
+    module.reset()
+    yield
+    module.reset()

@@ -1,0 +1,21 @@
+"""The executable spec: rules loaded from ``specs/*.yaml``, validated, and queryable."""
+
+from csconform.spec.loader import SpecReport, check_spec, default_specs_dir, load_spec, uncovered_sections
+from csconform.spec.model import Area, ErrorSpec, Rule, Scope, Source, Spec
+from csconform.spec.sources import Registry, load_registry
+
+__all__ = [
+    "Area",
+    "ErrorSpec",
+    "Registry",
+    "Rule",
+    "Scope",
+    "Source",
+    "Spec",
+    "SpecReport",
+    "check_spec",
+    "default_specs_dir",
+    "load_registry",
+    "load_spec",
+    "uncovered_sections",
+]

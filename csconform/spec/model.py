@@ -1,0 +1,136 @@
+"""The rule model: one record per documented limitation or behaviour.
+
+A ``Rule`` is plain data, loaded from ``specs/*.yaml``; a ``Spec`` is the whole collection with a
+small query API. Tests refer to rules by id (``@pytest.mark.spec("GRADSCALER-004")``), reports
+render them, and the traceability gate keeps ``status`` honest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from csconform.errors import SpecError
+
+KINDS = ("limitation", "behaviour", "interface", "hardware", "performance")
+TARGETS = ("cs", "cpu", "both")
+MODES = ("pipelined", "weight_streaming", "any")
+STATUSES = ("checked", "pending", "retired")
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a rule comes from: a seed document (or FACTS.md) and a section heading in it."""
+
+    document: str
+    section: str
+
+    def __str__(self) -> str:
+        return f"{self.document}#{self.section}"
+
+
+@dataclass(frozen=True)
+class Scope:
+    target: str = "both"
+    mode: str = "any"
+
+
+@dataclass(frozen=True)
+class ErrorSpec:
+    """The refusal a rule demands: an exception type and, where documented, its exact message."""
+
+    type: str
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    title: str
+    statement: str
+    sources: tuple[Source, ...]
+    kind: str
+    scope: Scope
+    status: str
+    area: str
+    file: str
+    error: ErrorSpec | None = None
+    reason: str | None = None
+    notes: str | None = None
+
+    @property
+    def prefix(self) -> str:
+        return self.id.rsplit("-", 1)[0]
+
+    @property
+    def source_text(self) -> str:
+        return "; ".join(str(source) for source in self.sources)
+
+
+@dataclass(frozen=True)
+class Area:
+    """One spec file: a documented area and its rules."""
+
+    name: str
+    title: str
+    file: str
+    rules: tuple[Rule, ...]
+
+
+@dataclass
+class Spec:
+    """Every rule of every area, queryable by id, area, source document and status."""
+
+    areas: tuple[Area, ...]
+    _by_id: dict[str, Rule] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._by_id = {rule.id: rule for area in self.areas for rule in area.rules}
+
+    def __iter__(self) -> Iterator[Rule]:
+        for area in self.areas:
+            yield from area.rules
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __contains__(self, rule_id: object) -> bool:
+        return rule_id in self._by_id
+
+    def get(self, rule_id: str) -> Rule:
+        try:
+            return self._by_id[rule_id]
+        except KeyError:
+            raise SpecError(f"unknown rule id {rule_id!r}") from None
+
+    def by_area(self, area: str) -> list[Rule]:
+        names = [a.name for a in self.areas]
+        if area not in names:
+            raise SpecError(f"unknown area {area!r}; known areas: {', '.join(names)}")
+        return [rule for rule in self if rule.area == area]
+
+    def by_status(self, status: str) -> list[Rule]:
+        if status not in STATUSES:
+            raise SpecError(f"unknown status {status!r}; known statuses: {', '.join(STATUSES)}")
+        return [rule for rule in self if rule.status == status]
+
+    def by_source(self, document: str, section: str | None = None) -> list[Rule]:
+        """Rules citing a document (matched by file name or its prefix, e.g. ``003``) and section."""
+        return [
+            rule
+            for rule in self
+            if any(
+                s.document.startswith(document) and (section is None or s.section == section)
+                for s in rule.sources
+            )
+        ]
+
+    def active(self) -> list[Rule]:
+        """Rules that are in force: checked or pending, not retired."""
+        return [rule for rule in self if rule.status != "retired"]
+
+    def counts(self) -> dict[str, int]:
+        return {status: len(self.by_status(status)) for status in STATUSES}
+
+    def select(self, ids: Iterable[str]) -> list[Rule]:
+        return [self.get(rule_id) for rule_id in ids]

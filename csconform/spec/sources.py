@@ -1,0 +1,80 @@
+"""The registry of source documents (``specs/sources.yaml``) that rules may cite.
+
+A rule's source is ``FILE#Section``. Registering the sections up front lets the loader refuse a
+source that names no document or no section, and lets the coverage check ask the question that
+matters: does every section of every document have a rule?
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from csconform.errors import SpecError
+from csconform.spec.yaml_io import read_yaml
+
+SOURCES_FILE = "sources.yaml"
+
+
+@dataclass(frozen=True)
+class Document:
+    file: str
+    title: str
+    sections: tuple[str, ...]
+    unheaded_sections: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Registry:
+    documents: tuple[Document, ...]
+
+    def document(self, file: str) -> Document | None:
+        return next((d for d in self.documents if d.file == file), None)
+
+    @property
+    def files(self) -> list[str]:
+        return [d.file for d in self.documents]
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise SpecError(f"{where}: expected a list of non-empty strings")
+    return tuple(value)
+
+
+def load_registry(specs_dir: Path) -> Registry:
+    path = specs_dir / SOURCES_FILE
+    data = read_yaml(path)
+    if not isinstance(data, dict) or not isinstance(data.get("documents"), list):
+        raise SpecError(f"{path}: expected a mapping with a 'documents' list")
+    documents = []
+    for index, entry in enumerate(data["documents"]):
+        where = f"{path}: documents[{index}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
+            raise SpecError(f"{where}: expected a mapping with 'file', 'title' and 'sections'")
+        sections = _strings(entry.get("sections"), f"{where} ({entry['file']}) sections")
+        unheaded = _strings(entry.get("unheaded_sections", []) or [], f"{where} unheaded_sections")
+        documents.append(
+            Document(entry["file"], str(entry.get("title", entry["file"])), sections, unheaded)
+        )
+    return Registry(tuple(documents))
+
+
+def missing_headings(document: Document, text: str) -> list[str]:
+    """Registered sections that do not appear as a heading line of the document's text.
+
+    Seed documents mark headings as a line of their own (often ending in ``#``); FACTS.md uses
+    ``## `` headings, and a registered name may be the start of a longer heading there.
+    """
+    lines = [line.strip().rstrip("#").strip() for line in text.splitlines()]
+    markdown = [re.sub(r"^#+\s*", "", line) for line in lines if line.startswith("#")]
+    missing = []
+    for section in document.sections:
+        if section in document.unheaded_sections:
+            continue
+        if section in lines or any(h == section or h.startswith(section + " ") for h in markdown):
+            continue
+        missing.append(section)
+    return missing

@@ -1,0 +1,35 @@
+"""Safe YAML reading that turns every failure into a :class:`SpecError` naming file and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from csconform.errors import SpecError
+
+
+def parse_yaml(text: str, path: Path | str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = f"line {mark.line + 1}: " if mark is not None else ""
+        problem = exc.problem or exc.context or "malformed document"
+        raise SpecError(f"{path}: {line}invalid YAML: {problem}") from None
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError) as exc:
+        # PyYAML raises plain ValueError/TypeError for some malformed scalars and tags.
+        raise SpecError(f"{path}: invalid YAML: {exc}") from None
+
+
+def read_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(f"{path}: file not found") from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read: {exc.strerror}") from None
+    return parse_yaml(text, path)

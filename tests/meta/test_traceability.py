@@ -1,0 +1,235 @@
+"""The harness tested against itself: the traceability gate, the matrix, expected failures, engines.
+
+Each test builds a small project with pytester — a spec directory, a fake engine and a conformance
+test module — and runs pytest on it with the csconform plugin, as a user would.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+
+import pytest
+
+from csconform.spec import default_specs_dir
+
+
+AREA = """\
+area: demo
+title: Demo
+rules:
+  - id: DEMO-001
+    title: One
+    statement: The engine says one.
+    source: "000_125af87d7ddd17a1.txt#Eval metrics"
+    kind: behaviour
+    scope: {target: both, mode: any}
+    status: checked
+  - id: DEMO-002
+    title: Two
+    statement: The engine says two.
+    source: "000_125af87d7ddd17a1.txt#Eval metrics"
+    kind: behaviour
+    scope: {target: both, mode: any}
+    status: checked
+  - id: DEMO-003
+    title: Three
+    statement: Not checkable yet.
+    source: "000_125af87d7ddd17a1.txt#Eval metrics"
+    kind: behaviour
+    scope: {target: both, mode: any}
+    status: pending
+    reason: waiting for the engine
+  - id: DEMO-004
+    title: Four
+    statement: An old behaviour.
+    source: "000_125af87d7ddd17a1.txt#Eval metrics"
+    kind: behaviour
+    scope: {target: both, mode: any}
+    status: retired
+    reason: replaced by DEMO-002
+"""
+
+FAKE_ENGINE = """\
+state = {"target": "cs", "resets": 0}
+def reset():
+    state["target"] = "cs"; state["resets"] += 1
+def set_target(name):
+    state["target"] = name
+def current_target():
+    return state["target"]
+def use_target(name):
+    raise NotImplementedError
+def one():
+    return 1
+def two():
+    return 2
+"""
+
+TESTS = """\
+import pytest
+
+@pytest.mark.spec("DEMO-001")
+def test_one(engine):
+    assert engine.one() == 1
+
+@pytest.mark.spec("DEMO-002")
+def test_two(engine):
+    assert engine.two() == 2
+
+@pytest.mark.spec("DEMO-002")
+def test_two_again(engine):
+    assert engine.two() + 0 == 2
+
+def test_reset_before_each_test(engine):
+    engine.set_target("cpu")
+
+def test_target_was_reset(engine):
+    assert engine.current_target() == "cs"
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    specs = pytester.path / "specs"
+    specs.mkdir()
+    shutil.copy(default_specs_dir() / "sources.yaml", specs / "sources.yaml")
+    (specs / "demo.yaml").write_text(AREA, encoding="utf-8")
+    pytester.makepyfile(fake_engine=FAKE_ENGINE, broken_engine=FAKE_ENGINE.replace("return 2", "return 3"))
+    conformance = pytester.path / "tests" / "conformance"
+    conformance.mkdir(parents=True)
+    (conformance / "test_demo.py").write_text(TESTS, encoding="utf-8")
+    pytester.syspathinsert()
+    return pytester
+
+
+def run(project: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return project.runpytest_subprocess("--specs-dir", str(project.path / "specs"), "-p", "no:cacheprovider", *args)
+
+
+def test_conforming_engine_passes_and_writes_the_matrix(project: pytest.Pytester) -> None:
+    result = run(project, "--engine", "fake_engine", "--conformance-json", "matrix.json")
+    result.assert_outcomes(passed=5)
+    result.stdout.fnmatch_lines(["csconform engine: fake_engine", "*3 rules (2 checked, 1 pending, 1 retired)*"])
+    result.stdout.fnmatch_lines(["*2 rules checked, 1 pending, 1 retired*"])
+    matrix = json.loads((project.path / "matrix.json").read_text())
+    assert matrix["engine"] == "fake_engine" and matrix["spec_rules"] == 3
+    assert matrix["rules"]["DEMO-001"] == {"outcome": "passed", "tests": 1, "passed": 1}
+    assert matrix["rules"]["DEMO-002"]["outcome"] == "passed" and matrix["rules"]["DEMO-002"]["tests"] == 2
+    assert matrix["rules"]["DEMO-003"]["outcome"] == "pending"
+    assert "DEMO-004" not in matrix["rules"]
+
+
+def test_a_rule_fails_when_any_of_its_tests_fails(project: pytest.Pytester) -> None:
+    result = run(project, "--engine", "broken_engine", "--conformance-json", "matrix.json")
+    result.assert_outcomes(passed=3, failed=2)
+    rules = json.loads((project.path / "matrix.json").read_text())["rules"]
+    assert rules["DEMO-001"]["outcome"] == "passed"
+    assert rules["DEMO-002"] == {"outcome": "failed", "tests": 2, "failed": 2}
+
+
+def test_environment_variable_selects_the_engine(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CSCONFORM_ENGINE", "broken_engine")
+    run(project).assert_outcomes(passed=3, failed=2)
+
+
+def test_gate_fails_on_a_checked_rule_without_a_test(project: pytest.Pytester) -> None:
+    tests = project.path / "tests" / "conformance" / "test_demo.py"
+    tests.write_text(TESTS.replace('@pytest.mark.spec("DEMO-001")\n', ""), encoding="utf-8")
+    result = run(project, "--engine", "fake_engine")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*traceability gate failed*", "*rule DEMO-001 is marked checked but no test checks it*"])
+
+
+def test_gate_is_off_for_a_partial_run(project: pytest.Pytester) -> None:
+    tests = project.path / "tests" / "conformance" / "test_demo.py"
+    tests.write_text(TESTS.replace('@pytest.mark.spec("DEMO-001")\n', ""), encoding="utf-8")
+    run(project, "--engine", "fake_engine", "-k", "two").assert_outcomes(passed=2, deselected=3)
+    result = run(project, "--engine", "fake_engine", "--spec-gate", "on", "-k", "two")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+@pytest.mark.parametrize(
+    ("marker", "message"),
+    [
+        ('"DEMO-999"', "names unknown rule 'DEMO-999'"),
+        ('"DEMO-003"', "names pending rule DEMO-003"),
+        ('"DEMO-004"', "names retired rule DEMO-004"),
+        ("", "@pytest.mark.spec() names no rule"),
+    ],
+)
+def test_gate_fails_on_a_bad_marker(project: pytest.Pytester, marker: str, message: str) -> None:
+    extra = f"\n@pytest.mark.spec({marker})\ndef test_extra(engine):\n    pass\n"
+    tests = project.path / "tests" / "conformance" / "test_demo.py"
+    tests.write_text(TESTS + extra, encoding="utf-8")
+    result = run(project, "--engine", "fake_engine", "tests/conformance/test_demo.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{message}*"])
+
+
+def test_expected_failures_turn_into_xfails_and_stale_entries_warn(project: pytest.Pytester) -> None:
+    (project.path / "xfails.txt").write_text(
+        textwrap.dedent(
+            """\
+            # broken_engine says three
+            DEMO-002
+            DEMO-001   # this one passes: stale
+            tests/conformance/test_demo.py::test_gone
+            """
+        ),
+        encoding="utf-8",
+    )
+    result = run(project, "--engine", "broken_engine", "--expected-failures", "xfails.txt", "--conformance-json", "m.json")
+    result.assert_outcomes(passed=2, xfailed=2, xpassed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*stale expected-failure entry*tests/conformance/test_demo.py::test_gone (matches no collected test)*",
+            "*stale expected-failure entry*DEMO-001 (now passes)*",
+        ]
+    )
+    rules = json.loads((project.path / "m.json").read_text())["rules"]
+    assert rules["DEMO-002"]["outcome"] == "xfailed"
+
+
+def test_unknown_engine_is_a_clear_usage_error(project: pytest.Pytester) -> None:
+    result = run(project, "--engine", "no_such_engine_module")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*cannot import engine 'no_such_engine_module'*"])
+
+
+def test_engine_without_the_interface_is_refused(project: pytest.Pytester) -> None:
+    project.makepyfile(half_engine="def reset():\n    pass\n")
+    result = run(project, "--engine", "half_engine")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*lacks the engine interface: use_target, set_target, current_target*"])
+
+
+def test_invalid_spec_stops_the_run_with_the_file_and_rule(project: pytest.Pytester) -> None:
+    (project.path / "specs" / "demo.yaml").write_text(AREA.replace("kind: behaviour", "kind: wish", 1), encoding="utf-8")
+    result = run(project, "--engine", "fake_engine")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*demo.yaml: rule DEMO-001: kind 'wish'*"])
+
+
+@pytest.mark.parametrize(("env", "expected"), [({}, "dev"), ({"CI": "true"}, "ci"), ({"HYPOTHESIS_PROFILE": "nightly"}, "nightly")])
+def test_hypothesis_profile_follows_the_environment(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], expected: str
+) -> None:
+    for name in ("CI", "HYPOTHESIS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    project.makepyfile(
+        test_profile="""
+        from hypothesis import settings
+        def test_profile():
+            print("examples", settings.default.max_examples, "db", settings.default.database)
+        """
+    )
+    result = run(project, "--engine", "fake_engine", "-s", "test_profile.py")
+    result.stdout.fnmatch_lines([f"*hypothesis profile: {expected}*"])
+    examples = {"dev": 50, "ci": 50, "nightly": 1000}[expected]
+    result.stdout.fnmatch_lines([f"*examples {examples} db *"])
+    if expected == "ci":
+        result.stdout.fnmatch_lines(["*examples 50 db None"])

@@ -1,0 +1,25 @@
+"""A tiny, valid spec area used by the loader tests."""
+
+VALID_AREA = """\
+area: demo
+title: A demonstration area
+rules:
+  - id: DEMO-001
+    title: Mixed precision only
+    statement: Training on the CS system uses mixed precision only.
+    source: "000_125af87d7ddd17a1.txt#Floating Point Precision"
+    kind: limitation
+    scope: {target: cs, mode: any}
+    error: {type: PrecisionError}
+    status: checked
+  - id: DEMO-002
+    title: Scheduler as a function of the step
+    statement: The learning rate is a function of the global step.
+    source:
+      - "000_125af87d7ddd17a1.txt#Weight Streaming mode"
+      - "FACTS.md#LR schedules"
+    kind: behaviour
+    scope: {target: both, mode: weight_streaming}
+    status: pending
+    reason: not yet checkable
+"""
