@@ -1,0 +1,263 @@
+"""Execution modes: layer pipelined (the whole model on one wafer) and weight streaming.
+
+Seed 002 ("Pipelined Execution"): in pipelined mode every layer lives on the wafer for the whole
+run, so the model must fit the on-chip memory; an original installation supports nothing else.
+Seed 004 ("Weight Streaming Execution on the Cerebras Wafer-Scale Cluster"): weights stay in MemoryX
+and are streamed in one layer at a time; each of the N systems computes its shard of the batch;
+the backward pass streams the layers again in reverse order; SwarmX adds the N weight gradients;
+MemoryX applies the update with the chosen optimizer.
+
+Both executors offer ``forward_backward(features, labels, loss_fn, loss_scale) -> loss`` which
+leaves the (scaled) gradient of the whole batch in every master ``Parameter.grad``; the runner then
+performs the optimizer step (on the wafer for pipelined, in MemoryX for weight streaming).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from csconform.engine import context
+from csconform.engine.nn import Module, Sequential
+from csconform.engine.system import System
+from csconform.errors import CapacityError, ExecutionModeError, InvalidInputError
+
+EXECUTION_MODES = ("pipelined", "weight_streaming")
+
+WEIGHT_BYTES = 4  # weights, their gradients and optimizer state are FP32 (FACTS.md "Number formats")
+ACTIVATION_BYTES = 2  # activations are 16-bit on the wafer
+
+OPTIMIZER_SLOTS_PER_WEIGHT = {"SGD": 1, "Adam": 2, "AdamW": 2}
+"""FP32 values an optimizer keeps per weight (SGD momentum: 1; Adam: 2 moments)."""
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """What a model needs in pipelined mode, in numbers of values (bytes follow from the formats)."""
+
+    parameters: int
+    activation_elements_per_sample: int
+    optimizer_slots_per_weight: int = 2
+
+    def on_chip_bytes(self, batch_size: int) -> int:
+        """FP32 weights, gradients and optimizer state, plus 16-bit activations of one batch."""
+        weight_bytes = self.parameters * WEIGHT_BYTES * (2 + self.optimizer_slots_per_weight)
+        return weight_bytes + self.activation_elements_per_sample * batch_size * ACTIVATION_BYTES
+
+
+def optimizer_slots(optimizer: Any) -> int:
+    """FP32 state values the optimizer keeps per weight (declared, or known by class name)."""
+    declared = getattr(optimizer, "state_slots_per_weight", None)
+    if declared is not None:
+        return int(declared)
+    return OPTIMIZER_SLOTS_PER_WEIGHT.get(type(optimizer).__name__, 2)
+
+
+def footprint_of(model: Module, sample_features: Any, optimizer: Any = None) -> Footprint:
+    """Measure a real model: its parameter count and the activations one sample produces."""
+    activation_elements = 0
+    x = np.asarray(sample_features, dtype=np.float32)[None]
+    for layer in stream_layers(model):
+        x = layer.forward(x)
+        activation_elements += int(np.asarray(x).size)
+    parameters = sum(int(p.data.size) for p in model.parameters())
+    slots = 2 if optimizer is None else optimizer_slots(optimizer)
+    return Footprint(parameters, activation_elements, slots)
+
+
+def check_mode_supported(mode: str, system: System) -> None:
+    if mode not in EXECUTION_MODES:
+        raise InvalidInputError(f"unknown execution mode {mode!r}; known: {', '.join(EXECUTION_MODES)}")
+    if mode == "weight_streaming" and system.installation == "original" and context.on_cs():
+        raise ExecutionModeError(
+            "the original Cerebras installation supports pipelined execution only; weight streaming needs "
+            "a Wafer-Scale Cluster in appliance mode"
+        )
+
+
+def check_pipelined_fits(footprint: Footprint, batch_size: int, system: System) -> None:
+    """Refuse (on cs) a model whose pipelined footprint exceeds the wafer's on-chip memory."""
+    needed = footprint.on_chip_bytes(batch_size)
+    if context.on_cs() and needed > system.sram_bytes:
+        raise CapacityError(
+            f"the model needs {needed / 1e9:.1f} GB on chip in pipelined mode (FP32 weights, gradients and "
+            f"optimizer state plus activations) but {system.wafer} has {system.sram_bytes / 1e9:.0f} GB; "
+            "use weight streaming execution for models this large"
+        )
+
+
+def stream_layers(model: Module) -> list[Module]:
+    """The units streamed one at a time: the layers of a Sequential, else the whole model."""
+    return list(model.layers) if isinstance(model, Sequential) else [model]
+
+
+class _GradientCapture(Module):
+    """An identity at the end of the forward pass that keeps d(loss)/d(prediction)."""
+
+    def __init__(self) -> None:
+        self.grad: np.ndarray | None = None
+
+    def forward(self, x: Any) -> np.ndarray:
+        return np.array(x, copy=True)
+
+    def backward(self, grad_out: np.ndarray) -> None:
+        self.grad = np.asarray(grad_out, dtype=np.float32)
+        return None
+
+
+def loss_and_output_gradient(
+    prediction: np.ndarray, labels: Any, loss_fn: Callable[..., Any], seed: float
+) -> tuple[float, np.ndarray]:
+    """The loss value and ``seed`` times its gradient with respect to ``prediction``."""
+    capture = _GradientCapture()
+    loss = loss_fn(capture(prediction), labels)
+    (loss * seed).backward()
+    if capture.grad is None:
+        raise InvalidInputError("the loss function did not produce a gradient for the prediction")
+    return float(loss), capture.grad
+
+
+class PipelinedExecutor:
+    """All layers resident on one wafer; activations flow forward, gradients back, every step."""
+
+    mode = "pipelined"
+
+    def __init__(self, model: Module, system: System) -> None:
+        check_mode_supported(self.mode, system)
+        self.model = model
+        self.system = system
+
+    def forward_backward(self, features: Any, labels: Any, loss_fn: Callable[..., Any], loss_scale: float) -> float:
+        loss = loss_fn(self.model(features), labels)
+        (loss * loss_scale).backward()
+        return float(loss)
+
+    def apply_update(self, update: Callable[[], Any]) -> Any:
+        """The weights are updated on the wafer, in place, in the region that holds their layer."""
+        return update()
+
+
+@dataclass(frozen=True)
+class StreamEvent:
+    """One step of weight streaming, recorded so the order can be checked."""
+
+    kind: str  # "broadcast_forward" | "broadcast_backward" | "reduce" | "update"
+    layer: int | None
+    systems: int
+
+
+@dataclass
+class MemoryX:
+    """The off-wafer weight store: holds the master weights and runs the optimizer."""
+
+    model: Module
+    events: list[StreamEvent] = field(default_factory=list)
+
+    def broadcast(self, layer_index: int, systems: int) -> list[Module]:
+        """Send one layer's weights to every system (SwarmX replicates them): one copy per wafer."""
+        self.events.append(StreamEvent("broadcast_forward", layer_index, systems))
+        replicas = [copy.deepcopy(stream_layers(self.model)[layer_index]) for _ in range(systems)]
+        for replica in replicas:
+            replica.zero_grad()
+        return replicas
+
+    def rebroadcast(self, layer_index: int, replicas: list[Module]) -> None:
+        """Stream one layer's weights again for the backward pass (the activations stayed on the wafer)."""
+        self.events.append(StreamEvent("broadcast_backward", layer_index, len(replicas)))
+        master = dict(stream_layers(self.model)[layer_index].named_parameters())
+        for replica in replicas:
+            for name, parameter in replica.named_parameters():
+                parameter.data[...] = master[name].data
+
+
+class SwarmX:
+    """The broadcast/reduce fabric between MemoryX and the systems: sums weight gradients."""
+
+    @staticmethod
+    def reduce(gradients: list[np.ndarray | None]) -> np.ndarray | None:
+        """The float32 sum of the systems' gradients, added in system order."""
+        present = [g for g in gradients if g is not None]
+        if not present:
+            return None
+        total = np.zeros_like(present[0], dtype=np.float32)
+        for gradient in present:
+            total += gradient
+        return total
+
+
+class WeightStreamingExecutor:
+    """Data parallel over ``num_systems`` wafers with weights streamed from MemoryX layer by layer."""
+
+    mode = "weight_streaming"
+
+    def __init__(self, model: Module, systems: list[System]) -> None:
+        if not systems:
+            raise InvalidInputError("weight streaming needs at least one system")
+        for system in systems:
+            check_mode_supported(self.mode, system)
+        self.model = model
+        self.systems = systems
+        self.memoryx = MemoryX(model)
+
+    @property
+    def events(self) -> list[StreamEvent]:
+        return self.memoryx.events
+
+    def shard(self, array: Any) -> list[Any]:
+        """Split a batch into one equal shard per system."""
+        if array is None:
+            return [None] * len(self.systems)
+        batch = np.asarray(array)
+        if batch.ndim == 0 or batch.shape[0] % len(self.systems):
+            raise InvalidInputError(
+                f"batch size {batch.shape[0] if batch.ndim else 0} is not divisible by the number of systems "
+                f"{len(self.systems)}; each system must receive an equal shard of the batch"
+            )
+        return np.split(batch, len(self.systems))
+
+    def forward_backward(self, features: Any, labels: Any, loss_fn: Callable[..., Any], loss_scale: float) -> float:
+        feature_shards = self.shard(features)
+        label_shards = self.shard(labels)
+        systems = len(self.systems)
+        layer_count = len(stream_layers(self.model))
+
+        activations = feature_shards
+        replicas_by_layer = []
+        for index in range(layer_count):
+            replicas = self.memoryx.broadcast(index, systems)
+            activations = [replica.forward(x) for replica, x in zip(replicas, activations, strict=True)]
+            replicas_by_layer.append(replicas)
+
+        # Each system's loss is the mean over its shard; seeding its backward with 1/systems makes
+        # the summed gradients those of the mean over the whole batch.
+        shard_losses, grads = [], []
+        for prediction, labels_shard in zip(activations, label_shards, strict=True):
+            loss, grad = loss_and_output_gradient(prediction, labels_shard, loss_fn, loss_scale / systems)
+            shard_losses.append(loss)
+            grads.append(grad)
+
+        master_layers = stream_layers(self.model)
+        for index in reversed(range(layer_count)):
+            replicas = replicas_by_layer[index]
+            self.memoryx.rebroadcast(index, replicas)
+            grads = [replica.backward(g) for replica, g in zip(replicas, grads, strict=True)]
+            self.reduce_into_master(index, replicas, master_layers[index])
+        return float(np.mean(np.asarray(shard_losses, dtype=np.float32), dtype=np.float32))
+
+    def apply_update(self, update: Callable[[], Any]) -> Any:
+        """The optimizer runs in MemoryX on the master weights and the summed gradients."""
+        self.events.append(StreamEvent("update", None, len(self.systems)))
+        return update()
+
+    def reduce_into_master(self, index: int, replicas: list[Module], master: Module) -> None:
+        """SwarmX sums the replicas' weight gradients and returns them to MemoryX."""
+        self.events.append(StreamEvent("reduce", index, len(replicas)))
+        replica_parameters = [dict(replica.named_parameters()) for replica in replicas]
+        for name, parameter in master.named_parameters():
+            summed = SwarmX.reduce([parameters[name].grad for parameters in replica_parameters])
+            if summed is not None:
+                parameter.accumulate_grad(summed)
