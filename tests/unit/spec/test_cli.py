@@ -1,0 +1,54 @@
+"""``csconform spec ...`` on a small spec directory: tables, one rule, validation exit codes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from demo_spec import VALID_AREA
+
+from csconform.cli import main
+
+
+def test_list_shows_every_rule_with_its_status(spec_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["spec", "--specs-dir", str(spec_dir), "list"]) == 0
+    out = capsys.readouterr().out
+    assert "DEMO-001" in out and "DEMO-002" in out and "pending" in out
+    assert "2 of 2 rules shown; spec: 1 checked, 1 pending, 0 retired" in out
+
+
+def test_list_filters_by_status_and_area(spec_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["spec", "--specs-dir", str(spec_dir), "list", "--status", "pending", "--area", "demo"]) == 0
+    out = capsys.readouterr().out
+    assert "DEMO-002" in out and "DEMO-001" not in out
+
+
+def test_unknown_area_is_a_clear_error(spec_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["spec", "--specs-dir", str(spec_dir), "list", "--area", "nowhere"]) == 2
+    assert "unknown area 'nowhere'; known areas: demo" in capsys.readouterr().err
+
+
+def test_show_prints_the_rule(spec_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["spec", "--specs-dir", str(spec_dir), "show", "DEMO-002"]) == 0
+    out = capsys.readouterr().out
+    assert "pending — not yet checkable" in out
+    assert "000_125af87d7ddd17a1.txt#Weight Streaming mode" in out and "FACTS.md#LR schedules" in out
+
+
+def test_show_unknown_rule(spec_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["spec", "--specs-dir", str(spec_dir), "show", "DEMO-404"]) == 2
+    assert "unknown rule id 'DEMO-404'" in capsys.readouterr().err
+
+
+def test_check_reports_problems_and_uncovered_sections(spec_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["spec", "--specs-dir", str(spec_dir), "check"]) == 1
+    out = capsys.readouterr().out
+    assert "no active rule cites 001_1213502e8bc3ddba.txt#TF Env Config" in out
+    (spec_dir / "demo.yaml").write_text(VALID_AREA.replace("kind: limitation", "kind: wish"), encoding="utf-8")
+    assert main(["spec", "--specs-dir", str(spec_dir), "check"]) == 1
+    assert "rule DEMO-001: kind 'wish'" in capsys.readouterr().out
+
+
+def test_repository_spec_passes_its_own_check(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["spec", "check"]) == 0, capsys.readouterr().out
+    assert "spec OK" in capsys.readouterr().out
