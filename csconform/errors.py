@@ -116,3 +116,7 @@ class NonRecoverableNaNError(CsConformError, FloatingPointError):
 
 class CheckpointError(CsConformError):
     """A checkpoint is missing, truncated, corrupted or does not match the run."""
+
+
+class WeightFetchError(UnsupportedOnSystemError, RuntimeError):
+    """Weights were requested from the CS system on a step that is not a checkpoint step."""
