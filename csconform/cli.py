@@ -18,6 +18,8 @@ from csconform.errors import CsConformError
 
 COMMAND_MODULES = (
     "csconform.spec.cli",
+    "csconform.report.cli",
+    "csconform.perf.cli_place",
 )
 
 

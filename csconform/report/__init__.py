@@ -1,0 +1,1 @@
+"""Reports: the conformance matrix, performance tables and figures, benchmark results."""

@@ -1,0 +1,42 @@
+"""``csconform check``: the conformance suite against an implementation, printed as a matrix."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import textwrap
+from pathlib import Path
+
+from tabulate import tabulate
+
+from csconform.pytest_plugin import DEFAULT_ENGINE
+from csconform.report.conformance import matrix_frame, run_conformance, summary_line
+
+
+def check(args: argparse.Namespace) -> int:
+    engine = args.engine or os.environ.get("CSCONFORM_ENGINE", DEFAULT_ENGINE)
+    matrix = run_conformance(engine, areas=args.area or (), echo=args.verbose)
+    frame = matrix_frame(matrix)
+    if args.failed_only:
+        frame = frame[frame["outcome"] == "failed"]
+    frame = frame.assign(title=[textwrap.shorten(t, 64) for t in frame["title"]])
+    print(tabulate(frame[["rule", "title", "outcome", "tests"]].values.tolist(),
+                   headers=["rule", "title", "outcome", "tests"], tablefmt="simple"))
+    print()
+    print(summary_line(matrix))
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(matrix, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    failed = any(entry["outcome"] == "failed" for entry in matrix["rules"].values())
+    return 1 if failed else 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("check", help="run the conformance suite against an implementation")
+    parser.add_argument("--engine", help="implementation under test (default: $CSCONFORM_ENGINE or csconform.engine)")
+    parser.add_argument("--area", action="append", help="only this area's checks (repeatable), e.g. grad_scaler")
+    parser.add_argument("--json", metavar="PATH", help="also write the matrix as JSON")
+    parser.add_argument("--failed-only", action="store_true", help="print only the failed rules")
+    parser.add_argument("--verbose", "-v", action="store_true", help="show pytest's own output")
+    parser.set_defaults(handler=check)

@@ -1,0 +1,89 @@
+"""Run the conformance suite against an implementation and turn its matrix into tables.
+
+The suite is ordinary pytest; this module runs it in a subprocess (so the implementation under
+test is imported fresh, as a user's run would) and reads back the JSON matrix the plugin writes.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from csconform.errors import CsConformError, InvalidInputError
+from csconform.spec import Spec, default_specs_dir, load_spec
+from csconform.spec.traceability import default_tests_dir
+
+OUTCOMES = ("passed", "failed", "xfailed", "skipped", "pending")
+
+
+def conformance_dir() -> Path:
+    tests = default_tests_dir(default_specs_dir())
+    if tests is None or not (tests / "conformance").is_dir():
+        raise CsConformError(
+            "the conformance suite (tests/conformance) was not found beside the spec; "
+            "run csconform from a source checkout (pip install -e .)"
+        )
+    return tests / "conformance"
+
+
+def run_conformance(
+    engine: str, areas: Sequence[str] = (), pytest_args: Sequence[str] = (), echo: bool = True
+) -> dict:
+    """Run the suite (or the files of some areas) against ``engine``; return the matrix."""
+    suite = conformance_dir()
+    targets = [str(suite)]
+    if areas:
+        known = sorted(p.stem.removeprefix("test_") for p in suite.glob("test_*.py"))
+        unknown = [a for a in areas if a not in known]
+        if unknown:
+            raise InvalidInputError(f"unknown area(s) {', '.join(unknown)}; known: {', '.join(known)}")
+        targets = [str(suite / f"test_{area}.py") for area in areas]
+    with tempfile.TemporaryDirectory() as folder:
+        matrix_path = Path(folder) / "matrix.json"
+        command = [
+            sys.executable, "-m", "pytest", *targets, "--engine", engine,
+            "--conformance-json", str(matrix_path), "-q", "-p", "no:cacheprovider", *pytest_args,
+        ]
+        completed = subprocess.run(
+            command, cwd=suite.parents[1], capture_output=not echo, text=True, check=False
+        )
+        if not matrix_path.is_file():
+            detail = "" if echo else (completed.stdout[-2000:] + completed.stderr[-2000:])
+            raise CsConformError(
+                f"the conformance run against {engine!r} produced no matrix (pytest exit {completed.returncode})"
+                + (f":\n{detail}" if detail else "")
+            )
+        return json.loads(matrix_path.read_text(encoding="utf-8"))
+
+
+def matrix_frame(matrix: dict, spec: Spec | None = None) -> pd.DataFrame:
+    """One row per rule: id, area, title, outcome, number of tests."""
+    spec = spec or load_spec()
+    rows = []
+    for rule_id, entry in sorted(matrix["rules"].items()):
+        rule = spec.get(rule_id)
+        rows.append(
+            {"rule": rule_id, "area": rule.area, "title": rule.title, "outcome": entry["outcome"], "tests": entry["tests"]}
+        )
+    return pd.DataFrame(rows, columns=["rule", "area", "title", "outcome", "tests"])
+
+
+def summary_line(matrix: dict) -> str:
+    counts = Counter(entry["outcome"] for entry in matrix["rules"].values())
+    parts = [f"{counts[o]} {o}" for o in OUTCOMES if counts[o]]
+    return f"{matrix['engine']}: {len(matrix['rules'])} rules — " + ", ".join(parts)
+
+
+def area_frame(matrix: dict, spec: Spec | None = None) -> pd.DataFrame:
+    """Outcome counts per area, for the report's overview."""
+    frame = matrix_frame(matrix, spec)
+    table = pd.crosstab(frame["area"], frame["outcome"]).reindex(columns=list(OUTCOMES), fill_value=0)
+    table["rules"] = table.sum(axis=1)
+    return table.reset_index()
