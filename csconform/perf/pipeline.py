@@ -1,0 +1,189 @@
+"""Layer-pipelined execution on one wafer (seed 002): every kernel resident on its own rectangle.
+
+The model:
+
+* Kernels are the stages of :func:`~csconform.perf.costs.group_kernels` (a layer, or a fused
+  block such as one transformer block), in model order.  Each gets a rectangle from
+  :func:`~csconform.perf.placement.place_kernels`, which sizes the rectangles to maximise samples/s.
+* A kernel's work is its training FLOPs per sample (forward + backward + its weight update
+  amortised over the batch, done in place: weights stay in the region) divided by the FLOPs one
+  core does per cycle; on ``a`` cores it takes ``work / a`` cycles per sample.  Its traffic (the
+  forward activations and the backward gradients entering and leaving) crosses the region's
+  shorter side, one fabric link per row/column; a kernel takes the longer of the two times.
+* Memory of a kernel: FP32 weights, optimizer state and gradient accumulator, plus saved
+  activations for every sample in flight.  Sample ``s`` runs forward through kernel ``k`` at step
+  ``s + k`` and backward at step ``s + k + 2d + 1``, where ``d = K - 1 - k`` is the kernel's depth
+  from the end of the pipeline; so a kernel at depth ``d`` holds ``2d + 1`` samples' activations.
+* The pipeline fills (the first sample's forward and backward through every kernel: the sum of
+  the kernel times) and then runs in steady state at one sample per slowest kernel time:
+  samples/s = clock / slowest cycles per sample.  The continuous optimum of the placement (area
+  relaxation) gives ``bound_samples_per_s``; neither can exceed peak FLOP/s / FLOPs per sample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from csconform.errors import CapacityError, InfeasibleError, InvalidInputError
+from csconform.perf.costs import KernelCost, Layer, group_kernels
+from csconform.perf.hardware import Wafer, get_wafer
+from csconform.perf.placement import Fabric, KernelDemand, Placement, Rect, place_kernels
+
+
+def inflight_samples(kernel_count: int) -> list[int]:
+    """Samples whose activations each kernel holds: 2d + 1 at depth d from the end."""
+    return [2 * (kernel_count - 1 - k) + 1 for k in range(kernel_count)]
+
+
+def kernel_memory_bytes(kernels: Sequence[KernelCost]) -> list[float]:
+    """Per kernel: weights + optimizer state + in-flight activations."""
+    return [k.weight_bytes + k.optimizer_state_bytes + n * k.activation_bytes_per_sample
+            for k, n in zip(kernels, inflight_samples(len(kernels)), strict=True)]
+
+
+def pipelined_memory_bytes(layers: Sequence[Layer], optimizer: str = "adam") -> float:
+    """Wafer memory the whole model needs in pipelined mode."""
+    return float(sum(kernel_memory_bytes(group_kernels(layers, optimizer))))
+
+
+def fits_pipelined(layers: Sequence[Layer], wafer: str | Wafer = "wse2", optimizer: str = "adam") -> bool:
+    """True when weights, optimizer state and in-flight activations fit the wafer's SRAM."""
+    return pipelined_memory_bytes(layers, optimizer) <= get_wafer(wafer).fabric_memory_bytes
+
+
+@dataclass(frozen=True)
+class PipelineKernel:
+    """One placed kernel of the pipeline."""
+
+    name: str
+    depth: int
+    inflight_samples: int
+    memory_bytes: float
+    flops_per_sample: float
+    rect: Rect
+    compute_cycles_per_sample: float
+    communication_cycles_per_sample: float
+
+    @property
+    def cycles_per_sample(self) -> float:
+        return max(self.compute_cycles_per_sample, self.communication_cycles_per_sample)
+
+
+@dataclass(frozen=True)
+class PipelineResult:
+    wafer: Wafer
+    batch: int
+    kernels: tuple[PipelineKernel, ...]
+    placement: Placement
+    flops_per_sample: float  # executed on the wafer: forward + backward + amortised update
+    model_flops_per_sample: float  # forward + backward only
+
+    @property
+    def slowest_cycles_per_sample(self) -> float:
+        return max(k.cycles_per_sample for k in self.kernels)
+
+    @property
+    def samples_per_s(self) -> float:
+        return self.wafer.clock_hz / self.slowest_cycles_per_sample
+
+    @property
+    def bound_samples_per_s(self) -> float:
+        """Continuous optimum over all placements (area relaxation with memory floors)."""
+        return self.wafer.clock_hz / self.placement.area_bound_cycles_per_sample
+
+    @property
+    def peak_samples_per_s(self) -> float:
+        return self.wafer.peak_flops_per_s / self.flops_per_sample
+
+    @property
+    def fill_latency_s(self) -> float:
+        """Time before the first sample's backward pass has left the first kernel."""
+        return sum(k.cycles_per_sample for k in self.kernels) / self.wafer.clock_hz
+
+    @property
+    def utilisation(self) -> list[float]:
+        """Per kernel, fraction of steady-state time it is busy."""
+        slowest = self.slowest_cycles_per_sample
+        return [k.cycles_per_sample / slowest for k in self.kernels]
+
+    @property
+    def memory_bytes(self) -> float:
+        return sum(k.memory_bytes for k in self.kernels)
+
+    @property
+    def compute_bound_fraction(self) -> float:
+        """Share of kernels whose time is set by compute rather than by fabric traffic."""
+        return float(np.mean([k.compute_cycles_per_sample >= k.communication_cycles_per_sample
+                              for k in self.kernels]))
+
+
+def _refuse(layers: Sequence[Layer], wafer: Wafer, reason: str) -> CapacityError:
+    params = sum(layer.params for layer in layers)
+    return CapacityError(
+        f"the model ({params / 1e6:.1f}M parameters) does not fit the {wafer.name} wafer in pipelined "
+        f"mode: {reason}; use weight streaming (mode='weight_streaming')")
+
+
+def pipelined(layers: Sequence[Layer], wafer: str | Wafer = "wse2", batch: int = 1,
+              optimizer: str = "adam", time_limit_s: float = 10.0) -> PipelineResult:
+    """Place every kernel of the model on the wafer and model the steady-state pipeline."""
+    w = get_wafer(wafer)
+    if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
+        raise InvalidInputError(f"batch must be a positive integer, got {batch!r}")
+    kernels = group_kernels(layers, optimizer)
+    memory = kernel_memory_bytes(kernels)
+    if sum(memory) > w.fabric_memory_bytes:
+        raise _refuse(layers, w, f"it needs {sum(memory) / 1e9:.1f} GB (weights, optimizer state and "
+                                 f"in-flight activations), the wafer has {w.fabric_memory_bytes / 1e9:.1f} GB")
+    flops = [k.training_flops_per_sample(batch) for k in kernels]
+    demands = [KernelDemand(k.name, core_cycles_per_sample=f / w.flops_per_core_per_cycle, memory_bytes=m)
+               for k, f, m in zip(kernels, flops, memory, strict=True)]
+    edges = [(i, i + 1, kernels[i].output_bytes) for i in range(len(kernels) - 1)]
+    fabric = Fabric(w.fabric_width, w.fabric_height, w.memory_per_core_bytes)
+    try:
+        placement = place_kernels(demands, fabric, edges=edges, time_limit_s=time_limit_s)
+    except InfeasibleError as error:
+        raise _refuse(layers, w, str(error)) from error
+    depths = [len(kernels) - 1 - i for i in range(len(kernels))]
+    placed = tuple(
+        PipelineKernel(
+            name=k.name, depth=d, inflight_samples=n, memory_bytes=m, flops_per_sample=f, rect=r,
+            compute_cycles_per_sample=c,
+            communication_cycles_per_sample=2 * (k.input_bytes + k.output_bytes)
+            / (min(r.width, r.height) * w.link_bytes_per_cycle),
+        )
+        for k, d, n, m, f, r, c in zip(kernels, depths, inflight_samples(len(kernels)), memory, flops,
+                                       placement.rects, placement.cycles_per_sample, strict=True)
+    )
+    return PipelineResult(
+        wafer=w, batch=batch, kernels=placed, placement=placement, flops_per_sample=sum(flops),
+        model_flops_per_sample=sum(k.forward_flops + k.backward_flops for k in kernels))
+
+
+def timeline(kernel_count: int, steps: int) -> np.ndarray:
+    """Which sample each kernel works on at each step: ``out[k, t] = (forward, backward)`` indices.
+
+    -1 means idle in that direction.  Forward of sample s at kernel k happens at step s + k, its
+    backward at step s + k + 2d + 1 (d = K - 1 - k).  Kernel k is first busy at step k, so every
+    kernel is busy from step K - 1 on (step K counting from 1): the fill, then the steady state.
+    """
+    if kernel_count < 1 or steps < 1:
+        raise InvalidInputError("timeline needs at least one kernel and one step")
+    out = np.full((kernel_count, steps, 2), -1, dtype=int)
+    for k in range(kernel_count):
+        d = kernel_count - 1 - k
+        for t in range(steps):
+            if t - k >= 0:
+                out[k, t, 0] = t - k
+            if t - k - 2 * d - 1 >= 0:
+                out[k, t, 1] = t - k - 2 * d - 1
+    return out
+
+
+def steady_state_step(kernel_count: int) -> int:
+    """First step (counting from 1) at which every kernel is busy."""
+    busy = (timeline(kernel_count, 2 * kernel_count + 2) >= 0).any(axis=2).all(axis=0)
+    return int(np.argmax(busy)) + 1

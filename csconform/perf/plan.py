@@ -1,0 +1,201 @@
+"""``plan``: one call from a model and a wafer to modeled throughput, placement and a breakdown.
+
+The execution mode follows the documents: pipelined when the whole model (weights, optimizer state
+and in-flight activations) fits the wafer's SRAM on one system, weight streaming otherwise or on
+a cluster (002_90a437be98d90515.txt#Pipelined Execution; 004_c9ec3295e05dfa7b.txt#Pipelined and
+Weight Streaming Execution Modes).  Every figure in the breakdown names the preset figures and the
+formula it comes from.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from csconform.errors import InvalidInputError
+from csconform.perf.costs import Layer, total_params
+from csconform.perf.hardware import Wafer, check_cluster_size, get_wafer
+from csconform.perf.pipeline import PipelineResult, fits_pipelined, pipelined, pipelined_memory_bytes
+from csconform.perf.streaming import StreamingResult, weight_streaming
+from csconform.perf.zoo import ModelSpec, get_model
+
+MODES = ("pipelined", "weight_streaming")
+DEFAULT_DESCRIBED_BATCH = 256
+
+
+@dataclass
+class Plan:
+    model: str
+    wafer: str
+    mode: str
+    systems: int
+    batch: int
+    params: int
+    seq_len: int | None
+    flops_per_sample: float
+    samples_per_s: float
+    bound_samples_per_s: float
+    fabric: dict[str, int]
+    kernels: list[dict[str, Any]]
+    breakdown: dict[str, dict[str, Any]]
+    notes: list[str] = field(default_factory=list)
+    result: PipelineResult | StreamingResult | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "result"}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+
+def _resolve(model: str | ModelSpec | Sequence[Layer], seq_len: int | None) -> ModelSpec:
+    if isinstance(model, ModelSpec):
+        if seq_len is not None:
+            raise InvalidInputError("seq_len applies to zoo names only; build the description at that length")
+        return model
+    if isinstance(model, str):
+        return get_model(model, seq_len)
+    layers = tuple(model)
+    if not layers or not all(isinstance(layer, Layer) for layer in layers):
+        raise InvalidInputError("model must be a zoo name, a ModelSpec or a non-empty list of Layer")
+    if seq_len is not None:
+        raise InvalidInputError("seq_len applies to zoo names only; build the description at that length")
+    tokens = max(layer.tokens for layer in layers)
+    return ModelSpec("described", layers, tokens, DEFAULT_DESCRIBED_BATCH, float(total_params(layers)),
+                     "a model description")
+
+
+def choose_mode(layers: Sequence[Layer], wafer: str | Wafer = "wse2", systems: int = 1) -> str:
+    """Pipelined when the model fits one wafer's SRAM and runs on one system; else weight streaming."""
+    if systems == 1 and fits_pipelined(layers, wafer):
+        return "pipelined"
+    return "weight_streaming"
+
+
+def plan(model: str | ModelSpec | Sequence[Layer], wafer: str = "wse2", mode: str | None = None,
+         systems: int = 1, batch: int | None = None, seq_len: int | None = None,
+         time_limit_s: float = 5.0) -> Plan:
+    """Model ``model`` on ``systems`` systems of ``wafer``; see the module docstring."""
+    spec = _resolve(model, seq_len)
+    w = get_wafer(wafer)
+    check_cluster_size(w, systems)
+    if mode is not None and mode not in MODES:
+        raise InvalidInputError(f"unknown mode {mode!r}; known modes: {', '.join(MODES)}")
+    chosen = mode or choose_mode(spec.layers, w, systems)
+    if batch is not None and (not isinstance(batch, int) or isinstance(batch, bool) or batch < 1):
+        raise InvalidInputError(f"batch must be a positive integer, got {batch!r}")
+    if chosen == "pipelined":
+        if systems != 1:
+            raise InvalidInputError("pipelined mode runs the whole model on one system "
+                                    "(004_c9ec3295e05dfa7b.txt, Figure 3); use weight streaming on a cluster")
+        return _pipelined_plan(spec, w, batch or spec.default_batch, time_limit_s)
+    if batch is None:
+        batch = systems * max(1, math.ceil(spec.default_batch / systems))
+    if batch % systems:
+        raise InvalidInputError(f"global batch {batch} does not split evenly over {systems} systems")
+    return _streaming_plan(spec, w, systems, batch)
+
+
+def _pipelined_plan(spec: ModelSpec, w: Wafer, batch: int, time_limit_s: float) -> Plan:
+    result = pipelined(spec.layers, w, batch=batch, time_limit_s=time_limit_s)
+    kernels = [
+        {"name": k.name, "x": k.rect.x, "y": k.rect.y, "width": k.rect.width, "height": k.rect.height,
+         "cores": k.rect.cores, "samples_per_s": w.clock_hz / k.cycles_per_sample,
+         "utilisation": u, "depth": k.depth, "inflight_samples": k.inflight_samples,
+         "memory_bytes": k.memory_bytes}
+        for k, u in zip(result.kernels, result.utilisation, strict=True)
+    ]
+    memory = pipelined_memory_bytes(spec.layers)
+    slowest = max(result.kernels, key=lambda k: k.cycles_per_sample)
+    breakdown = {
+        "compute": {
+            "flops_per_sample": result.flops_per_sample,
+            "model_flops_per_sample": result.model_flops_per_sample,
+            "peak_flops_per_s": w.peak_flops_per_s,
+            "peak_samples_per_s": result.peak_samples_per_s,
+            "slowest_kernel": slowest.name,
+            "slowest_cycles_per_sample": result.slowest_cycles_per_sample,
+            "fill_latency_s": result.fill_latency_s,
+            "placement_bound_ratio": result.placement.bound_ratio,
+            "formula": "samples_per_s = clock_hz / max_k cycles_k; cycles_k = max(compute, communication); "
+                       "compute_k = flops_k / (flops_per_core_per_cycle x cores_k)",
+            "sources": {n: w.source(n) for n in ("clock_hz", "flops_per_core_per_cycle", "fabric_width",
+                                                 "fabric_height", "peak_flops_per_s")},
+        },
+        "communication": {
+            "link_bytes_per_cycle": w.link_bytes_per_cycle,
+            "max_communication_cycles_per_sample": max(k.communication_cycles_per_sample
+                                                       for k in result.kernels),
+            "communication_bound_kernels": [k.name for k in result.kernels
+                                            if k.communication_cycles_per_sample > k.compute_cycles_per_sample],
+            "formula": "communication_k = 2 (input + output bytes) / (min(width, height) x link_bytes_per_cycle)",
+            "sources": {"link_bytes_per_cycle": w.source("link_bytes_per_cycle"),
+                        "fabric_bits_per_s": w.source("fabric_bits_per_s")},
+        },
+        "memory": {
+            "required_bytes": memory,
+            "available_bytes": w.fabric_memory_bytes,
+            "formula": "sum_k weights + optimizer state + gradient accumulator + (2 d_k + 1) x activations_k",
+            "sources": {"memory_per_core_bytes": w.source("memory_per_core_bytes"),
+                        "fabric_memory_bytes": w.source("fabric_memory_bytes")},
+        },
+    }
+    return Plan(
+        model=spec.name, wafer=w.name, mode="pipelined", systems=1, batch=batch, params=spec.params,
+        seq_len=spec.seq_len, flops_per_sample=result.flops_per_sample, samples_per_s=result.samples_per_s,
+        bound_samples_per_s=result.bound_samples_per_s,
+        fabric={"width": w.fabric_width, "height": w.fabric_height}, kernels=kernels, breakdown=breakdown,
+        notes=["every kernel resident on its own rectangle; weights stay in their region"], result=result)
+
+
+def _streaming_plan(spec: ModelSpec, w: Wafer, systems: int, batch: int) -> Plan:
+    result = weight_streaming(spec.layers, w, systems, batch // systems)
+    kernels = [
+        {"name": x.name, "x": 0, "y": 0, "width": w.fabric_width, "height": w.fabric_height,
+         "cores": w.fabric_cores, "samples_per_s": result.micro_batch * systems / (x.forward_s + x.backward_s),
+         "occupancy_s": result.micro_batches * (x.forward_s + x.backward_s), "bound": x.bound}
+        for x in result.layers
+    ]
+    breakdown = {
+        "compute": {
+            "flops_per_sample": result.hardware_flops_per_sample,
+            "model_flops_per_sample": result.model_flops_per_sample,
+            "compute_s": result.compute_s,
+            "step_s": result.step_s,
+            "peak_flops_per_s": w.peak_flops_per_s,
+            "formula": "layer time = max(shard x flops / peak, weights in, gradients out); "
+                       "backward recomputes the layer's forward from its saved input",
+            "sources": {n: w.source(n) for n in ("clock_hz", "flops_per_core_per_cycle", "peak_flops_per_s")},
+        },
+        "communication": {
+            "system_io_bytes_per_s": w.system_io_bytes_per_s,
+            "io_exposed_s": result.io_exposed_s,
+            "io_bound_layers": [x.name for x in result.layers if x.bound == "io"],
+            "swarmx_latency_s": result.swarmx_latency_s,
+            "formula": "weights in = params x 2 B / system I/O; gradients out = params x 4 B / system I/O; "
+                       "SwarmX depth ceil(log2 N) x hop latency paid 3 times per pass",
+            "sources": {"system_io_bytes_per_s": w.source("system_io_bytes_per_s")},
+        },
+        "memory": {
+            "wafer_bytes": result.wafer_memory_bytes,
+            "available_bytes": w.fabric_memory_bytes,
+            "micro_batch": result.micro_batch,
+            "micro_batches": result.micro_batches,
+            "memoryx_bytes": result.params * 20.0,
+            "formula": "micro_batch x (layer-input checkpoints + largest working set) + 2 x largest layer "
+                       "in 16-bit; MemoryX holds 20 B per parameter (2.4 PB / 120T) and runs the optimizer",
+            "sources": {"fabric_memory_bytes": w.source("fabric_memory_bytes"),
+                        "memoryx": "FACTS.md#Hardware: MemoryX holds 4 TB to 2.4 PB (up to 120T parameters)"},
+        },
+    }
+    return Plan(
+        model=spec.name, wafer=w.name, mode="weight_streaming", systems=systems, batch=batch,
+        params=spec.params, seq_len=spec.seq_len, flops_per_sample=result.hardware_flops_per_sample,
+        samples_per_s=result.samples_per_s, bound_samples_per_s=result.bound_samples_per_s,
+        fabric={"width": w.fabric_width, "height": w.fabric_height}, kernels=kernels, breakdown=breakdown,
+        notes=["one layer at a time occupies the whole fabric; kernels are listed in streaming order"],
+        result=result)
+
