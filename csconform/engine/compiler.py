@@ -45,6 +45,10 @@ SUPPORTED_KERNELS = frozenset(
         "transpose",
         "embedding",
         "layer_norm",
+        "layernorm",
+        "crossentropyloss",
+        "mseloss",
+        "multiheadselfattention",
         "dropout",
         "cast",
     }

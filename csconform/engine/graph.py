@@ -11,6 +11,7 @@ operation, or a Python branch that takes another path all yield a different :cla
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -93,6 +94,40 @@ def recording() -> Iterator[_Recorder]:
         yield recorder
     finally:
         _active.remove(recorder)
+
+
+def op_name(module: Any) -> str:
+    """The operation a module call stands for: its class name in lower case (``Linear`` -> ``linear``)."""
+    return type(module).__name__.lower()
+
+
+def _recorded_forward(module: Any, x: Any) -> Any:
+    record(op_name(module), x)
+    return type(module).forward(module, x)
+
+
+def _leaf_modules(model: Any) -> list[Any]:
+    children = [child for _name, child in model.named_children()]
+    if not children:
+        return [model]
+    return [leaf for child in children for leaf in _leaf_modules(child)]
+
+
+@contextmanager
+def module_calls_recorded(model: Any) -> Iterator[None]:
+    """Make every leaf module of ``model`` report its forward calls as operations.
+
+    The hook is an instance attribute bound with ``functools.partial``, so a deep copy of a layer
+    (a weight-streaming replica) reports its own calls too. It is removed when the block ends.
+    """
+    leaves = _leaf_modules(model)
+    for leaf in leaves:
+        leaf.forward = functools.partial(_recorded_forward, leaf)
+    try:
+        yield
+    finally:
+        for leaf in leaves:
+            vars(leaf).pop("forward", None)
 
 
 def trace(step: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Graph, Any]:

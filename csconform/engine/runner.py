@@ -1,0 +1,275 @@
+"""The PyTorch-flavoured runner: the training loop of seed 002 on one system or a cluster.
+
+A :class:`Runner` owns one run. ``train(dataset, steps)`` is a generator: every step pulls the next
+batch only when the previous one is done (the input layer requests the next minibatch), traces the
+step, compiles and programs the system on the first step, runs forward and backward in mixed
+precision with the GradScaler's loss scale, applies the optimizer update (whose learning rate is a
+function of its ``global_step``), and yields a :class:`StepOutput` with the step's loss the moment it
+is computed, so a user can watch losses stream in live. With ``checkpoint_steps=N`` it saves after
+steps N-1, 2N-1, ... and after the last step (0-based step indices); on the CS system weights can
+be fetched only on those steps.
+
+On the CS system every step's graph must equal the programmed one (seed 000, "Static Graphs"),
+the system is programmed once, "train_and_eval" is refused, and a pipelined model must fit the
+wafer. On the cpu target a changed graph is recompiled, and only then.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from csconform.engine import checkpoint, compiler, context, graph, metrics
+from csconform.engine.data import Dataset, DatasetIterator
+from csconform.engine.execution import (
+    PipelinedExecutor,
+    WeightStreamingExecutor,
+    check_pipelined_fits,
+    footprint_of,
+)
+from csconform.engine.system import System
+from csconform.errors import CheckpointError, ExecutionModeError, InvalidInputError, WeightFetchError
+
+
+@dataclass(frozen=True)
+class StepOutput:
+    """What the host receives after one step (``step`` counts from 0)."""
+
+    step: int
+    loss: float
+    loss_scale: float | None
+    global_step: int
+    checkpoint: Path | None
+
+
+def _loss_name(loss_fn: Callable[..., Any]) -> str:
+    return str(getattr(loss_fn, "__name__", type(loss_fn).__name__)).lower()
+
+
+class Runner:
+    def __init__(
+        self,
+        model: Any,
+        loss_fn: Callable[..., Any],
+        optimizer: Any = None,
+        *,
+        grad_scaler: Any = None,
+        mode: str = "train",
+        execution: str = "pipelined",
+        num_systems: int = 1,
+        installation: str = "appliance",
+        wafer: str = "WSE-2",
+        system_ids: list[str] | None = None,
+        checkpoint_steps: int | None = None,
+        checkpoint_dir: str | Path | None = None,
+    ) -> None:
+        compiler.check_mode(mode)
+        if mode != "eval" and optimizer is None:
+            raise InvalidInputError("a training run needs an optimizer")
+        if checkpoint_steps is not None and (not isinstance(checkpoint_steps, int) or checkpoint_steps < 1):
+            raise InvalidInputError(f"checkpoint_steps must be a positive integer, got {checkpoint_steps!r}")
+        if checkpoint_steps is not None and checkpoint_dir is None:
+            raise InvalidInputError("checkpoint_steps needs a checkpoint_dir to write to")
+        self.model = model
+        self.loss_fn = loss_fn
+        self.optimizer = optimizer
+        self.grad_scaler = grad_scaler
+        self.mode = mode
+        self.checkpoint_steps = checkpoint_steps
+        self.checkpoint_dir = None if checkpoint_dir is None else Path(checkpoint_dir)
+        ids = system_ids or [f"cs-{index}" for index in range(num_systems)]
+        if len(ids) != num_systems:
+            raise InvalidInputError(f"{num_systems} systems need {num_systems} system ids, got {len(ids)}")
+        self.systems = [System(system_id, wafer=wafer, installation=installation) for system_id in ids]
+        self.executor = self._make_executor(execution)
+        self.steps_completed = 0
+        self.last_checkpoint_step: int | None = None
+        self.artifact: compiler.CompiledArtifact | None = None
+        self.compiles = 0
+
+    def _make_executor(self, execution: str) -> PipelinedExecutor | WeightStreamingExecutor:
+        if execution == "pipelined":
+            if len(self.systems) != 1:
+                raise ExecutionModeError("pipelined execution runs the whole model on one system; use num_systems=1")
+            return PipelinedExecutor(self.model, self.systems[0])
+        if execution == "weight_streaming":
+            return WeightStreamingExecutor(self.model, self.systems)
+        raise InvalidInputError(f"unknown execution mode {execution!r}; known: pipelined, weight_streaming")
+
+    # --- compile and program --------------------------------------------------------------------
+
+    def _step_graph(self, step: Callable[[], Any]) -> tuple[graph.Graph, Any]:
+        with graph.module_calls_recorded(self.model):
+            return graph.trace(step)
+
+    def _recorded_loss(self, prediction: Any, labels: Any) -> Any:
+        graph.record(_loss_name(self.loss_fn), prediction, *([] if labels is None else [labels]))
+        return self.loss_fn(prediction, labels)
+
+    def _ensure_programmed(self, step_graph: graph.Graph, mode: str, features: Any) -> None:
+        """Compile and program on the first step; afterwards only check (cs) or recompile (cpu)."""
+        if not self.systems[0].check_step_graph(step_graph):
+            return
+        if isinstance(self.executor, PipelinedExecutor) and self.optimizer is not None:
+            sample = np.asarray(features)[0]
+            check_pipelined_fits(footprint_of(self.model, sample, self.optimizer), len(features), self.systems[0])
+        for system in self.systems:
+            self.artifact = compiler.compile_graph(step_graph, mode=mode, system=system)
+        self.compiles += 1
+
+    # --- training --------------------------------------------------------------------------------
+
+    def _train_step(self, features: Any, labels: Any) -> tuple[float, graph.Graph]:
+        scale = 1.0 if self.grad_scaler is None else float(self.grad_scaler.get_scale())
+
+        def step() -> float:
+            self.optimizer.zero_grad()
+            return self.executor.forward_backward(features, labels, self._recorded_loss, np.float32(scale))
+
+        step_graph, loss = self._step_graph(step)
+        return loss, step_graph
+
+    def _apply_update(self) -> None:
+        if self.grad_scaler is None:
+            self.executor.apply_update(self.optimizer.step)
+            return
+        self.executor.apply_update(lambda: self.grad_scaler.step(self.optimizer))
+        self.grad_scaler.update()
+
+    def train(self, dataset: Dataset, steps: int, resume_from: str | Path | None = None) -> Iterator[StepOutput]:
+        """Run until ``steps`` steps are complete, yielding each step's output as it happens."""
+        if self.mode == "eval":
+            raise ExecutionModeError('this run was compiled for mode "eval"; it cannot train')
+        if not isinstance(steps, int) or steps < 1:
+            raise InvalidInputError(f"steps must be a positive integer, got {steps!r}")
+        iterator = dataset.iterator() if resume_from is None else self.restore(resume_from, dataset)
+        return self._train_loop(iterator, steps)
+
+    def _train_loop(self, iterator: DatasetIterator, steps: int) -> Iterator[StepOutput]:
+        checkpoint_at = set(checkpoint.checkpoint_steps_for(steps, self.checkpoint_steps))
+        while self.steps_completed < steps:
+            step = self.steps_completed
+            try:
+                features, labels = next(iterator)
+            except StopIteration:
+                return
+            # The graph is checked before anything is applied, so a refused step changes nothing.
+            loss, step_graph = self._train_step(features, labels)
+            self._ensure_programmed(step_graph, "train", features)
+            self._apply_update()
+            self.steps_completed += 1
+            saved = self.save_checkpoint(step, iterator) if step in checkpoint_at else None
+            yield StepOutput(
+                step=step,
+                loss=loss,
+                loss_scale=None if self.grad_scaler is None else float(self.grad_scaler.get_scale()),
+                global_step=int(self.optimizer.global_step),
+                checkpoint=saved,
+            )
+
+    # --- eval ---------------------------------------------------------------------------------------
+
+    def evaluate(self, dataset: Dataset, metric: metrics.Metric | None = None, steps: int | None = None) -> Any:
+        """Run the eval graph over ``dataset``; return the metric's single final value (mean loss by default)."""
+        if self.mode == "train" and context.on_cs():
+            raise ExecutionModeError(
+                'this run programmed the fabric for "train"; it cannot be reprogrammed for eval in the same run'
+            )
+        metric = metric if metric is not None else metrics.Mean()
+        self.model.eval()
+        try:
+            for index, (features, labels) in enumerate(dataset):
+                if steps is not None and index >= steps:
+                    break
+                step_graph, (prediction, loss) = self._step_graph(lambda f=features, y=labels: self._eval_step(f, y))
+                self._ensure_programmed(step_graph, "eval", features)
+                if isinstance(metric, metrics.Mean):
+                    metric.update(loss)
+                else:
+                    metric.update(prediction, labels)
+        finally:
+            self.model.train()
+        return metrics.check_result(metric.name, metric.compute())
+
+    def _eval_step(self, features: Any, labels: Any) -> tuple[Any, float]:
+        prediction = self.model(features)
+        return prediction, float(self._recorded_loss(prediction, labels))
+
+    # --- checkpoints --------------------------------------------------------------------------------
+
+    def state(self, step: int, iterator: DatasetIterator) -> dict[str, Any]:
+        """Everything a bit-exact resume needs, by section (see checkpoint.REQUIRED_SECTIONS)."""
+        optimizer_state = self.optimizer.state_dict()
+        return {
+            "step": step,
+            "model": self.model.state_dict(),
+            "optimizer": {
+                "global_step": int(optimizer_state["global_step"]),
+                "state": {str(index): entries for index, entries in optimizer_state["state"].items()},
+            },
+            "grad_scaler": {} if self.grad_scaler is None else dict(self.grad_scaler.state_dict()),
+            "data": iterator.state(),
+            "rng": _module_rng_states(self.model),
+        }
+
+    def save_checkpoint(self, step: int, iterator: DatasetIterator) -> Path:
+        assert self.checkpoint_dir is not None
+        path = checkpoint.save(checkpoint.path_for_step(self.checkpoint_dir, step), self.state(step, iterator))
+        self.last_checkpoint_step = step
+        return path
+
+    def restore(self, path: str | Path, dataset: Dataset) -> DatasetIterator:
+        """Load a verified checkpoint into this run and return the data iterator positioned after it."""
+        saved = checkpoint.load(path)
+        try:
+            self.model.load_state_dict(saved["model"])
+            own = self.optimizer.state_dict()
+            self.optimizer.load_state_dict(
+                {
+                    "global_step": int(saved["optimizer"]["global_step"]),
+                    "state": {int(index): entries for index, entries in saved["optimizer"]["state"].items()},
+                    "param_groups": own["param_groups"],
+                }
+            )
+            if self.grad_scaler is not None:
+                self.grad_scaler.load_state_dict(saved["grad_scaler"])
+            _restore_module_rngs(self.model, saved.get("rng", {}))
+            iterator = DatasetIterator.restore(dataset, saved["data"])
+        except (InvalidInputError, KeyError, TypeError, ValueError) as exc:
+            raise CheckpointError(f"checkpoint {path} does not match this run: {exc}") from exc
+        self.steps_completed = int(saved["step"]) + 1
+        self.last_checkpoint_step = int(saved["step"])
+        return iterator
+
+    def fetch_weights(self) -> dict[str, np.ndarray]:
+        """Copies of the weights; on the CS system only right after a checkpoint step."""
+        latest = self.steps_completed - 1
+        if context.on_cs() and self.steps_completed and self.last_checkpoint_step != latest:
+            raise WeightFetchError(
+                f"weights can be fetched from the CS system only on checkpoint steps; step {latest} is not one "
+                f"(checkpoint_steps={self.checkpoint_steps})"
+            )
+        return self.model.state_dict()
+
+
+def _generators(model: Any, prefix: str = "") -> Iterator[tuple[str, np.random.Generator]]:
+    """Random generators kept by modules (e.g. dropout masks), by dotted name."""
+    for name, value in vars(model).items():
+        if isinstance(value, np.random.Generator):
+            yield prefix + name, value
+    for name, child in model.named_children():
+        yield from _generators(child, f"{prefix}{name}.")
+
+
+def _module_rng_states(model: Any) -> dict[str, Any]:
+    return {name: generator.bit_generator.state for name, generator in _generators(model)}
+
+
+def _restore_module_rngs(model: Any, states: dict[str, Any]) -> None:
+    for name, generator in _generators(model):
+        if name in states:
+            generator.bit_generator.state = states[name]
