@@ -1,7 +1,8 @@
 """The ``csconform`` command line.
 
 Each family of subcommands lives beside the code it drives and contributes itself through a
-``register(subparsers)`` function; this module only assembles them and turns every
+``register(subparsers)`` function; this module only assembles them — importing just the module of
+the command being run, so that ``csconform spec list`` does not pay for cvxpy — and turns every
 :class:`~csconform.errors.CsConformError` into a one-line message and exit status 2, so that no
 command a user runs ends in a bare traceback.
 """
@@ -16,28 +17,34 @@ from collections.abc import Sequence
 from csconform import __version__
 from csconform.errors import CsConformError
 
-COMMAND_MODULES = (
-    "csconform.spec.cli",
-    "csconform.report.cli",
-    "csconform.perf.cli_place",
-)
+# command -> (module with its register(subparsers), one-line help)
+COMMANDS = {
+    "spec": ("csconform.spec.cli", "list, show and validate the executable spec"),
+    "check": ("csconform.report.cli", "run the conformance suite against an implementation"),
+    "place": ("csconform.perf.cli_place", "size and place the kernels of an ISPD 2020 .kgraph instance"),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The full parser for ``command``; the other commands appear by name and help only."""
     parser = argparse.ArgumentParser(
         prog="csconform",
         description="Conformance and performance modeling for the Cerebras wafer-scale stack.",
     )
     parser.add_argument("--version", action="version", version=f"csconform {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(subparsers)
+    for name, (module, help_text) in COMMANDS.items():
+        if name == command:
+            importlib.import_module(module).register(subparsers)
+        else:
+            subparsers.add_parser(name, help=help_text)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in arguments if not a.startswith("-")), None)
+    args = build_parser(command).parse_args(arguments)
     try:
         return int(args.handler(args) or 0)
     except CsConformError as exc:
