@@ -1,0 +1,50 @@
+"""The ``csconform plan`` subcommand: model a zoo model on a wafer and write the plan as JSON.
+
+    csconform plan --model gpt2_small --wafer wse2 [--mode pipelined|weight_streaming]
+                   [--systems N] [--batch B] [--seq-len T] --json OUT [--png OUT]
+
+Prints a one-line summary.  Unknown names, a model that does not fit pipelined mode and a cluster
+larger than the preset allows are typed errors, which the ``csconform`` entry point prints as one
+line and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from csconform.perf.plan import MODES, plan
+
+
+def run(arguments: argparse.Namespace) -> int:
+    """Handler of ``plan``: model, write JSON (and the wafer map), print a summary."""
+    result = plan(arguments.model, wafer=arguments.wafer, mode=arguments.mode, systems=arguments.systems,
+                  batch=arguments.batch, seq_len=arguments.seq_len)
+    if arguments.json:
+        path = Path(arguments.json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(result.to_json() + "\n")
+    if arguments.png:
+        from csconform.perf.figures import wafer_map  # matplotlib only when a figure is asked for
+
+        wafer_map(result, arguments.png)
+    print(f"{result.model} on {result.systems} x {result.wafer} ({result.mode}): "
+          f"{result.samples_per_s:.4g} samples/s (bound {result.bound_samples_per_s:.4g}), "
+          f"{result.params / 1e6:.1f}M parameters, {len(result.kernels)} kernels")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``plan`` subparser; its handler is stored as ``handler``."""
+    parser = subparsers.add_parser("plan", help="model throughput and placement of a model on a wafer",
+                                   description=__doc__.splitlines()[0])
+    parser.add_argument("--model", required=True, help="zoo model name (e.g. gpt2_small, gpt3_xl)")
+    parser.add_argument("--wafer", default="wse2", help="wse1, wse2 or wse3 (default wse2)")
+    parser.add_argument("--mode", choices=MODES, default=None, help="default: chosen from the model size")
+    parser.add_argument("--systems", type=int, default=1, help="systems in the cluster (default 1)")
+    parser.add_argument("--batch", type=int, default=None, help="global batch (default: the model's)")
+    parser.add_argument("--seq-len", type=int, default=None, help="sequence length (sequence models)")
+    parser.add_argument("--json", metavar="OUT", help="write the plan as JSON to OUT")
+    parser.add_argument("--png", metavar="OUT", help="write the wafer map as PNG to OUT")
+    parser.set_defaults(handler=run)
+    return parser
