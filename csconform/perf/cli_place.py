@@ -1,0 +1,58 @@
+"""The ``csconform place`` subcommand: solve an ISPD 2020 ``.kgraph`` instance and write JSON.
+
+    csconform place A.kgraph --json A.json [--time-limit 60] [--no-gp-bound]
+
+Prints a one-line summary (slowest time, the README's bound, bound/achieved, wire length) and
+writes the placement (see :mod:`csconform.perf.ispd` for the format).  The placement is checked by
+the independent checker before it is written; an illegal one is refused, never written.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from csconform.perf import check, ispd
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"the time limit must be a positive number of seconds, got {text!r}")
+    return value
+
+
+def run(arguments: argparse.Namespace) -> int:
+    """Handler of ``place``: parse, solve, check, write; returns the exit code."""
+    instance = ispd.parse_kgraph(arguments.instance)
+    solution = ispd.solve(instance, time_limit_s=arguments.time_limit, with_gp_bound=not arguments.no_gp_bound)
+    kernels = [{"name": k.name, "type": k.type, "args": k.args} for k in instance.kernels]
+    document = solution.to_json()
+    check.assert_legal(check.ispd_violations(kernels, document, instance.width, instance.height, instance.memlimit))
+    if arguments.json:
+        ispd.write_json(solution, arguments.json)
+    print(
+        f"{instance.name}: {len(instance.kernels)} kernels, max_time {solution.max_time:g}, "
+        f"lower_bound {solution.lower_bound:.6g}, bound/achieved {solution.bound_ratio:.3f}, "
+        f"wirelength {solution.wirelength:g}, {solution.solve_s:.1f} s"
+    )
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``place`` subparser; its handler is stored as ``handler`` (call ``args.handler(args)``)."""
+    parser = subparsers.add_parser(
+        "place",
+        help="size and place the kernels of an ISPD 2020 .kgraph instance on the wafer",
+        description=__doc__.splitlines()[0],
+    )
+    parser.add_argument("instance", help="path to a .kgraph file")
+    parser.add_argument("--json", metavar="OUT", help="write the placement as JSON to OUT")
+    parser.add_argument(
+        "--time-limit", type=_positive_seconds, default=60.0, metavar="SECONDS", help="solver budget (default 60)"
+    )
+    parser.add_argument("--no-gp-bound", action="store_true", help="skip the cvxpy relaxation bound")
+    parser.set_defaults(handler=run)
+    return parser

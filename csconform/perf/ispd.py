@@ -1,0 +1,655 @@
+"""Cerebras' ISPD 2020 kernel-placement instances: parser, cost model, solver and JSON writer.
+
+An instance (``.kgraph``, see ``benchmarks/ispd2020/README.md``) lists the kernels of a network;
+each kernel is one convolution (``conv``) or a block of three (``dblock``) or four (``cblock``)
+convolutions.  A solution picks execution parameters (``h, w`` shared by a kernel, one ``c, k``
+per convolution), which fix the kernel's rectangle and its time, and places the rectangles
+(optionally rotated by 90 degrees) on the fabric without overlap.  The figure of merit is the
+slowest kernel's time; the README's area bound says how far from optimal a solution can be.
+
+Solver, in three steps:
+
+1. **Shapes for a target time** (vectorised with numpy).  For every kernel a grid of candidate
+   ``(h, w, c_max)`` is enumerated once: only the values where a ceiling changes matter
+   (``h = ceil(H/q)`` for q = 1..H, the same for ``w`` and ``c``), and only shapes that fit the
+   fabric.  Each convolution of the kernel takes ``c_i = min(c_max, C_i)`` (a larger ``c`` never
+   hurts time or memory and the height is set by ``c_max`` anyway); for a target time ``t`` the
+   narrowest ``k_i`` meeting both the time and the memory limit follows in closed form.
+2. **Shelves.**  Kernels in pipeline order (a depth-first topological order of the connectivity)
+   go into horizontal shelves, filled alternately left-to-right and right-to-left so that
+   neighbours in the pipeline stay close.  Given every kernel's narrowest shape under each height
+   cap (both rotations), :func:`csconform.perf.legalize.pack_shelves` splits the order into shelves
+   of least total height.
+3. **Bisection on t**: the smallest target whose shelves fit the fabric height.
+
+Bounds: :func:`area_lower_bound` is the README's bound, sum over convolutions of
+``3 H W C K R S / (T U)`` divided by the fabric area.  :func:`gp_lower_bound` is a tighter one from
+cvxpy: the continuous relaxation of the same problem (ceilings dropped, parameters real), which
+keeps the ``c + 1`` rows, the block's shared height and the memory limit, as a geometric program.
+
+Wire length: the sum, over the connectivity lines between two *kernels*, of the L1 distance between
+the centres of their rectangles.  ``input`` and ``output`` nodes are not placed on the fabric (the
+contest gives them no shape), so lines touching them are left out.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cvxpy as cp
+import numpy as np
+
+from csconform.errors import InfeasibleError, InstanceFormatError, InvalidInputError
+from csconform.perf.legalize import pack_shelves
+
+#: Largest integer accepted for any parameter of an instance (guards against absurd inputs).
+MAX_PARAMETER = 1_000_000
+
+_KERNEL_KEYS = {
+    "conv": ("W", "H", "R", "S", "C", "K", "T", "U"),
+    "dblock": ("f", "h", "w"),
+    "cblock": ("f", "h", "w"),
+}
+_NODE = re.compile(r"^(?P<type>[A-Za-z_]\w*)\s*\[\s*(?P<index>\d+)\s*\]\s*(?P<rest>.*)$")
+_EDGE = re.compile(
+    r"^(?P<src_type>\w+)\s*\[\s*(?P<src>\d+)\s*\]\s*:\s*\w+\s*->\s*"
+    r"(?P<dst_type>\w+)\s*\[\s*(?P<dst>\d+)\s*\]\s*:\s*\w+\s*,\s*shape\s*:\s*(?P<shape>(\[\s*\d+\s*\])+)\s*$"
+)
+_ASSIGNMENT = re.compile(r"(\w+)\s*=\s*('[^']*'|\[[^\]]*\]|\S+)")
+
+
+# --- the instance --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Convolution:
+    """One convolution of the kernel library: image H x W, filter R x S, C -> K features, stride T, U."""
+
+    H: int
+    W: int
+    R: int
+    S: int
+    C: int
+    K: int
+    T: int = 1
+    U: int = 1
+
+    @property
+    def area_time(self) -> float:
+        """Area x time any implementation needs: 3 H W C K R S / (T U) (the README's bound)."""
+        return 3 * self.H * self.W * self.C * self.K * self.R * self.S / (self.T * self.U)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A node that is placed: its file index, name, type, arguments and convolutions."""
+
+    index: int
+    name: str
+    type: str
+    args: dict[str, int]
+    convolutions: tuple[Convolution, ...]
+
+
+@dataclass(frozen=True)
+class Instance:
+    source: str
+    width: int
+    height: int
+    memlimit: int
+    weights: dict[str, float]
+    kernels: tuple[Kernel, ...]
+    terminals: dict[int, str]  # input/output node index -> type
+    edges: tuple[tuple[int, int], ...]  # (source node index, destination node index), as in the file
+
+    @property
+    def name(self) -> str:
+        return Path(self.source).stem
+
+
+def block_convolutions(kind: str, f: int, h: int, w: int) -> tuple[Convolution, ...]:
+    """The README's expansion of a dblock (three convolutions) or cblock (four)."""
+    if kind == "dblock":
+        return (
+            Convolution(h, w, 1, 1, f, f // 4),
+            Convolution(h, w, 3, 3, f // 4, f // 4),
+            Convolution(h, w, 1, 1, f // 4, f),
+        )
+    return (
+        Convolution(h, w, 1, 1, f // 2, f // 4),
+        Convolution(h, w, 3, 3, f // 4, f // 4, 2, 2),
+        Convolution(h // 2, w // 2, 1, 1, f // 4, f),
+        Convolution(h, w, 1, 1, f // 2, f, 2, 2),
+    )
+
+
+class _Reader:
+    """Line-by-line reader that names file and line in every error."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, line_number: int, message: str) -> InstanceFormatError:
+        return InstanceFormatError(f"{self.source}:{line_number}: {message}")
+
+    def integer(self, line_number: int, key: str, text: str) -> int:
+        if not re.fullmatch(r"\d+", text):
+            raise self.fail(line_number, f"{key}={text!r} is not a positive integer")
+        value = int(text)
+        if not 1 <= value <= MAX_PARAMETER:
+            raise self.fail(line_number, f"{key}={value} is outside 1..{MAX_PARAMETER}")
+        return value
+
+
+def _strip_comments(text: str, reader: _Reader) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """Split the text into (line number, text) of code lines and of comment lines."""
+    code: list[tuple[int, str]] = []
+    comments: list[tuple[int, str]] = []
+    in_comment_since = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        rest = line
+        kept = ""
+        while rest:
+            if in_comment_since:
+                end = rest.find("*)")
+                if end < 0:
+                    comments.append((number, rest))
+                    rest = ""
+                else:
+                    comments.append((number, rest[:end]))
+                    rest = rest[end + 2 :]
+                    in_comment_since = 0
+            else:
+                start = rest.find("(*")
+                if start < 0:
+                    kept += rest
+                    rest = ""
+                else:
+                    kept += rest[:start]
+                    rest = rest[start + 2 :]
+                    in_comment_since = number
+        if "*)" in kept:
+            raise reader.fail(number, "'*)' without an opening '(*'")
+        if kept.strip():
+            code.append((number, kept.strip()))
+    if in_comment_since:
+        raise reader.fail(in_comment_since, "comment opened with '(*' is never closed")
+    return code, comments
+
+
+def _header(comments: list[tuple[int, str]], reader: _Reader) -> tuple[dict[str, int], dict[str, float]]:
+    values: dict[str, tuple[int, str]] = {}
+    for number, text in comments:
+        for piece in text.split():
+            if "=" in piece:
+                key, _, value = piece.partition("=")
+                values[key] = (number, value)
+    sizes: dict[str, int] = {}
+    for key in ("width", "height", "memlimit"):
+        if key not in values:
+            raise reader.fail(1, f"the header comment does not give {key}=")
+        sizes[key] = reader.integer(values[key][0], key, values[key][1])
+    weights: dict[str, float] = {}
+    for key, default in (("wdeltat", 1.0), ("wlength", 1.0), ("wadapter", 0.0)):
+        if key not in values:
+            weights[key] = default
+            continue
+        number, text = values[key]
+        try:
+            weights[key] = float(text)
+        except ValueError:
+            raise reader.fail(number, f"{key}={text!r} is not a number") from None
+        if not math.isfinite(weights[key]) or weights[key] < 0:
+            raise reader.fail(number, f"{key}={text!r} must be finite and >= 0")
+    return sizes, weights
+
+
+def _node(number: int, match: re.Match[str], reader: _Reader) -> tuple[int, str, dict[str, str]]:
+    rest = match["rest"]
+    assignments = dict(_ASSIGNMENT.findall(rest))
+    leftover = _ASSIGNMENT.sub("", rest).strip()
+    if leftover:
+        raise reader.fail(number, f"cannot read {leftover!r}")
+    return int(match["index"]), match["type"], assignments
+
+
+def _kernel(number: int, index: int, kind: str, assignments: dict[str, str], reader: _Reader) -> Kernel:
+    name = assignments.pop("name", None)
+    if name is None or not re.fullmatch(r"'[^']+'", name):
+        raise reader.fail(number, f"{kind}[{index}] needs a quoted name='...'")
+    expected = _KERNEL_KEYS[kind]
+    if set(assignments) != set(expected):
+        raise reader.fail(number, f"{kind}[{index}] needs exactly {', '.join(expected)}, got {', '.join(assignments)}")
+    args = {key: reader.integer(number, key, assignments[key]) for key in expected}
+    if kind == "conv":
+        convolutions: tuple[Convolution, ...] = (Convolution(*(args[k] for k in ("H", "W", "R", "S", "C", "K", "T", "U"))),)
+    else:
+        if args["f"] % 4:
+            raise reader.fail(number, f"{kind}[{index}]: f={args['f']} must be a multiple of 4")
+        if kind == "cblock" and (args["h"] % 2 or args["w"] % 2):
+            raise reader.fail(number, f"cblock[{index}]: h and w must be even (the block halves the image)")
+        convolutions = block_convolutions(kind, args["f"], args["h"], args["w"])
+    return Kernel(index=index, name=name.strip("'"), type=kind, args=args, convolutions=convolutions)
+
+
+def parse_kgraph_text(text: str, source: str = "<string>") -> Instance:
+    """Parse the text of a ``.kgraph`` instance; InstanceFormatError names the file and line."""
+    reader = _Reader(source)
+    code, comments = _strip_comments(text, reader)
+    sizes, weights = _header(comments, reader)
+    kernels: dict[int, Kernel] = {}
+    terminals: dict[int, str] = {}
+    node_type: dict[int, str] = {}
+    raw_edges: list[tuple[int, str, int, str, int]] = []
+    for number, line in code:
+        edge = _EDGE.match(line)
+        if edge:
+            raw_edges.append((number, edge["src_type"], int(edge["src"]), edge["dst_type"], int(edge["dst"])))
+            continue
+        node = _NODE.match(line)
+        if not node or "->" in line:
+            raise reader.fail(number, f"neither a node definition nor a connection: {line[:60]!r}")
+        index, kind, assignments = _node(number, node, reader)
+        if index in node_type:
+            raise reader.fail(number, f"node index {index} is defined twice")
+        if kind in ("input", "output"):
+            if set(assignments) - {"n", "name"}:
+                raise reader.fail(number, f"{kind}[{index}] has unexpected fields")
+            terminals[index] = kind
+        elif kind in _KERNEL_KEYS:
+            kernels[index] = _kernel(number, index, kind, assignments, reader)
+        else:
+            raise reader.fail(number, f"unknown node type {kind!r} (known: input, output, conv, dblock, cblock)")
+        node_type[index] = kind
+    last_line = max(len(text.splitlines()), 1)
+    if not kernels:
+        raise reader.fail(last_line, "the instance defines no kernels")
+    names = [k.name for k in kernels.values()]
+    if len(set(names)) != len(names):
+        raise reader.fail(last_line, "kernel names must be unique")
+    edges: list[tuple[int, int]] = []
+    for number, src_type, src, dst_type, dst in raw_edges:
+        for kind, index in ((src_type, src), (dst_type, dst)):
+            if node_type.get(index) != kind:
+                raise reader.fail(number, f"{kind}[{index}] is not a defined node")
+        if src == dst:
+            raise reader.fail(number, f"node {src} is connected to itself")
+        edges.append((src, dst))
+    ordered = tuple(kernels[i] for i in sorted(kernels))
+    return Instance(source, sizes["width"], sizes["height"], sizes["memlimit"], weights, ordered, terminals, tuple(edges))
+
+
+def parse_kgraph(path: str | Path) -> Instance:
+    """Read and parse a ``.kgraph`` file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidInputError(f"cannot read instance {path}: {error}") from error
+    return parse_kgraph_text(text, source=str(path))
+
+
+# --- the cost model --------------------------------------------------------------------------------
+
+
+def _ceil_div(numerator: np.ndarray | int, denominator: np.ndarray | int) -> np.ndarray:
+    return -(-np.asarray(numerator) // np.asarray(denominator))
+
+
+def convolution_cost(conv: Convolution, h: int, w: int, c: int, k: int) -> dict[str, float]:
+    """The README's formulas for one convolution at execution parameters (h, w, c, k), unrotated."""
+    time_cycles = (
+        int(_ceil_div(conv.H, h) * _ceil_div(conv.W, w) * _ceil_div(conv.C, c) * _ceil_div(conv.K, k))
+        * conv.R * conv.S / (conv.T * conv.U)
+    )
+    memory_words = int(
+        _ceil_div(conv.C, c) * _ceil_div(conv.K, k) * conv.R * conv.S
+        + _ceil_div(conv.W + conv.S - 1, w) * _ceil_div(conv.H + conv.R - 1, h) * _ceil_div(conv.K, k)
+    )
+    return {"height": h * w * (c + 1), "width": 3 * k, "time": time_cycles, "memory": memory_words}
+
+
+def kernel_cost(kernel: Kernel, h: int, w: int, c: Sequence[int], k: Sequence[int]) -> dict[str, float]:
+    """A kernel's (unrotated) height, width, time and memory: max height, summed width, max time/memory."""
+    parts = [convolution_cost(conv, h, w, ci, ki) for conv, ci, ki in zip(kernel.convolutions, c, k, strict=True)]
+    return {
+        "height": max(p["height"] for p in parts),
+        "width": sum(p["width"] for p in parts),
+        "time": max(p["time"] for p in parts),
+        "memory": max(p["memory"] for p in parts),
+    }
+
+
+def _useful_values(totals: Sequence[int], cap: int) -> np.ndarray:
+    """Values v <= cap at which some ceil(total / v) changes: ceil(total / q) for q = 1..total."""
+    values: set[int] = set()
+    for total in totals:
+        q = np.arange(1, total + 1)
+        values.update(int(v) for v in np.unique(_ceil_div(total, q)) if v <= cap)
+    return np.array(sorted(values), dtype=np.int64)
+
+
+@dataclass
+class ShapeGrid:
+    """Candidate (h, w, c_max) of one kernel, with everything that does not depend on k."""
+
+    h: np.ndarray  # (G,)
+    w: np.ndarray  # (G,)
+    c: np.ndarray  # (G, n_conv): c_i = min(c_max, C_i)
+    height: np.ndarray  # (G,): h * w * (c_max + 1)
+    steps_per_k_step: np.ndarray  # (G, n_conv): time / ceil(K/k)
+    k_steps_for_memory: np.ndarray  # (G, n_conv): largest ceil(K/k) the memory limit allows
+    K: np.ndarray  # (n_conv,)
+
+    def shapes_for(self, target_time: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Narrowest k per convolution meeting ``target_time``: (valid mask, k (G, n_conv), width (G,))."""
+        by_time = np.floor(target_time / self.steps_per_k_step * (1 + 1e-12))
+        k_steps = np.minimum(np.minimum(by_time, self.k_steps_for_memory), self.K)
+        valid = (k_steps >= 1).all(axis=1)
+        k = _ceil_div(self.K, np.maximum(k_steps, 1).astype(np.int64))
+        return valid, k, 3 * k.sum(axis=1)
+
+
+def shape_grid(kernel: Kernel, memlimit: int, longest_side: int) -> ShapeGrid:
+    """Enumerate the (h, w, c_max) worth trying for a kernel whose sides may not exceed ``longest_side``."""
+    convs = kernel.convolutions
+    cap_hw = max(longest_side // 2, 1)
+    hs = _useful_values([cv.H for cv in convs], cap_hw)
+    ws = _useful_values([cv.W for cv in convs], cap_hw)
+    cs = _useful_values([cv.C for cv in convs], longest_side)
+    hh, ww = np.meshgrid(hs, ws, indexing="ij")
+    hh, ww = hh.ravel(), ww.ravel()
+    keep = hh * ww * 2 <= longest_side
+    hh, ww = hh[keep], ww[keep]
+    # every (h, w) with every c_max whose height fits
+    hh3 = np.repeat(hh, len(cs))
+    ww3 = np.repeat(ww, len(cs))
+    cc3 = np.tile(cs, len(hh))
+    keep = hh3 * ww3 * (cc3 + 1) <= longest_side
+    hh3, ww3, cc3 = hh3[keep], ww3[keep], cc3[keep]
+    big = {key: np.array([getattr(cv, key) for cv in convs]) for key in ("H", "W", "R", "S", "C", "K", "T", "U")}
+    c = np.minimum(cc3[:, None], big["C"][None, :])
+    c_steps = _ceil_div(big["C"][None, :], c)
+    image_steps = _ceil_div(big["H"][None, :], hh3[:, None]) * _ceil_div(big["W"][None, :], ww3[:, None])
+    steps = image_steps * c_steps * big["R"] * big["S"] / (big["T"] * big["U"])
+    halo = _ceil_div(big["W"][None, :] + big["S"] - 1, ww3[:, None]) * _ceil_div(
+        big["H"][None, :] + big["R"] - 1, hh3[:, None]
+    )
+    per_k_step_words = c_steps * big["R"] * big["S"] + halo
+    return ShapeGrid(
+        h=hh3,
+        w=ww3,
+        c=c,
+        height=hh3 * ww3 * (cc3 + 1),
+        steps_per_k_step=steps.astype(float),
+        k_steps_for_memory=(memlimit // per_k_step_words).astype(float),
+        K=big["K"],
+    )
+
+
+# --- bounds ---------------------------------------------------------------------------------------
+
+
+def area_lower_bound(instance: Instance) -> float:
+    """README: every convolution needs area >= 3 H W C K R S / (T U t); the areas share the fabric."""
+    total = sum(conv.area_time for kernel in instance.kernels for conv in kernel.convolutions)
+    return total / (instance.width * instance.height)
+
+
+def gp_lower_bound(instance: Instance, time_limit_s: float = 30.0) -> float:
+    """Continuous relaxation as a geometric program (cvxpy, ``gp=True``): a valid, tighter bound.
+
+    Ceilings are dropped (ceil(x) >= x) and parameters are real; kept are the c + 1 rows, the shared
+    height of a block, the memory limit, the sides within the fabric, and the total area.  Any legal
+    solution, with each parameter clamped to where it stops mattering (h <= H, c <= C, ...), is
+    feasible here, so the optimum bounds every legal slowest time from below.
+    """
+    longest = max(instance.width, instance.height)
+    slowest = cp.Variable(pos=True)
+    areas = cp.Variable(len(instance.kernels), pos=True)  # one per kernel, so the total stays one sum
+    constraints = [cp.sum(areas) <= instance.width * instance.height]
+    for number, kernel in enumerate(instance.kernels):
+        convs = kernel.convolutions
+        h, w, c_max = cp.Variable(pos=True), cp.Variable(pos=True), cp.Variable(pos=True)
+        c, k = cp.Variable(len(convs), pos=True), cp.Variable(len(convs), pos=True)
+        constraints += [
+            h >= 1, w >= 1, h <= max(cv.H for cv in convs), w <= max(cv.W for cv in convs),
+            c >= 1, k >= 1, c <= c_max, c_max <= max(cv.C for cv in convs),
+            h * w * (c_max + 1) <= longest, 3 * cp.sum(k) <= longest,
+        ]
+        for i, cv in enumerate(convs):
+            steps = cv.H * cv.W * cv.C * cv.K * cv.R * cv.S / (cv.T * cv.U)
+            constraints += [
+                c[i] <= cv.C, k[i] <= cv.K,
+                steps * (h * w * c[i] * k[i]) ** -1 <= slowest,
+                cv.C * cv.K * cv.R * cv.S * (c[i] * k[i]) ** -1
+                + (cv.W + cv.S - 1) * (cv.H + cv.R - 1) * cv.K * (w * h * k[i]) ** -1
+                <= instance.memlimit,
+            ]
+        constraints.append(3 * h * w * (c_max + 1) * cp.sum(k) <= areas[number])
+    problem = cp.Problem(cp.Minimize(slowest), constraints)
+    problem.solve(gp=True, solver=cp.CLARABEL, time_limit=time_limit_s)
+    if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or slowest.value is None:
+        raise InfeasibleError(f"{instance.source}: the continuous relaxation is {problem.status}")
+    return float(slowest.value) * (1 - 1e-6)  # interior-point slack: never overstate a bound
+
+
+# --- the solver -----------------------------------------------------------------------------------
+
+
+def pipeline_order(instance: Instance) -> list[int]:
+    """Kernel positions (into ``instance.kernels``) in a depth-first topological order of the graph.
+
+    Depth-first keeps each chain of the network together, so the shelves keep neighbours close.
+    Kernels in a cycle or unreachable keep their file order at the end.
+    """
+    position = {kernel.index: i for i, kernel in enumerate(instance.kernels)}
+    successors: dict[int, list[int]] = {i: [] for i in position}
+    indegree = dict.fromkeys(position, 0)
+    for src, dst in instance.edges:
+        if src in position and dst in position:
+            successors[src].append(dst)
+            indegree[dst] += 1
+    starts = [i for i in position if indegree[i] == 0]
+    stack = sorted(starts, reverse=True)
+    order: list[int] = []
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for nxt in sorted(successors[node], reverse=True):
+            indegree[nxt] -= 1
+            if indegree[nxt] == 0:
+                stack.append(nxt)
+    seen = set(order)
+    order += [i for i in position if i not in seen]
+    return [position[i] for i in order]
+
+
+@dataclass
+class _Options:
+    """Every legal shape of one kernel at a target time, both rotations."""
+
+    placed_height: np.ndarray
+    placed_width: np.ndarray
+    grid_row: np.ndarray
+    rotated: np.ndarray
+    k: np.ndarray  # (G, n_conv) for the grid rows
+
+
+def _options(grid: ShapeGrid, target: float, fabric_w: int, fabric_h: int) -> _Options:
+    valid, k, width = grid.shapes_for(target)
+    rows = np.flatnonzero(valid)
+    height = grid.height[rows]
+    width = width[rows]
+    placed_height = np.concatenate([height, width])
+    placed_width = np.concatenate([width, height])
+    rotated = np.concatenate([np.zeros(len(rows), bool), np.ones(len(rows), bool)])
+    grid_row = np.concatenate([rows, rows])
+    fits = (placed_height <= fabric_h) & (placed_width <= fabric_w)
+    return _Options(placed_height[fits], placed_width[fits], grid_row[fits], rotated[fits], k)
+
+
+def _narrowest_by_height(options: _Options, fabric_h: int) -> np.ndarray:
+    """narrowest[H] = least width of a shape at most H tall (inf if none)."""
+    narrowest = np.full(fabric_h + 1, np.inf)
+    np.minimum.at(narrowest, options.placed_height, options.placed_width.astype(float))
+    return np.minimum.accumulate(narrowest)
+
+
+@dataclass
+class IspdSolution:
+    instance: Instance
+    kernels: list[dict]
+    max_time: float
+    lower_bound: float
+    wirelength: float
+    solve_s: float
+    gp_lower_bound: float | None = None
+    target_iterations: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def bound_ratio(self) -> float:
+        """README bound / achieved slowest time (1.0 = at the bound)."""
+        return self.lower_bound / self.max_time
+
+    def to_json(self) -> dict:
+        document = {
+            "instance": self.instance.name,
+            "kernels": self.kernels,
+            "max_time": self.max_time,
+            "lower_bound": self.lower_bound,
+            "wirelength": self.wirelength,
+            "solve_s": round(self.solve_s, 3),
+        }
+        if self.gp_lower_bound is not None:
+            document["gp_lower_bound"] = self.gp_lower_bound
+        return document
+
+
+def _pack(
+    grids: list[ShapeGrid], order: list[int], target: float, width: int, height: int
+) -> tuple[list, list[_Options]] | None:
+    options = [_options(grids[i], target, width, height) for i in order]
+    if any(len(o.placed_height) == 0 for o in options):
+        return None
+    table = np.vstack([_narrowest_by_height(o, height) for o in options])
+    shelves = pack_shelves(table, width, height)
+    return None if shelves is None else (shelves, options)
+
+
+def _layout(instance: Instance, grids: list[ShapeGrid], order: list[int], shelves: list, options: list[_Options]) -> list[dict]:
+    """Concrete rectangles: each kernel takes its narrowest shape under its shelf's height."""
+    placed: dict[int, dict] = {}
+    y = 0
+    for shelf_number, shelf in enumerate(shelves):
+        x = 0 if shelf_number % 2 == 0 else instance.width
+        for slot in range(shelf.start, shelf.stop):
+            kernel_position = order[slot]
+            kernel = instance.kernels[kernel_position]
+            opts = options[slot]
+            fits = opts.placed_height <= shelf.height
+            # narrowest first, then smallest area
+            area = opts.placed_height * opts.placed_width
+            choice = np.lexsort((area[fits], opts.placed_width[fits]))[0]
+            chosen = np.flatnonzero(fits)[choice]
+            row = opts.grid_row[chosen]
+            grid = grids[kernel_position]
+            h, w = int(grid.h[row]), int(grid.w[row])
+            c = [int(v) for v in grid.c[row]]
+            k = [int(v) for v in opts.k[row]]
+            cost = kernel_cost(kernel, h, w, c, k)
+            rotation = 90 if opts.rotated[chosen] else 0
+            box_w, box_h = (cost["width"], cost["height"]) if rotation == 0 else (cost["height"], cost["width"])
+            if shelf_number % 2 == 1:
+                x -= box_w
+            placed[kernel_position] = {
+                "name": kernel.name,
+                "type": kernel.type,
+                "exec": {"h": h, "w": w, "c": c, "k": k},
+                "x": int(x),
+                "y": int(y),
+                "rotation": rotation,
+                "width": int(box_w),
+                "height": int(box_h),
+                "time": cost["time"],
+                "memory": int(cost["memory"]),
+            }
+            if shelf_number % 2 == 0:
+                x += box_w
+        y += shelf.height
+    return [placed[i] for i in range(len(instance.kernels))]
+
+
+def wirelength(instance: Instance, kernels: list[dict]) -> float:
+    """Sum of L1 distances between centres of connected kernels (input/output lines left out)."""
+    by_index = {kernel.index: entry for kernel, entry in zip(instance.kernels, kernels, strict=True)}
+    total = 0.0
+    for src, dst in instance.edges:
+        if src in by_index and dst in by_index:
+            a, b = by_index[src], by_index[dst]
+            total += abs((a["x"] + a["width"] / 2) - (b["x"] + b["width"] / 2))
+            total += abs((a["y"] + a["height"] / 2) - (b["y"] + b["height"] / 2))
+    return total
+
+
+def solve(instance: Instance, time_limit_s: float = 60.0, with_gp_bound: bool = True) -> IspdSolution:
+    """Choose execution parameters and positions minimising the slowest kernel's time."""
+    started = time.perf_counter()
+    if not time_limit_s > 0:
+        raise InvalidInputError(f"time limit must be > 0 seconds, got {time_limit_s}")
+    longest = max(instance.width, instance.height)
+    grids = [shape_grid(kernel, instance.memlimit, longest) for kernel in instance.kernels]
+    for kernel, grid in zip(instance.kernels, grids, strict=True):
+        if not (grid.k_steps_for_memory >= 1).all(axis=1).any():
+            raise InfeasibleError(
+                f"{instance.source}: kernel {kernel.name!r} exceeds memlimit {instance.memlimit} "
+                f"with every shape that fits the {instance.width} x {instance.height} fabric"
+            )
+    order = pipeline_order(instance)
+    lower = area_lower_bound(instance)
+    # find a target that packs by doubling from the bound, then bisect
+    low, high = lower, max(lower, 1.0)
+    best = _pack(grids, order, high, instance.width, instance.height)
+    iterations = 1
+    while best is None:
+        low, high = high, high * 2
+        if high > 1e18:
+            raise InfeasibleError(f"{instance.source}: the kernels do not fit the fabric at any time")
+        best = _pack(grids, order, high, instance.width, instance.height)
+        iterations += 1
+    deadline = started + time_limit_s * 0.8
+    while high - low > 1e-4 * high and time.perf_counter() < deadline:
+        middle = (low + high) / 2
+        attempt = _pack(grids, order, middle, instance.width, instance.height)
+        iterations += 1
+        if attempt is None:
+            low = middle
+        else:
+            high, best = middle, attempt
+    shelves, options = best
+    kernels = _layout(instance, grids, order, shelves, options)
+    gp_bound = None
+    remaining = started + time_limit_s - time.perf_counter()
+    if with_gp_bound and remaining > 1.0:
+        gp_bound = gp_lower_bound(instance, time_limit_s=remaining)
+    return IspdSolution(
+        instance=instance,
+        kernels=kernels,
+        max_time=max(k["time"] for k in kernels),
+        lower_bound=lower,
+        wirelength=wirelength(instance, kernels),
+        solve_s=time.perf_counter() - started,
+        gp_lower_bound=gp_bound,
+        target_iterations=iterations,
+    )
+
+
+def write_json(solution: IspdSolution, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(solution.to_json(), indent=1) + "\n", encoding="utf-8")
