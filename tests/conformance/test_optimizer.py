@@ -1,0 +1,305 @@
+"""Conformance checks of the optimizers and the learning rate as a tensor (specs/optimizer.yaml).
+
+Each optimizer is compared with a short float64 NumPy reference of its update formula written here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from csconform.errors import InvalidInputError, LRSchedulerError
+
+
+def decaying(step: int) -> np.float32:
+    """A schedule of the global step that differs at every step."""
+    return np.float32(0.1 / (1.0 + step))
+
+
+def make_params(engine, rng: np.random.Generator, shapes=((3, 4), (5,))):
+    return [engine.nn.Parameter(rng.standard_normal(shape)) for shape in shapes]
+
+
+def give_grads(params, rng: np.random.Generator) -> list[np.ndarray]:
+    grads = [rng.standard_normal(p.shape).astype(np.float32) for p in params]
+    for p, g in zip(params, grads, strict=True):
+        p.grad = g
+    return grads
+
+
+def reference_sgd(w, grads, lrs, momentum, weight_decay, nesterov):
+    w = w.astype(np.float64)
+    buffer = None
+    for g, lr in zip(grads, lrs, strict=True):
+        g = g + weight_decay * w
+        if momentum:
+            buffer = g if buffer is None else momentum * buffer + g
+            g = g + momentum * buffer if nesterov else buffer
+        w = w - lr * g
+    return w
+
+
+def reference_adam(w, grads, lrs, betas, eps, weight_decay, decoupled):
+    w = w.astype(np.float64)
+    m = np.zeros_like(w)
+    v = np.zeros_like(w)
+    for t, (g, lr) in enumerate(zip(grads, lrs, strict=True), start=1):
+        if decoupled:
+            w = w * (1 - lr * weight_decay)
+        else:
+            g = g + weight_decay * w
+        m = betas[0] * m + (1 - betas[0]) * g
+        v = betas[1] * v + (1 - betas[1]) * g * g
+        w = w - lr / (1 - betas[0] ** t) * m / (np.sqrt(v) / np.sqrt(1 - betas[1] ** t) + eps)
+    return w
+
+
+def run(engine, optimizer, params, steps, rng):
+    """Apply ``steps`` updates with fresh random gradients; return the gradients per parameter."""
+    history = [[] for _ in params]
+    for _ in range(steps):
+        for record, g in zip(history, give_grads(params, rng), strict=True):
+            record.append(g.astype(np.float64))
+        optimizer.step()
+    return history
+
+
+@pytest.mark.spec("OPTIM-001")
+def test_scalar_lr_assignment_refused_on_cs_accepted_on_cpu(engine):
+    rng = np.random.default_rng(1)
+    params = make_params(engine, rng)
+    optimizer = engine.optim.SGD(params, lr=0.1)
+    with pytest.raises(LRSchedulerError, match="global step") as raised:
+        optimizer.param_groups[0]["lr"] = 0.2
+    assert "schedule" in str(raised.value)
+    assert optimizer.current_lrs() == [np.float32(0.1)]
+
+    engine.set_target("cpu")
+    optimizer.param_groups[0]["lr"] = 0.2
+    assert optimizer.current_lrs() == [np.float32(0.2)]
+    before = params[0].data.copy()
+    grads = give_grads(params, rng)
+    optimizer.step()
+    assert np.array_equal(params[0].data, before - np.float32(0.2) * grads[0])
+
+
+@pytest.mark.spec("OPTIM-002")
+@given(steps=st.integers(1, 8), seed=st.integers(0, 2**16))
+@settings(max_examples=15)
+def test_update_k_uses_the_schedule_at_k(engine, steps, seed):
+    rng = np.random.default_rng(seed)
+    params = make_params(engine, rng)
+    optimizer = engine.optim.SGD(params, lr=decaying)
+    for k in range(steps):
+        assert optimizer.global_step == k
+        before = [p.data.copy() for p in params]
+        grads = give_grads(params, rng)
+        optimizer.step()
+        for p, w, g in zip(params, before, grads, strict=True):
+            assert np.array_equal(p.data, w - decaying(k) * g)
+    assert optimizer.global_step == steps
+
+
+@pytest.mark.spec("OPTIM-002", "OPTIM-005")
+def test_polynomial_schedule_drives_the_updates(engine):
+    rng = np.random.default_rng(2)
+    params = make_params(engine, rng)
+    start = [p.data.copy() for p in params]
+    schedule = engine.optim.lr_scheduler.PolynomialLR(
+        initial_learning_rate=0.05, end_learning_rate=0.001, total_iters=4
+    )
+    optimizer = engine.optim.Adam(params, lr=schedule)
+    history = run(engine, optimizer, params, 6, rng)
+    lrs = [float(schedule(k)) for k in range(6)]
+    for p, w0, grads in zip(params, start, history, strict=True):
+        expected = reference_adam(w0, grads, lrs, (0.9, 0.999), 1e-8, 0.0, decoupled=False)
+        np.testing.assert_allclose(p.data, expected, rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.spec("OPTIM-003")
+def test_lr_is_evaluated_from_the_global_step(engine):
+    rng = np.random.default_rng(3)
+    params = make_params(engine, rng)
+    optimizer = engine.optim.SGD(params, lr=decaying)
+    weights = [p.data.copy() for p in params]
+    for step in (0, 1, 7, 1000):
+        lrs = optimizer.lr_at(step)
+        assert lrs == [decaying(step)] and isinstance(lrs[0], np.float32)
+    assert optimizer.global_step == 0
+    assert all(np.array_equal(p.data, w) for p, w in zip(params, weights, strict=True))
+    run(engine, optimizer, params, 3, rng)
+    assert optimizer.current_lrs() == optimizer.lr_at(3) == [decaying(3)]
+
+
+@pytest.mark.spec("OPTIM-004")
+def test_number_is_a_constant_schedule(engine):
+    params = make_params(engine, np.random.default_rng(4))
+    optimizer = engine.optim.Adam(params, lr=0.05)
+    for step in (0, 1, 10, 10**6):
+        assert optimizer.lr_at(step) == [np.float32(0.05)]
+
+
+@pytest.mark.spec("OPTIM-005")
+def test_schedule_given_once_needs_no_per_step_action(engine):
+    rng = np.random.default_rng(5)
+    params = make_params(engine, rng)
+    start = [p.data.copy() for p in params]
+    optimizer = engine.optim.SGD(params, lr=decaying, momentum=0.9)
+    history = run(engine, optimizer, params, 10, rng)
+    lrs = [float(decaying(k)) for k in range(10)]
+    for p, w0, grads in zip(params, start, history, strict=True):
+        expected = reference_sgd(w0, grads, lrs, 0.9, 0.0, False)
+        np.testing.assert_allclose(p.data, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.spec("OPTIM-006")
+@given(
+    momentum=st.sampled_from([0.0, 0.5, 0.9]),
+    weight_decay=st.sampled_from([0.0, 0.01, 0.3]),
+    nesterov=st.booleans(),
+    steps=st.integers(1, 6),
+    seed=st.integers(0, 2**16),
+)
+@settings(max_examples=25)
+def test_sgd_matches_the_reference(engine, momentum, weight_decay, nesterov, steps, seed):
+    nesterov = nesterov and momentum > 0
+    rng = np.random.default_rng(seed)
+    params = make_params(engine, rng)
+    start = [p.data.copy() for p in params]
+    optimizer = engine.optim.SGD(params, lr=0.03, momentum=momentum, weight_decay=weight_decay, nesterov=nesterov)
+    history = run(engine, optimizer, params, steps, rng)
+    for p, w0, grads in zip(params, start, history, strict=True):
+        expected = reference_sgd(w0, grads, [0.03] * steps, momentum, weight_decay, nesterov)
+        np.testing.assert_allclose(p.data, expected, rtol=1e-5, atol=1e-6)
+        assert p.data.dtype == np.float32
+
+
+@pytest.mark.spec("OPTIM-007")
+@given(
+    betas=st.sampled_from([(0.9, 0.999), (0.5, 0.9), (0.0, 0.0)]),
+    weight_decay=st.sampled_from([0.0, 0.1]),
+    steps=st.integers(1, 6),
+    seed=st.integers(0, 2**16),
+)
+@settings(max_examples=25)
+def test_adam_matches_the_reference(engine, betas, weight_decay, steps, seed):
+    rng = np.random.default_rng(seed)
+    params = make_params(engine, rng)
+    start = [p.data.copy() for p in params]
+    optimizer = engine.optim.Adam(params, lr=decaying, betas=betas, eps=1e-6, weight_decay=weight_decay)
+    history = run(engine, optimizer, params, steps, rng)
+    lrs = [float(decaying(k)) for k in range(steps)]
+    for p, w0, grads in zip(params, start, history, strict=True):
+        expected = reference_adam(w0, grads, lrs, betas, 1e-6, weight_decay, decoupled=False)
+        np.testing.assert_allclose(p.data, expected, rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.spec("OPTIM-008")
+@given(weight_decay=st.sampled_from([0.0, 0.01, 0.5]), steps=st.integers(1, 6), seed=st.integers(0, 2**16))
+@settings(max_examples=15)
+def test_adamw_decouples_weight_decay(engine, weight_decay, steps, seed):
+    rng = np.random.default_rng(seed)
+    params = make_params(engine, rng)
+    start = [p.data.copy() for p in params]
+    optimizer = engine.optim.AdamW(params, lr=0.01, weight_decay=weight_decay)
+    history = run(engine, optimizer, params, steps, rng)
+    for p, w0, grads in zip(params, start, history, strict=True):
+        expected = reference_adam(w0, grads, [0.01] * steps, (0.9, 0.999), 1e-8, weight_decay, decoupled=True)
+        np.testing.assert_allclose(p.data, expected, rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.spec("OPTIM-009")
+@pytest.mark.parametrize("kind", ["SGD", "Adam"])
+def test_parameters_without_gradient_are_skipped(engine, kind):
+    rng = np.random.default_rng(9)
+    params = make_params(engine, rng)
+    optimizer = getattr(engine.optim, kind)(params, lr=0.1)
+    frozen = params[1].data.copy()
+    moving = params[0].data.copy()
+    params[0].grad = np.ones(params[0].shape, np.float32)
+    optimizer.step()
+    optimizer.step()
+    assert np.array_equal(params[1].data, frozen)
+    assert not np.array_equal(params[0].data, moving)
+    assert optimizer.global_step == 2
+    assert not optimizer.state_dict()["state"].get(1)
+
+
+@pytest.mark.spec("OPTIM-010")
+@pytest.mark.parametrize(
+    "kind, kwargs", [("SGD", {"momentum": 0.9, "nesterov": True}), ("Adam", {}), ("AdamW", {"weight_decay": 0.1})]
+)
+def test_state_dict_round_trips_bit_exactly(engine, kind, kwargs):
+    rng = np.random.default_rng(10)
+    params = make_params(engine, rng)
+    optimizer = getattr(engine.optim, kind)(params, lr=decaying, **kwargs)
+    run(engine, optimizer, params, 3, rng)
+
+    saved = optimizer.state_dict()
+    clones = [engine.nn.Parameter(p.data) for p in params]
+    restored = getattr(engine.optim, kind)(clones, lr=decaying, **kwargs)
+    restored.load_state_dict(saved)
+    assert restored.global_step == 3
+
+    for _ in range(3):
+        grads = [rng.standard_normal(p.shape).astype(np.float32) for p in params]
+        for p, c, g in zip(params, clones, grads, strict=True):
+            p.grad, c.grad = g, g.copy()
+        optimizer.step()
+        restored.step()
+    for p, c in zip(params, clones, strict=True):
+        assert np.array_equal(p.data.view(np.uint32), c.data.view(np.uint32))
+    original, copy = optimizer.state_dict(), restored.state_dict()
+    assert original["global_step"] == copy["global_step"] == 6
+    for index, entries in original["state"].items():
+        for key, value in entries.items():
+            assert np.array_equal(np.asarray(value), np.asarray(copy["state"][index][key]))
+
+
+@pytest.mark.spec("OPTIM-011")
+@pytest.mark.parametrize(
+    "kind, kwargs",
+    [
+        ("SGD", {"lr": -0.1}),
+        ("SGD", {"lr": float("nan")}),
+        ("SGD", {"lr": "fast"}),
+        ("SGD", {"lr": 0.1, "momentum": -0.5}),
+        ("SGD", {"lr": 0.1, "momentum": 1.5}),
+        ("SGD", {"lr": 0.1, "nesterov": True}),
+        ("SGD", {"lr": 0.1, "weight_decay": -1.0}),
+        ("Adam", {"lr": 0.1, "betas": (1.0, 0.999)}),
+        ("Adam", {"lr": 0.1, "betas": (0.9, -0.1)}),
+        ("Adam", {"lr": 0.1, "betas": (0.9,)}),
+        ("Adam", {"lr": 0.1, "eps": -1e-8}),
+        ("AdamW", {"lr": 0.1, "weight_decay": -0.01}),
+    ],
+)
+def test_bad_hyperparameters_are_refused(engine, kind, kwargs):
+    params = make_params(engine, np.random.default_rng(11))
+    with pytest.raises(InvalidInputError):
+        getattr(engine.optim, kind)(params, **kwargs)
+
+
+@pytest.mark.spec("OPTIM-011")
+@pytest.mark.parametrize("params", [[], [np.ones(3)], "weights"])
+def test_bad_parameter_lists_are_refused(engine, params):
+    with pytest.raises(InvalidInputError):
+        engine.optim.SGD(params, lr=0.1)
+
+
+@pytest.mark.spec("OPTIM-012")
+def test_each_group_has_its_own_schedule_and_hyperparameters(engine):
+    rng = np.random.default_rng(12)
+    first, second = make_params(engine, rng, shapes=((4,), (2, 3)))
+    start = [first.data.copy(), second.data.copy()]
+    optimizer = engine.optim.SGD(
+        [{"params": [first]}, {"params": [second], "lr": lambda step: np.float32(0.5), "momentum": 0.9}],
+        lr=decaying,
+    )
+    history = run(engine, optimizer, [first, second], 4, rng)
+    assert optimizer.lr_at(2) == [decaying(2), np.float32(0.5)]
+    lrs = [float(decaying(k)) for k in range(4)]
+    np.testing.assert_allclose(first.data, reference_sgd(start[0], history[0], lrs, 0.0, 0.0, False), rtol=1e-5)
+    np.testing.assert_allclose(second.data, reference_sgd(start[1], history[1], [0.5] * 4, 0.9, 0.0, False), rtol=1e-5)
