@@ -9,7 +9,7 @@ from csconform.engine.nn.attention import MultiHeadSelfAttention
 from csconform.engine.nn.checks import float_input, positive_int
 from csconform.engine.nn.dropout import Dropout
 from csconform.engine.nn.linear import Linear
-from csconform.engine.nn.module import Array, Module, Sequential
+from csconform.engine.nn.module import Array, Module
 from csconform.engine.nn.normalization import LayerNorm
 from csconform.engine.precision import compute_operand
 
@@ -27,15 +27,21 @@ class TransformerBlock(Module):
         d_ff = 4 * d_model if d_ff is None else positive_int("d_ff", d_ff)
         self.d_model = d_model
         self.ln1 = LayerNorm(d_model)
-        self.attention = Sequential(MultiHeadSelfAttention(d_model, num_heads, causal=causal), Dropout(dropout, seed=1))
+        self.attn = MultiHeadSelfAttention(d_model, num_heads, causal=causal)
+        self.attn_dropout = Dropout(dropout, seed=1)
         self.ln2 = LayerNorm(d_model)
-        self.mlp = Sequential(Linear(d_model, d_ff), GELU(), Linear(d_ff, d_model), Dropout(dropout, seed=2))
+        self.fc1 = Linear(d_model, d_ff)
+        self.act = GELU()
+        self.fc2 = Linear(d_ff, d_model)
+        self.mlp_dropout = Dropout(dropout, seed=2)
 
     def forward(self, x: Any) -> Array:
         x = float_input(x, last_dim=self.d_model)
-        h = compute_operand(x) + compute_operand(self.attention(self.ln1(x)))
-        return compute_operand(h) + compute_operand(self.mlp(self.ln2(h)))
+        h = compute_operand(x) + compute_operand(self.attn_dropout(self.attn(self.ln1(x))))
+        mlp = self.mlp_dropout(self.fc2(self.act(self.fc1(self.ln2(h)))))
+        return compute_operand(h) + compute_operand(mlp)
 
     def backward(self, grad_out: Array) -> Array:
-        grad_h = grad_out + self.ln2.backward(self.mlp.backward(grad_out))
-        return grad_h + self.ln1.backward(self.attention.backward(grad_h))
+        grad_mlp = self.fc1.backward(self.act.backward(self.fc2.backward(self.mlp_dropout.backward(grad_out))))
+        grad_h = grad_out + self.ln2.backward(grad_mlp)
+        return grad_h + self.ln1.backward(self.attn.backward(self.attn_dropout.backward(grad_h)))
