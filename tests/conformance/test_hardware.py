@@ -1,0 +1,180 @@
+"""Hardware presets of the performance model against the published figures (specs/hardware.yaml).
+
+csconform.perf is the harness's own model, not the implementation under test, so these checks
+import it directly.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from csconform.errors import CapacityError, InvalidInputError, UnknownNameError
+from csconform.perf import hardware
+from csconform.perf.costs import Layer
+from csconform.perf.hardware import MEMORYX, SWARMX, get_wafer
+from csconform.perf.plan import plan
+from csconform.perf.streaming import STREAMED_WEIGHT_BYTES_PER_PARAM, weight_streaming
+
+GB = 1e9
+
+
+def close(value: float, target: float, rel: float) -> bool:
+    return math.isclose(value, target, rel_tol=rel)
+
+
+@pytest.mark.spec("HW-001")
+def test_wse1_figures():
+    w = get_wafer("wse1")
+    assert close(w.published_cores, 400e3, 0.02)
+    assert (w.fabric_width, w.fabric_height) == (633, 633)
+    assert w.memory_per_core_bytes == 48 * 1024
+    assert w.on_chip_memory_bytes == 18 * GB
+    assert w.memory_bytes_per_s == 9e15
+    assert w.fabric_bits_per_s == 100e15
+
+
+@pytest.mark.spec("HW-002")
+def test_wse2_figures():
+    w = get_wafer("WSE-2")
+    assert w.published_cores == 850_000
+    assert (w.fabric_width, w.fabric_height) == (750, 994)
+    assert w.fabric_width <= 757 and w.fabric_height <= 996
+    assert w.memory_per_core_bytes == 48 * 1024
+    assert w.on_chip_memory_bytes == 40 * GB
+    assert w.memory_bytes_per_s == 20e15
+    assert w.fabric_bits_per_s == 220e15
+
+
+@pytest.mark.spec("HW-003")
+def test_wse3_figures():
+    w3, w2 = get_wafer("wse3"), get_wafer("wse2")
+    assert w3.published_cores == 900_000
+    assert (w3.fabric_width, w3.fabric_height) == (762, 1172)
+    assert w3.on_chip_memory_bytes == 44 * GB
+    assert w3.memory_bytes_per_s == 21e15
+    assert w3.fabric_bits_per_s == 214e15
+    assert w3.flops_per_core_per_cycle == 2 * w2.flops_per_core_per_cycle
+
+
+@pytest.mark.spec("HW-004")
+def test_cs2_peak_and_andromeda():
+    w = get_wafer("wse2")
+    peak = w.published_cores * w.flops_per_core_per_cycle * w.clock_hz
+    assert close(peak, hardware.CS2_PUBLISHED_PEAK_FLOPS_PER_S, 0.02)
+    assert close(hardware.ANDROMEDA["systems"] * peak, hardware.ANDROMEDA["peak_flops_per_s"], 0.02)
+    assert close(hardware.ANDROMEDA["systems"] * w.published_cores, hardware.ANDROMEDA["published_cores"], 0.02)
+    assert "7.5e15" in w.source("flops_per_core_per_cycle")
+
+
+@pytest.mark.spec("HW-005")
+@pytest.mark.parametrize("name", ["wse1", "wse2", "wse3"])
+def test_memory_per_core_consistent_with_total(name):
+    w = get_wafer(name)
+    assert close(w.published_cores * w.memory_per_core_bytes, w.on_chip_memory_bytes, 0.10)
+    # the placeable fabric holds no more than the published SRAM
+    assert w.fabric_memory_bytes <= w.on_chip_memory_bytes * 1.10
+
+
+@pytest.mark.spec("HW-006")
+def test_cs2_system_io_sets_weight_streaming_transfer():
+    w = get_wafer("wse2")
+    assert w.system_io_bytes_per_s == 1.2e12 / 8
+    layer = Layer("dense", 4096, 4096, 1, name="d")
+    result = weight_streaming([layer], w, systems=1, batch_per_system=1)
+    expected = layer.params * STREAMED_WEIGHT_BYTES_PER_PARAM / 150e9
+    assert result.layers[0].weights_in_s == pytest.approx(expected)
+
+
+@pytest.mark.spec("HW-007")
+def test_memoryx_capacity():
+    assert MEMORYX.min_capacity_bytes == 4e12
+    assert MEMORYX.max_capacity_bytes == 2.4e15
+    assert MEMORYX.max_parameters == 120e12
+    assert MEMORYX.bytes_per_parameter == pytest.approx(20.0)
+    small = [Layer("dense", 1000, 1000, 1, name="d")]
+    assert weight_streaming(small, "wse2").params == 1_001_000
+    too_big = [Layer("dense", 11_000_000, 11_000_000, 1, name="huge", bias=False)]  # 121e12 params
+    with pytest.raises(CapacityError, match="MemoryX"):
+        weight_streaming(too_big, "wse2")
+
+
+@pytest.mark.spec("HW-008")
+@given(st.integers(min_value=1, max_value=2048))
+def test_swarmx_depth_is_log2(n):
+    assert SWARMX.depth(n) == math.ceil(math.log2(n))
+    assert SWARMX.depth(2 * n) == SWARMX.depth(n) + 1
+    assert SWARMX.latency_s(n) == SWARMX.depth(n) * SWARMX.hop_latency_s
+
+
+@pytest.mark.spec("HW-008")
+def test_swarmx_at_cluster_sizes():
+    assert SWARMX.latency_s(1) == 0
+    assert SWARMX.depth(192) == 8
+    assert SWARMX.latency_s(192) > SWARMX.latency_s(96) > SWARMX.latency_s(2) > 0
+
+
+@pytest.mark.spec("HW-009")
+def test_cs2_cluster_limit():
+    assert plan("gpt3_xl", "wse2", systems=192, batch=192).systems == 192
+    for bad in (193, 0):
+        with pytest.raises(InvalidInputError, match="192|positive"):
+            plan("gpt3_xl", "wse2", systems=bad)
+
+
+@pytest.mark.spec("HW-010")
+def test_cs3_cluster_limit():
+    w = get_wafer("wse3")
+    hardware.check_cluster_size(w, 2048)
+    assert plan("gpt2_small", "wse3", systems=2048, batch=2048).systems == 2048
+    with pytest.raises(InvalidInputError, match="2048"):
+        plan("gpt2_small", "wse3", systems=2049)
+
+
+@pytest.mark.spec("HW-011")
+def test_192_cs2_is_more_than_150_million_cores():
+    w = get_wafer("wse2")
+    assert w.max_cluster_systems == 192
+    assert w.max_cluster_systems * w.published_cores > 150e6
+
+
+@pytest.mark.spec("HW-013")
+@pytest.mark.parametrize("name", ["wse1", "wse2", "wse3"])
+def test_every_figure_has_a_source(name):
+    w = get_wafer(name)
+    rows = w.figures()
+    assert len(rows) >= 14
+    for row in rows:
+        source = row["source"]
+        assert isinstance(source, str) and source.strip()
+        assert ("FACTS.md#Hardware" in source or ".txt#" in source or source.startswith("derived")
+                or source.startswith("assumption")), source
+    for extra in (MEMORYX, SWARMX):
+        assert all(isinstance(s, str) and s for s in extra.sources.values())
+    with pytest.raises(UnknownNameError):
+        w.source("no_such_figure")
+
+
+@pytest.mark.spec("HW-014")
+@pytest.mark.parametrize("alias", ["wse2", "WSE-2", "cs2", "CS-2", "wse_2"])
+def test_wafer_aliases(alias):
+    assert get_wafer(alias).name == "wse2"
+
+
+@pytest.mark.spec("HW-014")
+def test_unknown_wafer_lists_known():
+    with pytest.raises(UnknownNameError) as info:
+        get_wafer("wse9")
+    for known in ("wse1", "wse2", "wse3"):
+        assert known in str(info.value)
+
+
+@pytest.mark.spec("HW-015")
+def test_cs1_is_single_system():
+    w = get_wafer("wse1")
+    hardware.check_cluster_size(w, 1)
+    with pytest.raises(InvalidInputError):
+        hardware.check_cluster_size(w, 2)
