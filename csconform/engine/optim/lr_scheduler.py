@@ -421,7 +421,7 @@ class CyclicLR(LRScheduler):
         if self.mode == "triangular":
             amplitude = np.ones_like(cycle)
         elif self.mode == "triangular2":
-            amplitude = 1.0 / np.power(2.0, cycle - 1.0)
+            amplitude = np.power(0.5, cycle - 1.0)
         else:
             amplitude = np.power(self.gamma, steps.astype(np.float64))
         return self.base_lr + (self.max_lr - self.base_lr) * factor * amplitude

@@ -1,0 +1,426 @@
+"""Conformance checks of the learning-rate schedules (specs/lr_schedule.yaml).
+
+Each schedule is compared, step by step, with its formula written here in plain Python ``math``
+(float64, one step at a time), independently of the engine's vectorized NumPy code. The engine
+rounds once to float32, so comparisons allow float32 rounding (plus a little for ``pow``/``cos``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from csconform.errors import InvalidInputError
+from csconform.testing.strategies import global_step_arrays, global_steps
+
+RATES = st.floats(min_value=0.0, max_value=10.0, allow_nan=False, allow_infinity=False)
+POSITIVE_RATES = st.floats(min_value=1e-4, max_value=10.0)
+ITERS = st.integers(min_value=1, max_value=5000)
+STEPS = global_steps(20_000)
+
+
+def assert_rate(actual: object, expected: float, rtol: float = 4e-7, atol: float = 1e-12) -> None:
+    """``actual`` is a 0-d float32 equal to ``expected`` up to float32 rounding."""
+    assert isinstance(actual, np.floating | np.ndarray) and np.asarray(actual).dtype == np.float32
+    assert np.asarray(actual).shape == ()
+    assert math.isclose(float(actual), expected, rel_tol=rtol, abs_tol=atol), (float(actual), expected)
+
+
+def lr(engine):  # noqa: ANN001, ANN201 - the module under test
+    return engine.optim.lr_scheduler
+
+
+def every_schedule(engine):  # noqa: ANN001, ANN201
+    """One instance of every schedule class, for the interface properties."""
+    m = lr(engine)
+    return [
+        m.ConstantLR(learning_rate=0.1),
+        m.PolynomialLR(initial_learning_rate=0.1, end_learning_rate=0.01, total_iters=100, power=2.0),
+        m.PolynomialLR(initial_learning_rate=0.1, end_learning_rate=0.01, total_iters=100, cycle=True),
+        m.LinearLR(initial_learning_rate=0.0, end_learning_rate=0.1, total_iters=50),
+        m.ExponentialLR(initial_learning_rate=0.1, total_iters=10, decay_rate=0.9, staircase=True),
+        m.InverseExponentialTimeDecayLR(
+            initial_learning_rate=0.1, step_exponent=1.5, total_iters=10, decay_rate=0.5, staircase=False
+        ),
+        m.InverseSquareRootDecayLR(initial_learning_rate=0.1, scale=2.0, warmup_steps=100),
+        m.CosineDecayLR(initial_learning_rate=0.1, end_learning_rate=0.001, total_iters=300),
+        m.CosineAnnealingLR(initial_learning_rate=0.1, T_max=70, eta_min=0.01),
+        m.StepLR(initial_learning_rate=0.1, step_size=30, gamma=0.5),
+        m.MultiStepLR(initial_learning_rate=0.1, gamma=0.1, milestones=[10, 200]),
+        m.MultiplicativeLR(initial_learning_rate=0.1, multiplier=0.999),
+        m.SequentialLR(
+            schedulers=[
+                m.LinearLR(initial_learning_rate=0.0, end_learning_rate=0.1, total_iters=10),
+                m.CosineDecayLR(initial_learning_rate=0.1, end_learning_rate=0.0, total_iters=100),
+            ],
+            milestones=[10],
+        ),
+        m.PiecewiseConstantLR(learning_rates=[0.1, 0.05, 0.01], milestones=[100, 1000]),
+        m.CyclicLR(base_lr=0.01, max_lr=0.1, step_size_up=20, step_size_down=30, mode="triangular2"),
+        m.OneCycleLR(initial_learning_rate=0.004, max_lr=0.1, total_steps=500, pct_start=0.3),
+    ]
+
+
+# --- the interface --------------------------------------------------------------------------------
+
+
+@pytest.mark.spec("LR-001")
+@given(steps=global_step_arrays(max_step=5000))
+def test_schedules_map_step_arrays_to_float32_arrays_of_the_same_shape(engine, steps):
+    for schedule in every_schedule(engine):
+        rates = schedule(steps)
+        assert isinstance(rates, np.ndarray) and rates.dtype == np.float32 and rates.shape == steps.shape
+        for index in np.ndindex(steps.shape):
+            scalar = schedule(int(steps[index]))
+            assert np.asarray(scalar).shape == () and np.asarray(scalar).dtype == np.float32
+            assert rates[index].tobytes() == np.float32(scalar).tobytes(), (type(schedule).__name__, index)
+
+
+@pytest.mark.spec("LR-001")
+def test_schedules_accept_numpy_integer_scalars_and_unsigned_arrays(engine):
+    schedule = lr(engine).StepLR(initial_learning_rate=1.0, step_size=2, gamma=0.5)
+    assert float(schedule(np.int32(4))) == 0.25
+    assert schedule(np.array([0, 2, 4], dtype=np.uint16)).tolist() == [1.0, 0.5, 0.25]
+
+
+@pytest.mark.spec("LR-002")
+@given(steps=st.lists(global_steps(3000), min_size=1, max_size=20))
+def test_schedules_are_pure_functions_of_the_step(engine, steps):
+    first = [every_schedule(engine) for _ in range(2)]
+    forward = [[float(s(t)) for t in steps] for s in first[0]]
+    backward = [[float(s(t)) for t in reversed(steps)][::-1] for s in first[1]]
+    again = [[float(s(t)) for t in steps] for s in first[0]]
+    assert forward == backward == again
+
+
+@pytest.mark.spec("LR-003")
+@pytest.mark.parametrize(
+    "step",
+    [-1, True, 1.0, 2.5, "3", None, [1, 2], np.array([1.0, 2.0]), np.array([0, -3]), np.array([True])],
+    ids=repr,
+)
+def test_invalid_global_steps_are_refused(engine, step):
+    for schedule in every_schedule(engine):
+        with pytest.raises(InvalidInputError):
+            schedule(step)
+
+
+@pytest.mark.spec("LR-004")
+@pytest.mark.parametrize(
+    "name, kwargs",
+    [
+        ("ConstantLR", {"learning_rate": -0.1}),
+        ("ConstantLR", {"learning_rate": float("nan")}),
+        ("PolynomialLR", {"initial_learning_rate": 0.1, "end_learning_rate": 0.0, "total_iters": 0}),
+        ("PolynomialLR", {"initial_learning_rate": 0.1, "end_learning_rate": 0.0, "total_iters": -5}),
+        ("PolynomialLR", {"initial_learning_rate": 0.1, "end_learning_rate": 0.0, "total_iters": 2.5}),
+        ("LinearLR", {"initial_learning_rate": float("inf"), "end_learning_rate": 0.0, "total_iters": 5}),
+        ("ExponentialLR", {"initial_learning_rate": 0.1, "total_iters": 0, "decay_rate": 0.5}),
+        ("ExponentialLR", {"initial_learning_rate": 0.1, "total_iters": 10, "decay_rate": 0.0}),
+        ("InverseSquareRootDecayLR", {"initial_learning_rate": 0.1, "scale": 1.0, "warmup_steps": 0}),
+        ("CosineDecayLR", {"initial_learning_rate": 0.1, "end_learning_rate": 0.0, "total_iters": 0}),
+        ("CosineAnnealingLR", {"initial_learning_rate": 0.1, "T_max": 0}),
+        ("StepLR", {"initial_learning_rate": 0.1, "step_size": 0, "gamma": 0.5}),
+        ("MultiStepLR", {"initial_learning_rate": 0.1, "gamma": 0.5, "milestones": [5, 5]}),
+        ("MultiStepLR", {"initial_learning_rate": 0.1, "gamma": 0.5, "milestones": [10, 3]}),
+        ("MultiStepLR", {"initial_learning_rate": 0.1, "gamma": 0.5, "milestones": [0, 3]}),
+        ("MultiStepLR", {"initial_learning_rate": 0.1, "gamma": 0.5, "milestones": 7}),
+        ("MultiplicativeLR", {"initial_learning_rate": 0.1, "multiplier": 0.0}),
+        ("PiecewiseConstantLR", {"learning_rates": [0.1, 0.01], "milestones": [10, 20]}),
+        ("PiecewiseConstantLR", {"learning_rates": [0.1, 0.01, 0.001], "milestones": [10]}),
+        ("CyclicLR", {"base_lr": 0.01, "max_lr": 0.1, "step_size_up": 0}),
+        ("CyclicLR", {"base_lr": 0.01, "max_lr": 0.1, "mode": "sawtooth"}),
+        ("OneCycleLR", {"initial_learning_rate": 0.01, "max_lr": 0.1, "total_steps": 0}),
+        ("OneCycleLR", {"initial_learning_rate": 0.01, "max_lr": 0.1, "total_steps": 100, "pct_start": 1.5}),
+        ("OneCycleLR", {"initial_learning_rate": 0.01, "max_lr": 0.1, "total_steps": 4, "pct_start": 0.25}),
+    ],
+)
+def test_invalid_schedule_arguments_are_refused(engine, name, kwargs):
+    with pytest.raises(InvalidInputError):
+        getattr(lr(engine), name)(**kwargs)
+
+
+@pytest.mark.spec("LR-004", "LR-017")
+def test_sequential_lr_needs_one_milestone_fewer_than_schedulers(engine):
+    m = lr(engine)
+    parts = [m.ConstantLR(learning_rate=0.1), m.ConstantLR(learning_rate=0.2), m.ConstantLR(learning_rate=0.3)]
+    for milestones in ([10], [10, 20, 30], []):
+        with pytest.raises(InvalidInputError, match="milestones"):
+            m.SequentialLR(schedulers=parts, milestones=milestones)
+    with pytest.raises(InvalidInputError):
+        m.SequentialLR(schedulers=[], milestones=[])
+    with pytest.raises(InvalidInputError):
+        m.SequentialLR(schedulers=[0.1, 0.2], milestones=[5])
+    assert float(m.SequentialLR(schedulers=parts, milestones=[10, 20])(25)) == np.float32(0.3)
+
+
+# --- the formulas ---------------------------------------------------------------------------------
+
+
+@pytest.mark.spec("LR-005")
+@given(rate=RATES, t=STEPS)
+def test_constant_lr(engine, rate, t):
+    assert_rate(lr(engine).ConstantLR(learning_rate=rate)(t), rate)
+
+
+@pytest.mark.spec("LR-006")
+@given(init=RATES, end=RATES, total=ITERS, power=st.floats(0.0, 4.0), t=STEPS)
+def test_polynomial_lr(engine, init, end, total, power, t):
+    schedule = lr(engine).PolynomialLR(
+        initial_learning_rate=init, end_learning_rate=end, total_iters=total, power=power
+    )
+    expected = end if t >= total else (init - end) * (1 - t / total) ** power + end
+    assert_rate(schedule(t), expected, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.spec("LR-007")
+@given(init=RATES, end=RATES, total=ITERS, power=st.floats(0.0, 4.0), t=STEPS)
+def test_polynomial_lr_with_cycle(engine, init, end, total, power, t):
+    schedule = lr(engine).PolynomialLR(
+        initial_learning_rate=init, end_learning_rate=end, total_iters=total, power=power, cycle=True
+    )
+    period = total * math.ceil((t + 1) / total)
+    expected = (init - end) * (1 - t / period) ** power + end
+    assert_rate(schedule(t), expected, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.spec("LR-007")
+def test_polynomial_cycle_restarts_after_total_iters(engine):
+    schedule = lr(engine).PolynomialLR(
+        initial_learning_rate=1.0, end_learning_rate=0.0, total_iters=10, cycle=True
+    )
+    assert float(schedule(9)) == pytest.approx(0.1)
+    assert float(schedule(10)) == pytest.approx(0.5)  # a new, twice as long decay period
+    assert float(schedule(19)) == pytest.approx(0.05)
+
+
+@pytest.mark.spec("LR-008")
+@given(init=RATES, end=RATES, total=ITERS, t=STEPS)
+def test_linear_lr(engine, init, end, total, t):
+    m = lr(engine)
+    linear = m.LinearLR(initial_learning_rate=init, end_learning_rate=end, total_iters=total)
+    expected = end if t >= total else init + (end - init) * t / total
+    assert_rate(linear(t), expected, rtol=1e-6, atol=1e-9)
+    poly = m.PolynomialLR(initial_learning_rate=init, end_learning_rate=end, total_iters=total, power=1.0)
+    assert float(linear(t)) == float(poly(t))
+
+
+@pytest.mark.spec("LR-009")
+@given(
+    init=RATES, total=ITERS, rate=st.floats(0.05, 1.5), staircase=st.booleans(), t=global_steps(5000)
+)
+def test_exponential_lr(engine, init, total, rate, staircase, t):
+    schedule = lr(engine).ExponentialLR(
+        initial_learning_rate=init, total_iters=total, decay_rate=rate, staircase=staircase
+    )
+    exponent = t // total if staircase else t / total
+    assert_rate(schedule(t), init * rate**exponent, rtol=2e-6, atol=1e-30)
+
+
+@pytest.mark.spec("LR-010")
+@given(
+    init=RATES,
+    exponent=st.floats(0.0, 2.0),
+    total=ITERS,
+    rate=st.floats(0.0, 5.0),
+    staircase=st.booleans(),
+    t=STEPS,
+)
+def test_inverse_exponential_time_decay_lr(engine, init, exponent, total, rate, staircase, t):
+    schedule = lr(engine).InverseExponentialTimeDecayLR(
+        initial_learning_rate=init, step_exponent=exponent, total_iters=total, decay_rate=rate, staircase=staircase
+    )
+    elapsed = t**exponent / total
+    if staircase:
+        elapsed = math.floor(elapsed)
+    assert_rate(schedule(t), init / (1 + rate * elapsed), rtol=2e-6)
+
+
+@pytest.mark.spec("LR-011")
+@given(init=RATES, scale=st.floats(0.0, 100.0), warmup=st.integers(1, 1000), t=STEPS)
+def test_inverse_square_root_decay_lr(engine, init, scale, warmup, t):
+    schedule = lr(engine).InverseSquareRootDecayLR(initial_learning_rate=init, scale=scale, warmup_steps=warmup)
+    assert_rate(schedule(t), init * scale / math.sqrt(max(t, warmup)), rtol=1e-6)
+
+
+@pytest.mark.spec("LR-012")
+@given(init=RATES, end=RATES, total=ITERS, t=STEPS)
+def test_cosine_decay_lr(engine, init, end, total, t):
+    schedule = lr(engine).CosineDecayLR(initial_learning_rate=init, end_learning_rate=end, total_iters=total)
+    expected = end + (init - end) * 0.5 * (1 + math.cos(math.pi * min(t, total) / total))
+    assert_rate(schedule(t), expected, rtol=1e-6, atol=1e-6 * max(init, end, 1e-12))
+
+
+@pytest.mark.spec("LR-013")
+@given(init=RATES, eta_min=RATES, t_max=ITERS, t=STEPS)
+def test_cosine_annealing_lr(engine, init, eta_min, t_max, t):
+    schedule = lr(engine).CosineAnnealingLR(initial_learning_rate=init, T_max=t_max, eta_min=eta_min)
+    expected = eta_min + (init - eta_min) * (1 + math.cos(math.pi * t / t_max)) / 2
+    assert_rate(schedule(t), expected, rtol=1e-6, atol=1e-6 * max(init, eta_min, 1e-12))
+
+
+@pytest.mark.spec("LR-013")
+def test_cosine_annealing_is_not_clamped_at_t_max(engine):
+    schedule = lr(engine).CosineAnnealingLR(initial_learning_rate=1.0, T_max=10, eta_min=0.0)
+    assert float(schedule(10)) == pytest.approx(0.0, abs=1e-7)
+    assert float(schedule(20)) == pytest.approx(1.0)
+
+
+@pytest.mark.spec("LR-014")
+@given(init=RATES, step_size=st.integers(1, 500), gamma=st.floats(0.0, 1.0), t=global_steps(5000))
+def test_step_lr(engine, init, step_size, gamma, t):
+    schedule = lr(engine).StepLR(initial_learning_rate=init, step_size=step_size, gamma=gamma)
+    assert_rate(schedule(t), init * gamma ** (t // step_size), rtol=2e-6, atol=1e-30)
+
+
+@pytest.mark.spec("LR-015")
+@given(
+    init=RATES,
+    gamma=st.floats(0.0, 1.0),
+    milestones=st.sets(st.integers(1, 3000), max_size=6).map(sorted),
+    t=global_steps(4000),
+)
+def test_multi_step_lr(engine, init, gamma, milestones, t):
+    schedule = lr(engine).MultiStepLR(initial_learning_rate=init, gamma=gamma, milestones=milestones)
+    passed = sum(1 for milestone in milestones if milestone <= t)
+    assert_rate(schedule(t), init * gamma**passed, rtol=2e-6, atol=1e-30)
+
+
+@pytest.mark.spec("LR-016")
+@given(init=RATES, multiplier=st.floats(0.5, 1.01), t=global_steps(2000))
+def test_multiplicative_lr(engine, init, multiplier, t):
+    schedule = lr(engine).MultiplicativeLR(initial_learning_rate=init, multiplier=multiplier)
+    assert_rate(schedule(t), init * multiplier**t, rtol=2e-6, atol=1e-30)
+
+
+@pytest.mark.spec("LR-017")
+@given(
+    rates=st.lists(RATES, min_size=3, max_size=3),
+    first=st.integers(1, 500),
+    second_length=st.integers(1, 500),
+    t=global_steps(1500),
+)
+def test_sequential_lr_uses_local_steps(engine, rates, first, second_length, t):
+    m = lr(engine)
+    second = first + second_length
+    parts = [
+        m.LinearLR(initial_learning_rate=0.0, end_learning_rate=rates[0], total_iters=first),
+        m.StepLR(initial_learning_rate=rates[1], step_size=7, gamma=0.5),
+        m.ConstantLR(learning_rate=rates[2]),
+    ]
+    schedule = m.SequentialLR(schedulers=parts, milestones=[first, second])
+    if t < first:
+        expected = rates[0] * t / first
+    elif t < second:
+        expected = rates[1] * 0.5 ** ((t - first) // 7)
+    else:
+        expected = rates[2]
+    assert_rate(schedule(t), expected, rtol=1e-6, atol=1e-9)
+    local_views = np.array([0, first, second, t])
+    assert schedule(local_views).shape == (4,)
+
+
+@pytest.mark.spec("LR-018")
+@given(
+    milestones=st.sets(st.integers(1, 3000), min_size=0, max_size=6).map(sorted),
+    data=st.data(),
+    t=global_steps(4000),
+)
+def test_piecewise_constant_lr(engine, milestones, data, t):
+    rates = data.draw(st.lists(RATES, min_size=len(milestones) + 1, max_size=len(milestones) + 1))
+    schedule = lr(engine).PiecewiseConstantLR(learning_rates=rates, milestones=milestones)
+    segment = sum(1 for milestone in milestones if milestone <= t)
+    assert_rate(schedule(t), rates[segment])
+
+
+@pytest.mark.spec("LR-019")
+@given(
+    base=RATES,
+    peak=RATES,
+    up=st.integers(1, 300),
+    down=st.one_of(st.none(), st.integers(1, 300)),
+    mode=st.sampled_from(["triangular", "triangular2", "exp_range"]),
+    gamma=st.floats(0.99, 1.0),
+    t=global_steps(3000),
+)
+def test_cyclic_lr(engine, base, peak, up, down, mode, gamma, t):
+    schedule = lr(engine).CyclicLR(
+        base_lr=base, max_lr=peak, step_size_up=up, step_size_down=down, mode=mode, gamma=gamma
+    )
+    length = up + (up if down is None else down)
+    cycle, position = divmod(t, length)  # position: steps into the current cycle
+    height = position / up if position <= up else (length - position) / (length - up)
+    amplitude = {"triangular": 1.0, "triangular2": 0.5**cycle, "exp_range": gamma**t}[mode]
+    expected = base + (peak - base) * height * amplitude
+    assert_rate(schedule(t), expected, rtol=2e-6, atol=1e-6 * max(base, peak, 1e-12))
+
+
+@pytest.mark.spec("LR-020")
+@given(
+    init=POSITIVE_RATES,
+    peak=POSITIVE_RATES,
+    total=st.integers(20, 2000),
+    pct=st.floats(0.1, 0.45),
+    div=st.floats(1.0, 1e4),
+    three_phase=st.booleans(),
+    strategy=st.sampled_from(["cos", "linear"]),
+    data=st.data(),
+)
+def test_one_cycle_lr(engine, init, peak, total, pct, div, three_phase, strategy, data):
+    schedule = lr(engine).OneCycleLR(
+        initial_learning_rate=init,
+        max_lr=peak,
+        total_steps=total,
+        pct_start=pct,
+        final_div_factor=div,
+        three_phase=three_phase,
+        anneal_strategy=strategy,
+    )
+    t = data.draw(global_steps(2 * total), label="t")
+    low = init / div
+    if three_phase:
+        phases = [(pct * total - 1, init, peak), (2 * pct * total - 2, peak, init), (total - 1, init, low)]
+    else:
+        phases = [(pct * total - 1, init, peak), (total - 1, peak, low)]
+    start = 0.0
+    for end, from_rate, to_rate in phases:
+        if t <= end or end == phases[-1][0]:
+            progress = min((t - start) / (end - start), 1.0)
+            break
+        start = end
+    if strategy == "cos":
+        expected = to_rate + (from_rate - to_rate) * (math.cos(math.pi * progress) + 1) / 2
+    else:
+        expected = from_rate + (to_rate - from_rate) * progress
+    assert_rate(schedule(t), expected, rtol=2e-6, atol=1e-6 * max(init, peak))
+
+
+@pytest.mark.spec("LR-020")
+def test_one_cycle_reaches_its_landmarks(engine):
+    schedule = lr(engine).OneCycleLR(
+        initial_learning_rate=0.01, max_lr=1.0, total_steps=101, pct_start=0.5, final_div_factor=100.0
+    )
+    assert float(schedule(0)) == pytest.approx(0.01)
+    assert float(schedule(50)) > 0.99  # peak just after pct_start * total_steps - 1 = 49.5
+    assert float(schedule(100)) == pytest.approx(1e-4)
+    assert float(schedule(10_000)) == pytest.approx(1e-4)
+
+
+# --- vectorization ---------------------------------------------------------------------------------
+
+
+@pytest.mark.spec("LR-021")
+def test_a_million_steps_evaluate_quickly(engine):
+    steps = np.arange(1_000_000, dtype=np.int64)
+    for schedule in every_schedule(engine):
+        started = time.perf_counter()
+        rates = schedule(steps)
+        elapsed_s = time.perf_counter() - started
+        assert rates.shape == steps.shape and np.all(np.isfinite(rates))
+        # A per-element Python loop takes seconds here; array code takes tens of milliseconds.
+        assert elapsed_s < 1.0, (type(schedule).__name__, elapsed_s)
