@@ -20,6 +20,7 @@ from csconform.errors import CsConformError
 # command -> (module with its register(subparsers), one-line help)
 COMMANDS = {
     "spec": ("csconform.spec.cli", "list, show and validate the executable spec"),
+    "report": ("csconform.report.cli_report", "regenerate the published report: conformance, performance, benchmarks"),
     "check": ("csconform.report.cli", "run the conformance suite against an implementation"),
     "place": ("csconform.perf.cli_place", "size and place the kernels of an ISPD 2020 .kgraph instance"),
     "plan": ("csconform.perf.cli_plan", "modeled throughput and placement of a model on a wafer or cluster"),

@@ -87,3 +87,29 @@ def area_frame(matrix: dict, spec: Spec | None = None) -> pd.DataFrame:
     table = pd.crosstab(frame["area"], frame["outcome"]).reindex(columns=list(OUTCOMES), fill_value=0)
     table["rules"] = table.sum(axis=1)
     return table.reset_index()
+
+
+def write_conformance_report(out_dir: Path, matrix: dict) -> list[Path]:
+    """The matrix as JSON, CSV and markdown, with a per-area overview."""
+    from tabulate import tabulate
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    spec = load_spec()
+    frame = matrix_frame(matrix, spec)
+    areas = area_frame(matrix, spec)
+    json_path, csv_path, md_path = (out_dir / f"conformance.{ext}" for ext in ("json", "csv", "md"))
+    json_path.write_text(json.dumps(matrix, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    frame.to_csv(csv_path, index=False)
+    areas.to_csv(out_dir / "conformance_by_area.csv", index=False)
+    md_path.write_text(
+        "# Conformance matrix\n\n"
+        f"Implementation under test: `{matrix['engine']}`. {summary_line(matrix)}.\n\n"
+        "A rule passes only when all of its tests pass; `pending` rules are not checkable yet.\n\n"
+        "## By area\n\n"
+        + tabulate(areas.values.tolist(), headers=list(areas.columns), tablefmt="github")
+        + "\n\n## By rule\n\n"
+        + tabulate(frame.values.tolist(), headers=list(frame.columns), tablefmt="github")
+        + "\n",
+        encoding="utf-8",
+    )
+    return [json_path, csv_path, out_dir / "conformance_by_area.csv", md_path]
