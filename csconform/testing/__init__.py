@@ -1,0 +1,7 @@
+"""Reusable test material shipped with csconform, so other implementations can run it too.
+
+* :mod:`csconform.testing.strategies`: hypothesis strategies (global steps, loss scales, GradScaler
+  configurations, gradients with injected inf/NaN).
+* :mod:`csconform.testing.grad_scaler`: a reference model of dynamic loss scaling and a
+  ``RuleBasedStateMachine`` that checks an engine's ``amp.GradScaler`` against it.
+"""
