@@ -1,0 +1,31 @@
+"""``csconform check`` runs the suite in a subprocess and prints the matrix; errors are clear."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from csconform.cli import main
+
+
+def test_check_one_area_against_the_reference_engine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    matrix_path = tmp_path / "matrix.json"
+    assert main(["check", "--area", "precision", "--json", str(matrix_path)]) == 0
+    out = capsys.readouterr().out
+    assert "PRECISION-001" in out and "csconform.engine:" in out
+    matrix = json.loads(matrix_path.read_text())
+    precision = {k: v for k, v in matrix["rules"].items() if k.startswith("PRECISION-") and v["tests"]}
+    assert precision and all(v["outcome"] == "passed" for v in precision.values())
+
+
+def test_unknown_area_lists_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--area", "nowhere"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown area(s) nowhere; known:" in err and "precision" in err
+
+
+def test_unimportable_engine_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--area", "precision", "--engine", "no_such_engine"]) == 2
+    assert "produced no matrix" in capsys.readouterr().err
