@@ -5,7 +5,9 @@ to a supported kernel (``validate_only`` stops there, a lightweight check), then
 region per kernel (``compile_only`` produces this full artifact without touching a system). Seed
 000 ("Static Graphs"): only the modes "train" and "eval" exist on the CS system, because the fabric
 cannot be reprogrammed for eval after train in the same run. Seed 001 ("Compilation differences"):
-an artifact compiled for one system is refused by another (see :mod:`csconform.engine.system`).
+an artifact compiled for one system is refused by another (see :mod:`csconform.engine.system`;
+``System`` is re-exported here so that ``engine.compiler.System`` reaches it through the engine
+interface).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from csconform.engine import context
 from csconform.engine.graph import Graph
 from csconform.engine.system import System
 from csconform.errors import ExecutionModeError, InvalidInputError, UnsupportedOperationError
+
+__all__ = ["MODES", "SUPPORTED_KERNELS", "CompiledArtifact", "System", "ValidationReport", "compile_graph", "validate"]
 
 MODES = ("train", "eval", "train_and_eval")
 

@@ -30,6 +30,8 @@ from csconform.engine.estimator_config import CSRunConfig
 from csconform.engine.system import System
 from csconform.errors import InvalidInputError, UnsupportedTensorFlowError
 
+__all__ = ["CSRunConfig", "CerebrasEstimator", "EstimatorSpec", "ModeKeys", "SessionRunHook", "TrainResult"]
+
 EVAL_METRIC_OPS_MESSAGE = "[Unsupported TensorFlow] Detected unsupported eval_metric_ops in CS system training run."
 INCONSISTENT_BATCH_MESSAGE = (
     "[Unsupported TensorFlow] Inconsistent batch sizes detected. To ensure a fixed batch size across "

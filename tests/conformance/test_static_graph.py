@@ -146,7 +146,7 @@ def small_graph(engine, batch=4):
 
 @pytest.mark.spec("GRAPH-004")
 def test_second_programming_refused_on_cs(engine):
-    system = engine.system.System("cs-0")
+    system = engine.compiler.System("cs-0")
     engine.compiler.compile_graph(small_graph(engine), system=system)
     with pytest.raises(StaticGraphError, match="reprogrammed"):
         engine.compiler.compile_graph(small_graph(engine, batch=8), system=system)
@@ -157,7 +157,7 @@ def test_second_programming_refused_on_cs(engine):
 @pytest.mark.spec("GRAPH-004")
 def test_second_programming_accepted_on_cpu(engine):
     engine.set_target("cpu")
-    system = engine.system.System("cs-0")
+    system = engine.compiler.System("cs-0")
     engine.compiler.compile_graph(small_graph(engine), system=system)
     engine.compiler.compile_graph(small_graph(engine, batch=8), system=system)
     assert system.programs_loaded == 2

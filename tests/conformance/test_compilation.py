@@ -1,0 +1,189 @@
+"""Conformance checks of compilation (specs/compilation.yaml): kernels, validate_only,
+compile_only, artifact binding and the estimator's standalone compile()."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from csconform.errors import ArtifactMismatchError, UnsupportedOperationError
+
+FEATURES, CLASSES = 4, 3
+
+
+def graph_of(engine, *ops, batch=4):
+    x = np.zeros((batch, FEATURES), dtype=np.float32)
+
+    def step():
+        for name in ops:
+            engine.graph.record(name, x)
+
+    graph, _ = engine.graph.trace(step)
+    return graph
+
+
+def make_runner(engine, model=None, **options):
+    engine.nn.manual_seed(0)
+    if model is None:
+        model = engine.nn.Sequential(engine.nn.Linear(FEATURES, 5), engine.nn.ReLU(), engine.nn.Linear(5, CLASSES))
+    optimizer = engine.optim.SGD(model.parameters(), lr=0.05)
+    return engine.runner.Runner(model, engine.nn.cross_entropy, optimizer, **options)
+
+
+def make_dataset(engine, batch=4, samples=32):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((samples, FEATURES)).astype(np.float32)
+    y = rng.integers(0, CLASSES, samples)
+    return engine.data.Dataset.from_tensor_slices((x, y)).repeat().batch(batch, drop_remainder=True)
+
+
+def swish_model(engine):
+    """A model with a user-written leaf module: an operation the compiler has no kernel for."""
+
+    class Swish(engine.nn.Module):
+        def forward(self, x):
+            self._x = np.asarray(x, dtype=np.float32)
+            return self._x / (1 + np.exp(-self._x))
+
+        def backward(self, grad):
+            s = 1 / (1 + np.exp(-self._x))
+            return grad * (s + self._x * s * (1 - s))
+
+    return engine.nn.Sequential(engine.nn.Linear(FEATURES, 5), Swish(), engine.nn.Linear(5, CLASSES))
+
+
+@pytest.mark.spec("COMPILE-001")
+def test_unsupported_operation_refused_on_cs_by_name(engine):
+    with pytest.raises(UnsupportedOperationError, match="fancy_fft"):
+        engine.compiler.compile_graph(graph_of(engine, "linear", "fancy_fft"), system_id="cs-0", compile_only=True)
+    runner = make_runner(engine, model=swish_model(engine))
+    with pytest.raises(UnsupportedOperationError, match="swish"):
+        next(runner.train(make_dataset(engine), 2))
+    assert runner.systems[0].program is None
+
+
+@pytest.mark.spec("COMPILE-001")
+def test_unsupported_operation_accepted_on_cpu(engine):
+    engine.set_target("cpu")
+    artifact = engine.compiler.compile_graph(
+        graph_of(engine, "linear", "fancy_fft"), system_id="cs-0", compile_only=True
+    )
+    assert "fancy_fft" in artifact.kernels
+    runner = make_runner(engine, model=swish_model(engine))
+    assert len(list(runner.train(make_dataset(engine), 2))) == 2
+
+
+@pytest.mark.spec("COMPILE-002")
+def test_validate_only_checks_without_artifact_or_system(engine):
+    graph = graph_of(engine, "linear", "relu", "linear")
+    system = engine.compiler.System("cs-0")
+    report = engine.compiler.compile_graph(graph, system=system, validate_only=True)
+    assert tuple(report.kernels) == ("linear", "relu", "linear")
+    assert not hasattr(report, "system_id") and not hasattr(report, "placement")
+    assert system.program is None and system.programs_loaded == 0
+    with pytest.raises(UnsupportedOperationError, match="fancy_fft"):
+        engine.compiler.compile_graph(graph_of(engine, "fancy_fft"), validate_only=True)
+
+
+@pytest.mark.spec("COMPILE-003")
+def test_compile_only_builds_full_artifact_without_a_system(engine):
+    graph = graph_of(engine, "linear", "relu")
+    artifact = engine.compiler.compile_graph(graph, mode="train", system_id="cs-7", compile_only=True)
+    assert artifact.system_id == "cs-7"
+    assert artifact.graph == graph and artifact.mode == "train"
+    assert tuple(artifact.kernels) == ("linear", "relu")
+    system = engine.compiler.System("cs-7")
+    assert system.program is None
+    system.load(artifact)
+    assert system.program is artifact
+
+
+@pytest.mark.spec("COMPILE-004")
+def test_artifact_refused_on_another_system_on_cs(engine):
+    artifact = engine.compiler.compile_graph(graph_of(engine, "linear"), system_id="cs-1", compile_only=True)
+    other = engine.compiler.System("cs-2")
+    with pytest.raises(ArtifactMismatchError, match="cs-1"):
+        other.load(artifact)
+    assert other.program is None
+
+
+@pytest.mark.spec("COMPILE-004")
+def test_artifact_accepted_on_another_system_on_cpu(engine):
+    engine.set_target("cpu")
+    artifact = engine.compiler.compile_graph(graph_of(engine, "linear"), system_id="cs-1", compile_only=True)
+    other = engine.compiler.System("cs-2")
+    other.load(artifact)
+    assert other.program is artifact
+
+
+def linear_estimator(engine, cs_ip="cs-0"):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((32, FEATURES)).astype(np.float32)
+    y = (x @ np.arange(1, FEATURES + 1, dtype=np.float32)).astype(np.float32)
+    w = np.zeros(FEATURES, dtype=np.float32)
+
+    def model_fn(features, labels, mode, params):
+        error = features @ w - labels
+        gradient = 2 * features.T @ error / len(labels)
+
+        def train_op():
+            w[:] -= params["lr"] * gradient
+
+        return engine.estimator.EstimatorSpec(mode, loss=float(np.mean(error**2)), train_op=train_op)
+
+    def input_fn(params):
+        dataset = engine.data.Dataset.from_tensor_slices((x, y)).shuffle(32).repeat()
+        return dataset.batch(params["batch_size"], drop_remainder=True)
+
+    config = engine.estimator.CSRunConfig(cs_ip=cs_ip)
+    estimator = engine.estimator.CerebrasEstimator(
+        model_fn, config=config, params={"lr": 0.05, "batch_size": 8}, env={"TF_CONFIG": "{}"}
+    )
+    return estimator, input_fn
+
+
+@pytest.mark.spec("COMPILE-004")
+def test_estimator_refuses_artifact_of_another_system(engine):
+    compiling, input_fn = linear_estimator(engine, cs_ip="cs-1")
+    artifact = compiling.compile(input_fn)
+    running, input_fn = linear_estimator(engine, cs_ip="cs-2")
+    with pytest.raises(ArtifactMismatchError):
+        running.train(input_fn, steps=2, artifact=artifact)
+    engine.set_target("cpu")
+    running, input_fn = linear_estimator(engine, cs_ip="cs-2")
+    assert running.train(input_fn, steps=2, artifact=artifact).steps_run == 2
+
+
+@pytest.mark.spec("COMPILE-005")
+def test_estimator_compile_without_a_system(engine):
+    estimator, input_fn = linear_estimator(engine, cs_ip="cs-3")
+    report = estimator.compile(input_fn, validate_only=True)
+    assert "input" in report.kernels and not hasattr(report, "system_id")
+    artifact = estimator.compile(input_fn)
+    assert artifact.system_id == "cs-3"
+    assert estimator.system.program is None
+    result = estimator.train(input_fn, steps=3, artifact=artifact)
+    assert result.steps_run == 3
+    assert estimator.system.program is artifact and estimator.system.programs_loaded == 1
+
+
+@pytest.mark.spec("COMPILE-006")
+def test_runner_compiles_once_before_the_first_step(engine):
+    runner = make_runner(engine)
+    outputs = runner.train(make_dataset(engine), 3)
+    assert runner.systems[0].program is None  # nothing runs until the user asks for the first step
+    first = next(outputs)
+    program = runner.systems[0].program
+    assert program is not None and first.step == 0
+    assert program.graph.op_names() == ("linear", "relu", "linear", "cross_entropy")
+    list(outputs)
+    assert runner.systems[0].program is program and runner.systems[0].programs_loaded == 1
+
+
+@pytest.mark.spec("COMPILE-006")
+def test_estimator_train_compiles_automatically(engine):
+    estimator, input_fn = linear_estimator(engine)
+    assert estimator.system.program is None
+    estimator.train(input_fn, steps=4)
+    assert estimator.system.programs_loaded == 1
+    assert estimator.system.program.graph.ops[0].input_shapes == ((8, FEATURES), (8,))
