@@ -18,8 +18,14 @@ from csconform.perf.plan import MODES, plan
 
 def run(arguments: argparse.Namespace) -> int:
     """Handler of ``plan``: model, write JSON (and the wafer map), print a summary."""
-    result = plan(arguments.model, wafer=arguments.wafer, mode=arguments.mode, systems=arguments.systems,
-                  batch=arguments.batch, seq_len=arguments.seq_len)
+    result = plan(
+        arguments.model,
+        wafer=arguments.wafer,
+        mode=arguments.mode,
+        systems=arguments.systems,
+        batch=arguments.batch,
+        seq_len=arguments.seq_len,
+    )
     if arguments.json:
         path = Path(arguments.json)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -28,16 +34,19 @@ def run(arguments: argparse.Namespace) -> int:
         from csconform.perf.figures import wafer_map  # matplotlib only when a figure is asked for
 
         wafer_map(result, arguments.png)
-    print(f"{result.model} on {result.systems} x {result.wafer} ({result.mode}): "
-          f"{result.samples_per_s:.4g} samples/s (bound {result.bound_samples_per_s:.4g}), "
-          f"{result.params / 1e6:.1f}M parameters, {len(result.kernels)} kernels")
+    print(
+        f"{result.model} on {result.systems} x {result.wafer} ({result.mode}): "
+        f"{result.samples_per_s:.4g} samples/s (bound {result.bound_samples_per_s:.4g}), "
+        f"{result.params / 1e6:.1f}M parameters, {len(result.kernels)} kernels"
+    )
     return 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``plan`` subparser; its handler is stored as ``handler``."""
-    parser = subparsers.add_parser("plan", help="model throughput and placement of a model on a wafer",
-                                   description=__doc__.splitlines()[0])
+    parser = subparsers.add_parser(
+        "plan", help="model throughput and placement of a model on a wafer", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--model", required=True, help="zoo model name (e.g. gpt2_small, gpt3_xl)")
     parser.add_argument("--wafer", default="wse2", help="wse1, wse2 or wse3 (default wse2)")
     parser.add_argument("--mode", choices=MODES, default=None, help="default: chosen from the model size")

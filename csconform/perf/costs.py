@@ -15,7 +15,8 @@ kind                    in_features           out_features         tokens
 ======================  ====================  ===================  ==========================
 
 ``attention`` includes its Q, K, V and output projections (4 d^2 weights, biased; heads x d_head = d_model,
-as in GPT-3 13B where 40 x 128 ~ 5140); ``heads`` is informative. ``conv`` uses ``kernel_size`` (square) and ``stride`` (its input has tokens x stride^2 pixels).
+as in GPT-3 13B where 40 x 128 ~ 5140); ``heads`` is informative. ``conv`` uses ``kernel_size``
+(square) and ``stride`` (its input has tokens x stride^2 pixels).
 ``layer_norm`` also stands for batch normalisation (2 parameters per feature).
 ``tied=True`` marks a layer whose weight matrix is another layer's (a language model head tied to
 the token embedding): its FLOPs count, its weights do not. ``group`` names the pipeline stage a
@@ -71,8 +72,9 @@ class Layer:
         for label in ("in_features", "out_features", "tokens", "kernel_size", "stride"):
             value = getattr(self, label)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise InvalidInputError(f"layer {self.name or self.kind}: {label} must be a positive "
-                                        f"integer, got {value!r}")
+                raise InvalidInputError(
+                    f"layer {self.name or self.kind}: {label} must be a positive integer, got {value!r}"
+                )
         if self.kind in ("attention", "layer_norm") and self.in_features != self.out_features:
             raise InvalidInputError(f"layer {self.name}: {self.kind} needs in_features == out_features")
         if self.kind == "attention" and self.heads < 1:
@@ -93,7 +95,7 @@ class Layer:
         elif self.kind == "embedding":
             weights, biases = i * o, 0
         else:  # conv
-            weights, biases = self.kernel_size ** 2 * i * o, (o if self.bias else 0)
+            weights, biases = self.kernel_size**2 * i * o, (o if self.bias else 0)
         return (0 if self.tied else weights) + biases
 
     @property
@@ -118,7 +120,7 @@ class Layer:
             return float(LAYER_NORM_FLOPS_PER_ELEMENT * i * t)
         if self.kind == "embedding":
             return 0.0  # a table lookup: memory traffic, no arithmetic
-        return float(FLOPS_PER_MAC * self.kernel_size ** 2 * i * o * t)
+        return float(FLOPS_PER_MAC * self.kernel_size**2 * i * o * t)
 
     @property
     def backward_flops(self) -> float:
@@ -154,7 +156,7 @@ class Layer:
         if self.kind == "embedding":
             return float(4 * self.tokens)  # int32 indices
         if self.kind == "conv":
-            return float(ACTIVATION_BYTES * self.in_features * self.tokens * self.stride ** 2)
+            return float(ACTIVATION_BYTES * self.in_features * self.tokens * self.stride**2)
         return float(ACTIVATION_BYTES * self.in_features * self.tokens)
 
     @property

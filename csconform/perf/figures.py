@@ -20,10 +20,7 @@ def wafer_map(plan: Plan, out: Path | str) -> Path:
     layer occupies the whole wafer during one step, split into compute and exposed I/O."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    if plan.mode == "pipelined":
-        figure = _pipelined_map(plan)
-    else:
-        figure = _streaming_occupancy(plan)
+    figure = _pipelined_map(plan) if plan.mode == "pipelined" else _streaming_occupancy(plan)
     figure.savefig(out, dpi=110, bbox_inches="tight")
     plt.close(figure)
     return out
@@ -35,18 +32,36 @@ def _pipelined_map(plan: Plan) -> plt.Figure:
     colours = plt.get_cmap("viridis")
     label_every = max(1, len(plan.kernels) // 30)
     for index, kernel in enumerate(plan.kernels):
-        axes.add_patch(Rectangle((kernel["x"], kernel["y"]), kernel["width"], kernel["height"],
-                                 facecolor=colours(kernel["utilisation"]), edgecolor="white", linewidth=0.6))
+        axes.add_patch(
+            Rectangle(
+                (kernel["x"], kernel["y"]),
+                kernel["width"],
+                kernel["height"],
+                facecolor=colours(kernel["utilisation"]),
+                edgecolor="white",
+                linewidth=0.6,
+            )
+        )
         if index % label_every == 0:
-            axes.text(kernel["x"] + kernel["width"] / 2, kernel["y"] + kernel["height"] / 2, kernel["name"],
-                      ha="center", va="center", fontsize=6, color="white")
+            axes.text(
+                kernel["x"] + kernel["width"] / 2,
+                kernel["y"] + kernel["height"] / 2,
+                kernel["name"],
+                ha="center",
+                va="center",
+                fontsize=6,
+                color="white",
+            )
     axes.set_xlim(0, width)
     axes.set_ylim(0, height)
     axes.set_aspect("equal")
     axes.set_xlabel("fabric x (cores)")
     axes.set_ylabel("fabric y (cores)")
-    axes.set_title(f"{plan.model} on {plan.wafer}, pipelined: {plan.samples_per_s:.4g} samples/s\n"
-                   f"(bound {plan.bound_samples_per_s:.4g}); colour = kernel utilisation", fontsize=9)
+    axes.set_title(
+        f"{plan.model} on {plan.wafer}, pipelined: {plan.samples_per_s:.4g} samples/s\n"
+        f"(bound {plan.bound_samples_per_s:.4g}); colour = kernel utilisation",
+        fontsize=9,
+    )
     mappable = plt.cm.ScalarMappable(cmap=colours, norm=plt.Normalize(0, 1))
     figure.colorbar(mappable, ax=axes, fraction=0.04, label="utilisation")
     return figure
@@ -57,19 +72,25 @@ def _streaming_occupancy(plan: Plan) -> plt.Figure:
     figure, axes = plt.subplots(figsize=(9, 3))
     start = 0.0
     for layer in result.layers:
-        for compute_s, total_s in ((layer.forward_compute_s, layer.forward_s),
-                                   (layer.backward_compute_s, layer.backward_s)):
+        for compute_s, total_s in (
+            (layer.forward_compute_s, layer.forward_s),
+            (layer.backward_compute_s, layer.backward_s),
+        ):
             axes.barh(0, compute_s * 1e3, left=start * 1e3, color="tab:blue", height=0.6)
             if total_s > compute_s:
-                axes.barh(0, (total_s - compute_s) * 1e3, left=(start + compute_s) * 1e3, color="tab:orange",
-                          height=0.6)
+                axes.barh(
+                    0, (total_s - compute_s) * 1e3, left=(start + compute_s) * 1e3, color="tab:orange", height=0.6
+                )
             start += total_s
     axes.set_yticks([])
     axes.set_xlabel("time within one micro-batch pass (ms); blue = wafer computing, orange = waiting on I/O")
-    axes.set_title(f"{plan.model} on {plan.systems} x {plan.wafer}, weight streaming: each layer occupies the "
-                   f"whole {plan.fabric['width']} x {plan.fabric['height']} fabric in turn\n"
-                   f"{plan.samples_per_s:.4g} samples/s, micro-batch {result.micro_batch} x "
-                   f"{result.micro_batches} per system", fontsize=9)
+    axes.set_title(
+        f"{plan.model} on {plan.systems} x {plan.wafer}, weight streaming: each layer occupies the "
+        f"whole {plan.fabric['width']} x {plan.fabric['height']} fabric in turn\n"
+        f"{plan.samples_per_s:.4g} samples/s, micro-batch {result.micro_batch} x "
+        f"{result.micro_batches} per system",
+        fontsize=9,
+    )
     return figure
 
 
@@ -88,8 +109,9 @@ def pipeline_timeline(kernel_names: list[str], steps: int, out: Path | str) -> P
             if backward >= 0:
                 axes.add_patch(Rectangle((t, k + 0.05), 1, 0.45, facecolor="tab:red", edgecolor="white"))
                 axes.text(t + 0.5, k + 0.27, f"B{backward}", ha="center", va="center", fontsize=7, color="white")
-    steady = next(t for t in range(steps) if (grid[:, t] >= 0).any(axis=1).all()) if steps >= len(
-        kernel_names) else None
+    steady = (
+        next(t for t in range(steps) if (grid[:, t] >= 0).any(axis=1).all()) if steps >= len(kernel_names) else None
+    )
     if steady is not None:
         axes.axvline(steady, color="black", linestyle="--", linewidth=1)
         axes.text(steady + 0.05, len(kernel_names) + 0.05, f"steady state from step {steady + 1}", fontsize=8)

@@ -9,9 +9,9 @@ reader can tell a published figure from a modelling choice.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Mapping
 
 from csconform.errors import InvalidInputError, UnknownNameError
 
@@ -44,8 +44,9 @@ class Wafer:
     sources: Mapping[str, str] = field(repr=False)
 
     def __post_init__(self) -> None:
-        missing = [f.name for f in fields(self) if f.name not in ("name", "sources", "system")
-                   and f.name not in self.sources]
+        missing = [
+            f.name for f in fields(self) if f.name not in ("name", "sources", "system") and f.name not in self.sources
+        ]
         if missing:
             raise ValueError(f"preset {self.name}: figures without a source: {missing}")
 
@@ -96,12 +97,17 @@ class MemoryX:
     min_capacity_bytes: float = 4e12
     max_capacity_bytes: float = 2.4e15
     max_parameters: float = 120e12
-    sources: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({
-        "min_capacity_bytes": "FACTS.md#Hardware: MemoryX holds 4 TB to 2.4 PB",
-        "max_capacity_bytes": "FACTS.md#Hardware: MemoryX holds 4 TB to 2.4 PB",
-        "max_parameters": "FACTS.md#Hardware: up to 120T parameters",
-        "bytes_per_parameter": "derived: max_capacity_bytes / max_parameters = 2.4e15 / 120e12",
-    }), repr=False)
+    sources: Mapping[str, str] = field(
+        default_factory=lambda: MappingProxyType(
+            {
+                "min_capacity_bytes": "FACTS.md#Hardware: MemoryX holds 4 TB to 2.4 PB",
+                "max_capacity_bytes": "FACTS.md#Hardware: MemoryX holds 4 TB to 2.4 PB",
+                "max_parameters": "FACTS.md#Hardware: up to 120T parameters",
+                "bytes_per_parameter": "derived: max_capacity_bytes / max_parameters = 2.4e15 / 120e12",
+            }
+        ),
+        repr=False,
+    )
 
     @property
     def bytes_per_parameter(self) -> float:
@@ -119,12 +125,17 @@ class SwarmX:
 
     fan_out: int = 2
     hop_latency_s: float = 2e-6
-    sources: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({
-        "fan_out": "assumption: binary tree, so depth = ceil(log2 N) (FACTS.md#Hardware: latency grows "
-                   "with log N)",
-        "hop_latency_s": "assumption: 2 microseconds per switch hop (store-and-forward of one packet plus "
-                         "in-network add); no public figure",
-    }), repr=False)
+    sources: Mapping[str, str] = field(
+        default_factory=lambda: MappingProxyType(
+            {
+                "fan_out": "assumption: binary tree, so depth = ceil(log2 N) (FACTS.md#Hardware: latency grows "
+                "with log N)",
+                "hop_latency_s": "assumption: 2 microseconds per switch hop (store-and-forward of one packet plus "
+                "in-network add); no public figure",
+            }
+        ),
+        repr=False,
+    )
 
     def depth(self, systems: int) -> int:
         """Tree levels between MemoryX and ``systems`` leaves: ceil(log_fan_out(N))."""
@@ -138,78 +149,106 @@ class SwarmX:
 
 def _wse1() -> Wafer:
     return Wafer(
-        name="wse1", system="CS-1",
-        published_cores=400_000, fabric_width=633, fabric_height=633,
-        memory_per_core_bytes=48 * KIB, on_chip_memory_bytes=18e9, memory_bytes_per_s=9e15,
-        fabric_bits_per_s=100e15, clock_hz=HOT_CHIPS_34_CLOCK_HZ, flops_per_core_per_cycle=8.0,
-        system_io_bytes_per_s=CS2_SYSTEM_IO_BYTES_PER_S, max_cluster_systems=1,
-        sources=MappingProxyType({
-            "published_cores": "FACTS.md#Hardware: WSE-1 ~400k cores",
-            "fabric_width": "FACTS.md#Hardware: 633 x 633 tile grid (ISPD 2020 contest)",
-            "fabric_height": "FACTS.md#Hardware: 633 x 633 tile grid (ISPD 2020 contest)",
-            "memory_per_core_bytes": "FACTS.md#Hardware: 48 KB per tile",
-            "on_chip_memory_bytes": "FACTS.md#Hardware: 18 GB",
-            "memory_bytes_per_s": "FACTS.md#Hardware: 9 PB/s",
-            "fabric_bits_per_s": "FACTS.md#Hardware: 100 Pb/s",
-            "clock_hz": "assumption: no public WSE-1 clock; taken equal to the WSE-2 figure of 1.1 GHz "
-                        "(FACTS.md#Hardware, Hot Chips 34)",
-            "flops_per_core_per_cycle": "assumption: same 4-wide FP16 FMAC core as WSE-2 -> 4 x 2 = 8 "
-                                        "(FACTS.md#Hardware)",
-            "system_io_bytes_per_s": "assumption: the CS-2 figure, 1.2 Tb/s = 150e9 B/s "
-                                     "(FACTS.md#Hardware)",
-            "max_cluster_systems": "004_c9ec3295e05dfa7b.txt#What Was Training Like before Appliance "
-                                   "Mode?: the earlier flow was limited to a single system",
-        }),
+        name="wse1",
+        system="CS-1",
+        published_cores=400_000,
+        fabric_width=633,
+        fabric_height=633,
+        memory_per_core_bytes=48 * KIB,
+        on_chip_memory_bytes=18e9,
+        memory_bytes_per_s=9e15,
+        fabric_bits_per_s=100e15,
+        clock_hz=HOT_CHIPS_34_CLOCK_HZ,
+        flops_per_core_per_cycle=8.0,
+        system_io_bytes_per_s=CS2_SYSTEM_IO_BYTES_PER_S,
+        max_cluster_systems=1,
+        sources=MappingProxyType(
+            {
+                "published_cores": "FACTS.md#Hardware: WSE-1 ~400k cores",
+                "fabric_width": "FACTS.md#Hardware: 633 x 633 tile grid (ISPD 2020 contest)",
+                "fabric_height": "FACTS.md#Hardware: 633 x 633 tile grid (ISPD 2020 contest)",
+                "memory_per_core_bytes": "FACTS.md#Hardware: 48 KB per tile",
+                "on_chip_memory_bytes": "FACTS.md#Hardware: 18 GB",
+                "memory_bytes_per_s": "FACTS.md#Hardware: 9 PB/s",
+                "fabric_bits_per_s": "FACTS.md#Hardware: 100 Pb/s",
+                "clock_hz": "assumption: no public WSE-1 clock; taken equal to the WSE-2 figure of 1.1 GHz "
+                "(FACTS.md#Hardware, Hot Chips 34)",
+                "flops_per_core_per_cycle": "assumption: same 4-wide FP16 FMAC core as WSE-2 -> 4 x 2 = 8 "
+                "(FACTS.md#Hardware)",
+                "system_io_bytes_per_s": "assumption: the CS-2 figure, 1.2 Tb/s = 150e9 B/s (FACTS.md#Hardware)",
+                "max_cluster_systems": "004_c9ec3295e05dfa7b.txt#What Was Training Like before Appliance "
+                "Mode?: the earlier flow was limited to a single system",
+            }
+        ),
     )
 
 
 def _wse2() -> Wafer:
     return Wafer(
-        name="wse2", system="CS-2",
-        published_cores=850_000, fabric_width=750, fabric_height=994,
-        memory_per_core_bytes=48 * KIB, on_chip_memory_bytes=40e9, memory_bytes_per_s=20e15,
-        fabric_bits_per_s=220e15, clock_hz=HOT_CHIPS_34_CLOCK_HZ, flops_per_core_per_cycle=8.0,
-        system_io_bytes_per_s=CS2_SYSTEM_IO_BYTES_PER_S, max_cluster_systems=192,
-        sources=MappingProxyType({
-            "published_cores": "FACTS.md#Hardware: WSE-2 850k cores",
-            "fabric_width": "FACTS.md#Hardware: SDK fabric 757 x 996, ~750 x 994 usable",
-            "fabric_height": "FACTS.md#Hardware: SDK fabric 757 x 996, ~750 x 994 usable",
-            "memory_per_core_bytes": "FACTS.md#Hardware: 48 KB per core",
-            "on_chip_memory_bytes": "FACTS.md#Hardware: 40 GB",
-            "memory_bytes_per_s": "FACTS.md#Hardware: 20 PB/s",
-            "fabric_bits_per_s": "FACTS.md#Hardware: 220 Pb/s",
-            "clock_hz": "FACTS.md#Hardware: 1.1 GHz (Hot Chips 34); the 850 MHz SDK figure would give "
-                        "10.4 FLOP/core/cycle, inconsistent with the 4-wide SIMD",
-            "flops_per_core_per_cycle": "derived: 7.5e15 FLOP/s / 850e3 cores / 1.1e9 Hz = 8.02, matching "
-                                        "4-wide FP16 SIMD x 2 FLOP per FMAC = 8 (FACTS.md#Hardware)",
-            "system_io_bytes_per_s": "FACTS.md#Hardware: 1.2 Tb/s per CS-2 = 1.2e12 / 8 B/s",
-            "max_cluster_systems": "004_c9ec3295e05dfa7b.txt#Introduction: clusters of up to 192 CS-2",
-        }),
+        name="wse2",
+        system="CS-2",
+        published_cores=850_000,
+        fabric_width=750,
+        fabric_height=994,
+        memory_per_core_bytes=48 * KIB,
+        on_chip_memory_bytes=40e9,
+        memory_bytes_per_s=20e15,
+        fabric_bits_per_s=220e15,
+        clock_hz=HOT_CHIPS_34_CLOCK_HZ,
+        flops_per_core_per_cycle=8.0,
+        system_io_bytes_per_s=CS2_SYSTEM_IO_BYTES_PER_S,
+        max_cluster_systems=192,
+        sources=MappingProxyType(
+            {
+                "published_cores": "FACTS.md#Hardware: WSE-2 850k cores",
+                "fabric_width": "FACTS.md#Hardware: SDK fabric 757 x 996, ~750 x 994 usable",
+                "fabric_height": "FACTS.md#Hardware: SDK fabric 757 x 996, ~750 x 994 usable",
+                "memory_per_core_bytes": "FACTS.md#Hardware: 48 KB per core",
+                "on_chip_memory_bytes": "FACTS.md#Hardware: 40 GB",
+                "memory_bytes_per_s": "FACTS.md#Hardware: 20 PB/s",
+                "fabric_bits_per_s": "FACTS.md#Hardware: 220 Pb/s",
+                "clock_hz": "FACTS.md#Hardware: 1.1 GHz (Hot Chips 34); the 850 MHz SDK figure would give "
+                "10.4 FLOP/core/cycle, inconsistent with the 4-wide SIMD",
+                "flops_per_core_per_cycle": "derived: 7.5e15 FLOP/s / 850e3 cores / 1.1e9 Hz = 8.02, matching "
+                "4-wide FP16 SIMD x 2 FLOP per FMAC = 8 (FACTS.md#Hardware)",
+                "system_io_bytes_per_s": "FACTS.md#Hardware: 1.2 Tb/s per CS-2 = 1.2e12 / 8 B/s",
+                "max_cluster_systems": "004_c9ec3295e05dfa7b.txt#Introduction: clusters of up to 192 CS-2",
+            }
+        ),
     )
 
 
 def _wse3() -> Wafer:
     return Wafer(
-        name="wse3", system="CS-3",
-        published_cores=900_000, fabric_width=762, fabric_height=1172,
-        memory_per_core_bytes=48 * KIB, on_chip_memory_bytes=44e9, memory_bytes_per_s=21e15,
-        fabric_bits_per_s=214e15, clock_hz=HOT_CHIPS_34_CLOCK_HZ, flops_per_core_per_cycle=16.0,
-        system_io_bytes_per_s=CS2_SYSTEM_IO_BYTES_PER_S, max_cluster_systems=2048,
-        sources=MappingProxyType({
-            "published_cores": "FACTS.md#Hardware: WSE-3 900k cores",
-            "fabric_width": "FACTS.md#Hardware: fabric 762 x 1172",
-            "fabric_height": "FACTS.md#Hardware: fabric 762 x 1172",
-            "memory_per_core_bytes": "derived: 44 GB / 900k cores = 48.9e3 B, i.e. 48 KiB per core "
-                                     "(FACTS.md#Hardware)",
-            "on_chip_memory_bytes": "FACTS.md#Hardware: 44 GB",
-            "memory_bytes_per_s": "FACTS.md#Hardware: 21 PB/s",
-            "fabric_bits_per_s": "FACTS.md#Hardware: 214 Pb/s",
-            "clock_hz": "assumption: no clock in FACTS; taken equal to WSE-2's 1.1 GHz",
-            "flops_per_core_per_cycle": "derived: 8-wide FP16 SIMD x 2 FLOP per FMAC = 16 "
-                                        "(FACTS.md#Hardware)",
-            "system_io_bytes_per_s": "assumption: the CS-2 figure, 1.2 Tb/s (FACTS.md#Hardware)",
-            "max_cluster_systems": "FACTS.md#Hardware: up to 2048 CS-3 (2024 announcements)",
-        }),
+        name="wse3",
+        system="CS-3",
+        published_cores=900_000,
+        fabric_width=762,
+        fabric_height=1172,
+        memory_per_core_bytes=48 * KIB,
+        on_chip_memory_bytes=44e9,
+        memory_bytes_per_s=21e15,
+        fabric_bits_per_s=214e15,
+        clock_hz=HOT_CHIPS_34_CLOCK_HZ,
+        flops_per_core_per_cycle=16.0,
+        system_io_bytes_per_s=CS2_SYSTEM_IO_BYTES_PER_S,
+        max_cluster_systems=2048,
+        sources=MappingProxyType(
+            {
+                "published_cores": "FACTS.md#Hardware: WSE-3 900k cores",
+                "fabric_width": "FACTS.md#Hardware: fabric 762 x 1172",
+                "fabric_height": "FACTS.md#Hardware: fabric 762 x 1172",
+                "memory_per_core_bytes": "derived: 44 GB / 900k cores = 48.9e3 B, i.e. 48 KiB per core "
+                "(FACTS.md#Hardware)",
+                "on_chip_memory_bytes": "FACTS.md#Hardware: 44 GB",
+                "memory_bytes_per_s": "FACTS.md#Hardware: 21 PB/s",
+                "fabric_bits_per_s": "FACTS.md#Hardware: 214 Pb/s",
+                "clock_hz": "assumption: no clock in FACTS; taken equal to WSE-2's 1.1 GHz",
+                "flops_per_core_per_cycle": "derived: 8-wide FP16 SIMD x 2 FLOP per FMAC = 16 (FACTS.md#Hardware)",
+                "system_io_bytes_per_s": "assumption: the CS-2 figure, 1.2 Tb/s (FACTS.md#Hardware)",
+                "max_cluster_systems": "FACTS.md#Hardware: up to 2048 CS-3 (2024 announcements)",
+            }
+        ),
     )
 
 
@@ -241,4 +280,5 @@ def check_cluster_size(wafer: Wafer, systems: int) -> None:
     if systems > wafer.max_cluster_systems:
         raise InvalidInputError(
             f"{systems} {wafer.system} systems requested; a {wafer.system} cluster has at most "
-            f"{wafer.max_cluster_systems} ({wafer.source('max_cluster_systems')})")
+            f"{wafer.max_cluster_systems} ({wafer.source('max_cluster_systems')})"
+        )

@@ -40,8 +40,10 @@ def inflight_samples(kernel_count: int) -> list[int]:
 
 def kernel_memory_bytes(kernels: Sequence[KernelCost]) -> list[float]:
     """Per kernel: weights + optimizer state + in-flight activations."""
-    return [k.weight_bytes + k.optimizer_state_bytes + n * k.activation_bytes_per_sample
-            for k, n in zip(kernels, inflight_samples(len(kernels)), strict=True)]
+    return [
+        k.weight_bytes + k.optimizer_state_bytes + n * k.activation_bytes_per_sample
+        for k, n in zip(kernels, inflight_samples(len(kernels)), strict=True)
+    ]
 
 
 def pipelined_memory_bytes(layers: Sequence[Layer], optimizer: str = "adam") -> float:
@@ -116,19 +118,24 @@ class PipelineResult:
     @property
     def compute_bound_fraction(self) -> float:
         """Share of kernels whose time is set by compute rather than by fabric traffic."""
-        return float(np.mean([k.compute_cycles_per_sample >= k.communication_cycles_per_sample
-                              for k in self.kernels]))
+        return float(np.mean([k.compute_cycles_per_sample >= k.communication_cycles_per_sample for k in self.kernels]))
 
 
 def _refuse(layers: Sequence[Layer], wafer: Wafer, reason: str) -> CapacityError:
     params = sum(layer.params for layer in layers)
     return CapacityError(
         f"the model ({params / 1e6:.1f}M parameters) does not fit the {wafer.name} wafer in pipelined "
-        f"mode: {reason}; use weight streaming (mode='weight_streaming')")
+        f"mode: {reason}; use weight streaming (mode='weight_streaming')"
+    )
 
 
-def pipelined(layers: Sequence[Layer], wafer: str | Wafer = "wse2", batch: int = 1,
-              optimizer: str = "adam", time_limit_s: float = 10.0) -> PipelineResult:
+def pipelined(
+    layers: Sequence[Layer],
+    wafer: str | Wafer = "wse2",
+    batch: int = 1,
+    optimizer: str = "adam",
+    time_limit_s: float = 10.0,
+) -> PipelineResult:
     """Place every kernel of the model on the wafer and model the steady-state pipeline."""
     w = get_wafer(wafer)
     if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
@@ -136,11 +143,17 @@ def pipelined(layers: Sequence[Layer], wafer: str | Wafer = "wse2", batch: int =
     kernels = group_kernels(layers, optimizer)
     memory = kernel_memory_bytes(kernels)
     if sum(memory) > w.fabric_memory_bytes:
-        raise _refuse(layers, w, f"it needs {sum(memory) / 1e9:.1f} GB (weights, optimizer state and "
-                                 f"in-flight activations), the wafer has {w.fabric_memory_bytes / 1e9:.1f} GB")
+        raise _refuse(
+            layers,
+            w,
+            f"it needs {sum(memory) / 1e9:.1f} GB (weights, optimizer state and "
+            f"in-flight activations), the wafer has {w.fabric_memory_bytes / 1e9:.1f} GB",
+        )
     flops = [k.training_flops_per_sample(batch) for k in kernels]
-    demands = [KernelDemand(k.name, core_cycles_per_sample=f / w.flops_per_core_per_cycle, memory_bytes=m)
-               for k, f, m in zip(kernels, flops, memory, strict=True)]
+    demands = [
+        KernelDemand(k.name, core_cycles_per_sample=f / w.flops_per_core_per_cycle, memory_bytes=m)
+        for k, f, m in zip(kernels, flops, memory, strict=True)
+    ]
     edges = [(i, i + 1, kernels[i].output_bytes) for i in range(len(kernels) - 1)]
     fabric = Fabric(w.fabric_width, w.fabric_height, w.memory_per_core_bytes)
     try:
@@ -150,17 +163,36 @@ def pipelined(layers: Sequence[Layer], wafer: str | Wafer = "wse2", batch: int =
     depths = [len(kernels) - 1 - i for i in range(len(kernels))]
     placed = tuple(
         PipelineKernel(
-            name=k.name, depth=d, inflight_samples=n, memory_bytes=m, flops_per_sample=f, rect=r,
+            name=k.name,
+            depth=d,
+            inflight_samples=n,
+            memory_bytes=m,
+            flops_per_sample=f,
+            rect=r,
             compute_cycles_per_sample=c,
-            communication_cycles_per_sample=2 * (k.input_bytes + k.output_bytes)
+            communication_cycles_per_sample=2
+            * (k.input_bytes + k.output_bytes)
             / (min(r.width, r.height) * w.link_bytes_per_cycle),
         )
-        for k, d, n, m, f, r, c in zip(kernels, depths, inflight_samples(len(kernels)), memory, flops,
-                                       placement.rects, placement.cycles_per_sample, strict=True)
+        for k, d, n, m, f, r, c in zip(
+            kernels,
+            depths,
+            inflight_samples(len(kernels)),
+            memory,
+            flops,
+            placement.rects,
+            placement.cycles_per_sample,
+            strict=True,
+        )
     )
     return PipelineResult(
-        wafer=w, batch=batch, kernels=placed, placement=placement, flops_per_sample=sum(flops),
-        model_flops_per_sample=sum(k.forward_flops + k.backward_flops for k in kernels))
+        wafer=w,
+        batch=batch,
+        kernels=placed,
+        placement=placement,
+        flops_per_sample=sum(flops),
+        model_flops_per_sample=sum(k.forward_flops + k.backward_flops for k in kernels),
+    )
 
 
 def timeline(kernel_count: int, steps: int) -> np.ndarray:

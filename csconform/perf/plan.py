@@ -64,8 +64,9 @@ def _resolve(model: str | ModelSpec | Sequence[Layer], seq_len: int | None) -> M
     if seq_len is not None:
         raise InvalidInputError("seq_len applies to zoo names only; build the description at that length")
     tokens = max(layer.tokens for layer in layers)
-    return ModelSpec("described", layers, tokens, DEFAULT_DESCRIBED_BATCH, float(total_params(layers)),
-                     "a model description")
+    return ModelSpec(
+        "described", layers, tokens, DEFAULT_DESCRIBED_BATCH, float(total_params(layers)), "a model description"
+    )
 
 
 def choose_mode(layers: Sequence[Layer], wafer: str | Wafer = "wse2", systems: int = 1) -> str:
@@ -75,9 +76,15 @@ def choose_mode(layers: Sequence[Layer], wafer: str | Wafer = "wse2", systems: i
     return "weight_streaming"
 
 
-def plan(model: str | ModelSpec | Sequence[Layer], wafer: str = "wse2", mode: str | None = None,
-         systems: int = 1, batch: int | None = None, seq_len: int | None = None,
-         time_limit_s: float = 5.0) -> Plan:
+def plan(
+    model: str | ModelSpec | Sequence[Layer],
+    wafer: str = "wse2",
+    mode: str | None = None,
+    systems: int = 1,
+    batch: int | None = None,
+    seq_len: int | None = None,
+    time_limit_s: float = 5.0,
+) -> Plan:
     """Model ``model`` on ``systems`` systems of ``wafer``; see the module docstring."""
     spec = _resolve(model, seq_len)
     w = get_wafer(wafer)
@@ -89,8 +96,10 @@ def plan(model: str | ModelSpec | Sequence[Layer], wafer: str = "wse2", mode: st
         raise InvalidInputError(f"batch must be a positive integer, got {batch!r}")
     if chosen == "pipelined":
         if systems != 1:
-            raise InvalidInputError("pipelined mode runs the whole model on one system "
-                                    "(004_c9ec3295e05dfa7b.txt, Figure 3); use weight streaming on a cluster")
+            raise InvalidInputError(
+                "pipelined mode runs the whole model on one system "
+                "(004_c9ec3295e05dfa7b.txt, Figure 3); use weight streaming on a cluster"
+            )
         return _pipelined_plan(spec, w, batch or spec.default_batch, time_limit_s)
     if batch is None:
         batch = systems * max(1, math.ceil(spec.default_batch / systems))
@@ -102,10 +111,19 @@ def plan(model: str | ModelSpec | Sequence[Layer], wafer: str = "wse2", mode: st
 def _pipelined_plan(spec: ModelSpec, w: Wafer, batch: int, time_limit_s: float) -> Plan:
     result = pipelined(spec.layers, w, batch=batch, time_limit_s=time_limit_s)
     kernels = [
-        {"name": k.name, "x": k.rect.x, "y": k.rect.y, "width": k.rect.width, "height": k.rect.height,
-         "cores": k.rect.cores, "samples_per_s": w.clock_hz / k.cycles_per_sample,
-         "utilisation": u, "depth": k.depth, "inflight_samples": k.inflight_samples,
-         "memory_bytes": k.memory_bytes}
+        {
+            "name": k.name,
+            "x": k.rect.x,
+            "y": k.rect.y,
+            "width": k.rect.width,
+            "height": k.rect.height,
+            "cores": k.rect.cores,
+            "samples_per_s": w.clock_hz / k.cycles_per_sample,
+            "utilisation": u,
+            "depth": k.depth,
+            "inflight_samples": k.inflight_samples,
+            "memory_bytes": k.memory_bytes,
+        }
         for k, u in zip(result.kernels, result.utilisation, strict=True)
     ]
     memory = pipelined_memory_bytes(spec.layers)
@@ -121,42 +139,67 @@ def _pipelined_plan(spec: ModelSpec, w: Wafer, batch: int, time_limit_s: float) 
             "fill_latency_s": result.fill_latency_s,
             "placement_bound_ratio": result.placement.bound_ratio,
             "formula": "samples_per_s = clock_hz / max_k cycles_k; cycles_k = max(compute, communication); "
-                       "compute_k = flops_k / (flops_per_core_per_cycle x cores_k)",
-            "sources": {n: w.source(n) for n in ("clock_hz", "flops_per_core_per_cycle", "fabric_width",
-                                                 "fabric_height", "peak_flops_per_s")},
+            "compute_k = flops_k / (flops_per_core_per_cycle x cores_k)",
+            "sources": {
+                n: w.source(n)
+                for n in ("clock_hz", "flops_per_core_per_cycle", "fabric_width", "fabric_height", "peak_flops_per_s")
+            },
         },
         "communication": {
             "link_bytes_per_cycle": w.link_bytes_per_cycle,
-            "max_communication_cycles_per_sample": max(k.communication_cycles_per_sample
-                                                       for k in result.kernels),
-            "communication_bound_kernels": [k.name for k in result.kernels
-                                            if k.communication_cycles_per_sample > k.compute_cycles_per_sample],
+            "max_communication_cycles_per_sample": max(k.communication_cycles_per_sample for k in result.kernels),
+            "communication_bound_kernels": [
+                k.name for k in result.kernels if k.communication_cycles_per_sample > k.compute_cycles_per_sample
+            ],
             "formula": "communication_k = 2 (input + output bytes) / (min(width, height) x link_bytes_per_cycle)",
-            "sources": {"link_bytes_per_cycle": w.source("link_bytes_per_cycle"),
-                        "fabric_bits_per_s": w.source("fabric_bits_per_s")},
+            "sources": {
+                "link_bytes_per_cycle": w.source("link_bytes_per_cycle"),
+                "fabric_bits_per_s": w.source("fabric_bits_per_s"),
+            },
         },
         "memory": {
             "required_bytes": memory,
             "available_bytes": w.fabric_memory_bytes,
             "formula": "sum_k weights + optimizer state + gradient accumulator + (2 d_k + 1) x activations_k",
-            "sources": {"memory_per_core_bytes": w.source("memory_per_core_bytes"),
-                        "fabric_memory_bytes": w.source("fabric_memory_bytes")},
+            "sources": {
+                "memory_per_core_bytes": w.source("memory_per_core_bytes"),
+                "fabric_memory_bytes": w.source("fabric_memory_bytes"),
+            },
         },
     }
     return Plan(
-        model=spec.name, wafer=w.name, mode="pipelined", systems=1, batch=batch, params=spec.params,
-        seq_len=spec.seq_len, flops_per_sample=result.flops_per_sample, samples_per_s=result.samples_per_s,
+        model=spec.name,
+        wafer=w.name,
+        mode="pipelined",
+        systems=1,
+        batch=batch,
+        params=spec.params,
+        seq_len=spec.seq_len,
+        flops_per_sample=result.flops_per_sample,
+        samples_per_s=result.samples_per_s,
         bound_samples_per_s=result.bound_samples_per_s,
-        fabric={"width": w.fabric_width, "height": w.fabric_height}, kernels=kernels, breakdown=breakdown,
-        notes=["every kernel resident on its own rectangle; weights stay in their region"], result=result)
+        fabric={"width": w.fabric_width, "height": w.fabric_height},
+        kernels=kernels,
+        breakdown=breakdown,
+        notes=["every kernel resident on its own rectangle; weights stay in their region"],
+        result=result,
+    )
 
 
 def _streaming_plan(spec: ModelSpec, w: Wafer, systems: int, batch: int) -> Plan:
     result = weight_streaming(spec.layers, w, systems, batch // systems)
     kernels = [
-        {"name": x.name, "x": 0, "y": 0, "width": w.fabric_width, "height": w.fabric_height,
-         "cores": w.fabric_cores, "samples_per_s": result.micro_batch * systems / (x.forward_s + x.backward_s),
-         "occupancy_s": result.micro_batches * (x.forward_s + x.backward_s), "bound": x.bound}
+        {
+            "name": x.name,
+            "x": 0,
+            "y": 0,
+            "width": w.fabric_width,
+            "height": w.fabric_height,
+            "cores": w.fabric_cores,
+            "samples_per_s": result.micro_batch * systems / (x.forward_s + x.backward_s),
+            "occupancy_s": result.micro_batches * (x.forward_s + x.backward_s),
+            "bound": x.bound,
+        }
         for x in result.layers
     ]
     breakdown = {
@@ -167,7 +210,7 @@ def _streaming_plan(spec: ModelSpec, w: Wafer, systems: int, batch: int) -> Plan
             "step_s": result.step_s,
             "peak_flops_per_s": w.peak_flops_per_s,
             "formula": "layer time = max(shard x flops / peak, weights in, gradients out); "
-                       "backward recomputes the layer's forward from its saved input",
+            "backward recomputes the layer's forward from its saved input",
             "sources": {n: w.source(n) for n in ("clock_hz", "flops_per_core_per_cycle", "peak_flops_per_s")},
         },
         "communication": {
@@ -176,7 +219,7 @@ def _streaming_plan(spec: ModelSpec, w: Wafer, systems: int, batch: int) -> Plan
             "io_bound_layers": [x.name for x in result.layers if x.bound == "io"],
             "swarmx_latency_s": result.swarmx_latency_s,
             "formula": "weights in = params x 2 B / system I/O; gradients out = params x 4 B / system I/O; "
-                       "SwarmX depth ceil(log2 N) x hop latency paid 3 times per pass",
+            "SwarmX depth ceil(log2 N) x hop latency paid 3 times per pass",
             "sources": {"system_io_bytes_per_s": w.source("system_io_bytes_per_s")},
         },
         "memory": {
@@ -186,16 +229,27 @@ def _streaming_plan(spec: ModelSpec, w: Wafer, systems: int, batch: int) -> Plan
             "micro_batches": result.micro_batches,
             "memoryx_bytes": result.params * 20.0,
             "formula": "micro_batch x (layer-input checkpoints + largest working set) + 2 x largest layer "
-                       "in 16-bit; MemoryX holds 20 B per parameter (2.4 PB / 120T) and runs the optimizer",
-            "sources": {"fabric_memory_bytes": w.source("fabric_memory_bytes"),
-                        "memoryx": "FACTS.md#Hardware: MemoryX holds 4 TB to 2.4 PB (up to 120T parameters)"},
+            "in 16-bit; MemoryX holds 20 B per parameter (2.4 PB / 120T) and runs the optimizer",
+            "sources": {
+                "fabric_memory_bytes": w.source("fabric_memory_bytes"),
+                "memoryx": "FACTS.md#Hardware: MemoryX holds 4 TB to 2.4 PB (up to 120T parameters)",
+            },
         },
     }
     return Plan(
-        model=spec.name, wafer=w.name, mode="weight_streaming", systems=systems, batch=batch,
-        params=spec.params, seq_len=spec.seq_len, flops_per_sample=result.hardware_flops_per_sample,
-        samples_per_s=result.samples_per_s, bound_samples_per_s=result.bound_samples_per_s,
-        fabric={"width": w.fabric_width, "height": w.fabric_height}, kernels=kernels, breakdown=breakdown,
+        model=spec.name,
+        wafer=w.name,
+        mode="weight_streaming",
+        systems=systems,
+        batch=batch,
+        params=spec.params,
+        seq_len=spec.seq_len,
+        flops_per_sample=result.hardware_flops_per_sample,
+        samples_per_s=result.samples_per_s,
+        bound_samples_per_s=result.bound_samples_per_s,
+        fabric={"width": w.fabric_width, "height": w.fabric_height},
+        kernels=kernels,
+        breakdown=breakdown,
         notes=["one layer at a time occupies the whole fabric; kernels are listed in streaming order"],
-        result=result)
-
+        result=result,
+    )

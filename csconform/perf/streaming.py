@@ -60,8 +60,11 @@ class StreamedLayer:
     @property
     def bound(self) -> str:
         """What limits this layer: 'compute' or 'io'."""
-        return "compute" if self.forward_compute_s + self.backward_compute_s >= (
-            self.forward_s + self.backward_s - 1e-15) else "io"
+        return (
+            "compute"
+            if self.forward_compute_s + self.backward_compute_s >= (self.forward_s + self.backward_s - 1e-15)
+            else "io"
+        )
 
 
 @dataclass(frozen=True)
@@ -118,8 +121,9 @@ def max_micro_batch(kernels: Sequence[KernelCost], wafer: Wafer) -> int:
     return int(free // per_sample) if free > 0 else 0
 
 
-def weight_streaming(layers: Sequence[Layer], wafer: str | Wafer = "wse2", systems: int = 1,
-                     batch_per_system: int = 1) -> StreamingResult:
+def weight_streaming(
+    layers: Sequence[Layer], wafer: str | Wafer = "wse2", systems: int = 1, batch_per_system: int = 1
+) -> StreamingResult:
     """Model one training step of weight streaming on ``systems`` systems."""
     w = get_wafer(wafer)
     check_cluster_size(w, systems)
@@ -128,27 +132,38 @@ def weight_streaming(layers: Sequence[Layer], wafer: str | Wafer = "wse2", syste
     kernels = group_kernels(layers)
     params = sum(k.params for k in kernels)
     if params * MEMORYX.bytes_per_parameter > MEMORYX.max_capacity_bytes:
-        raise CapacityError(f"{params:.3g} parameters exceed MemoryX's largest configuration "
-                            f"({MEMORYX.max_parameters:.3g} parameters)")
+        raise CapacityError(
+            f"{params:.3g} parameters exceed MemoryX's largest configuration ({MEMORYX.max_parameters:.3g} parameters)"
+        )
     largest = max(kernels, key=lambda k: k.used_params)
     fits = max_micro_batch(kernels, w)
     if fits < 1:
         raise CapacityError(
             f"one sample's activations ({activation_memory_bytes(kernels, 1):.3g} B) and layer "
             f"{largest.name!r} ({largest.used_params:.3g} parameters, double-buffered) do not fit the "
-            f"{w.name} wafer ({w.fabric_memory_bytes:.3g} B); use a shorter sequence")
+            f"{w.name} wafer ({w.fabric_memory_bytes:.3g} B); use a shorter sequence"
+        )
     micro_batches = math.ceil(batch_per_system / fits)
     micro = math.ceil(batch_per_system / micro_batches)
-    sizes = [batch_per_system // micro_batches + (1 if i < batch_per_system % micro_batches else 0)
-             for i in range(micro_batches)]
+    sizes = [
+        batch_per_system // micro_batches + (1 if i < batch_per_system % micro_batches else 0)
+        for i in range(micro_batches)
+    ]
     latency = SWARMX.latency_s(systems)
     step_s = sum(_pass_s(_streamed(kernels, w, size), latency) for size in sizes)
     hardware_flops = sum(2 * k.forward_flops + k.backward_flops for k in kernels)
     model_flops = sum(k.forward_flops + k.backward_flops for k in kernels)
     return StreamingResult(
-        wafer=w, systems=systems, batch_per_system=batch_per_system, micro_batch=micro,
-        micro_batches=micro_batches, layers=_streamed(kernels, w, micro), swarmx_latency_s=latency,
-        step_s=step_s, hardware_flops_per_sample=hardware_flops, model_flops_per_sample=model_flops,
+        wafer=w,
+        systems=systems,
+        batch_per_system=batch_per_system,
+        micro_batch=micro,
+        micro_batches=micro_batches,
+        layers=_streamed(kernels, w, micro),
+        swarmx_latency_s=latency,
+        step_s=step_s,
+        hardware_flops_per_sample=hardware_flops,
+        model_flops_per_sample=model_flops,
         wafer_memory_bytes=activation_memory_bytes(kernels, micro)
         + WEIGHT_BUFFERS * STREAMED_WEIGHT_BYTES_PER_PARAM * largest.used_params,
         params=params,
@@ -160,7 +175,8 @@ def _streamed(kernels: Sequence[KernelCost], w: Wafer, samples: int) -> tuple[St
     io, peak = w.system_io_bytes_per_s, w.peak_flops_per_s
     return tuple(
         StreamedLayer(
-            name=k.name, params=k.used_params,
+            name=k.name,
+            params=k.used_params,
             forward_compute_s=samples * k.forward_flops / peak,
             backward_compute_s=samples * (k.backward_flops + k.forward_flops) / peak,  # + recompute
             weights_in_s=k.used_params * STREAMED_WEIGHT_BYTES_PER_PARAM / io,
@@ -175,16 +191,14 @@ def _pass_s(layers: Sequence[StreamedLayer], swarmx_latency_s: float) -> float:
     return sum(x.forward_s + x.backward_s for x in layers) + 3 * swarmx_latency_s
 
 
-def scaling_efficiency(layers: Sequence[Layer], wafer: str | Wafer, systems: int,
-                       batch_per_system: int) -> float:
+def scaling_efficiency(layers: Sequence[Layer], wafer: str | Wafer, systems: int, batch_per_system: int) -> float:
     """Weak scaling: samples/s on N systems / (N x samples/s on one), same shard per system."""
     one = weight_streaming(layers, wafer, 1, batch_per_system).samples_per_s
     many = weight_streaming(layers, wafer, systems, batch_per_system).samples_per_s
     return many / (systems * one)
 
 
-def strong_scaling_efficiency(layers: Sequence[Layer], wafer: str | Wafer, systems: int,
-                              global_batch: int) -> float:
+def strong_scaling_efficiency(layers: Sequence[Layer], wafer: str | Wafer, systems: int, global_batch: int) -> float:
     """Strong scaling: a fixed global batch split over N systems (shards shrink as N grows)."""
     if global_batch % systems:
         raise InvalidInputError(f"global batch {global_batch} does not split evenly over {systems} systems")

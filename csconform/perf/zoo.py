@@ -42,7 +42,7 @@ class ModelSpec:
 def fc_mnist() -> list[Layer]:
     """784-500-500-10 fully connected network (the example network of 002)."""
     widths = (784, 500, 500, 10)
-    return [Layer("dense", a, b, name=f"fc{i + 1}") for i, (a, b) in enumerate(zip(widths, widths[1:]))]
+    return [Layer("dense", a, b, name=f"fc{i + 1}") for i, (a, b) in enumerate(zip(widths, widths[1:], strict=False))]
 
 
 def transformer_block(index: int, d_model: int, heads: int, tokens: int, ffn: int) -> list[Layer]:
@@ -57,8 +57,7 @@ def transformer_block(index: int, d_model: int, heads: int, tokens: int, ffn: in
     ]
 
 
-def gpt(n_layers: int, d_model: int, heads: int, seq_len: int, vocab: int = 50257,
-        n_ctx: int = 1024) -> list[Layer]:
+def gpt(n_layers: int, d_model: int, heads: int, seq_len: int, vocab: int = 50257, n_ctx: int = 1024) -> list[Layer]:
     """GPT-2/GPT-3 decoder: token + learned position embeddings, blocks, final LN, tied LM head."""
     t = seq_len
     layers = [
@@ -74,8 +73,9 @@ def gpt(n_layers: int, d_model: int, heads: int, seq_len: int, vocab: int = 5025
     return layers
 
 
-def bert(n_layers: int, d_model: int, heads: int, seq_len: int, vocab: int = 30522,
-         max_positions: int = 512) -> list[Layer]:
+def bert(
+    n_layers: int, d_model: int, heads: int, seq_len: int, vocab: int = 30522, max_positions: int = 512
+) -> list[Layer]:
     """BERT encoder with pooler, masked-LM head (decoder tied to the word embedding) and NSP head."""
     t = seq_len
     layers = [
@@ -105,8 +105,8 @@ def resnet50(image_size: int = 224, classes: int = 1000) -> list[Layer]:
         Layer("layer_norm", 64, 64, stem * stem, name="bn1", group="stem"),
     ]
     in_ch = 64
-    for stage, (width, blocks) in enumerate(zip((64, 128, 256, 512), (3, 4, 6, 3))):
-        stage_res = res // (2 ** stage)
+    for stage, (width, blocks) in enumerate(zip((64, 128, 256, 512), (3, 4, 6, 3), strict=False)):
+        stage_res = res // (2**stage)
         for b in range(blocks):
             g = f"layer{stage + 1}.{b}"
             stride = 2 if (b == 0 and stage > 0) else 1
@@ -115,16 +115,16 @@ def resnet50(image_size: int = 224, classes: int = 1000) -> list[Layer]:
             layers += [
                 Layer("conv", in_ch, width, in_res * in_res, name=f"{g}.conv1", bias=False, group=g),
                 Layer("layer_norm", width, width, in_res * in_res, name=f"{g}.bn1", group=g),
-                Layer("conv", width, width, out_px, name=f"{g}.conv2", kernel_size=3, stride=stride,
-                      bias=False, group=g),
+                Layer(
+                    "conv", width, width, out_px, name=f"{g}.conv2", kernel_size=3, stride=stride, bias=False, group=g
+                ),
                 Layer("layer_norm", width, width, out_px, name=f"{g}.bn2", group=g),
                 Layer("conv", width, 4 * width, out_px, name=f"{g}.conv3", bias=False, group=g),
                 Layer("layer_norm", 4 * width, 4 * width, out_px, name=f"{g}.bn3", group=g),
             ]
             if b == 0:
                 layers += [
-                    Layer("conv", in_ch, 4 * width, out_px, name=f"{g}.downsample", stride=stride,
-                          bias=False, group=g),
+                    Layer("conv", in_ch, 4 * width, out_px, name=f"{g}.downsample", stride=stride, bias=False, group=g),
                     Layer("layer_norm", 4 * width, 4 * width, out_px, name=f"{g}.downsample.bn", group=g),
                 ]
             in_ch = 4 * width
@@ -152,8 +152,17 @@ _ENTRIES: dict[str, tuple[Callable[[int | None], list[Layer]], int | None, int, 
     "gpt3_13b": (lambda t: gpt(40, 5140, 40, t, n_ctx=2048), 2048, 1024, 13e9, _GPT3),
     "gpt3_175b": (lambda t: gpt(96, 12288, 96, t, n_ctx=2048), 2048, 1536, 175e9, _GPT3),
 }
-MAX_POSITIONS = {"bert_base": 512, "bert_large": 512, "gpt2_small": 1024, "gpt2_medium": 1024,
-                 "gpt2_xl": 1024, "gpt3_xl": 2048, "gpt3_6.7b": 2048, "gpt3_13b": 2048, "gpt3_175b": 2048}
+MAX_POSITIONS = {
+    "bert_base": 512,
+    "bert_large": 512,
+    "gpt2_small": 1024,
+    "gpt2_medium": 1024,
+    "gpt2_xl": 1024,
+    "gpt3_xl": 2048,
+    "gpt3_6.7b": 2048,
+    "gpt3_13b": 2048,
+    "gpt3_175b": 2048,
+}
 ZOO_NAMES: tuple[str, ...] = tuple(_ENTRIES)
 _ALIASES = {"gpt3_1.3b": "gpt3_xl", "gpt3_6b7": "gpt3_6.7b", "mnist": "fc_mnist", "resnet_50": "resnet50"}
 
@@ -176,7 +185,6 @@ def get_model(name: str, seq_len: int | None = None) -> ModelSpec:
         if default_seq is None:
             raise InvalidInputError(f"model {key} has no sequence length to set")
         if not isinstance(seq_len, int) or isinstance(seq_len, bool) or not 1 <= seq_len <= MAX_POSITIONS[key]:
-            raise InvalidInputError(f"seq_len for {key} must be an integer in 1..{MAX_POSITIONS[key]}, "
-                                    f"got {seq_len!r}")
+            raise InvalidInputError(f"seq_len for {key} must be an integer in 1..{MAX_POSITIONS[key]}, got {seq_len!r}")
     t = seq_len if seq_len is not None else default_seq
     return ModelSpec(key, tuple(build(t)), t, batch, published, source)

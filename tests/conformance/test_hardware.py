@@ -150,8 +150,12 @@ def test_every_figure_has_a_source(name):
     for row in rows:
         source = row["source"]
         assert isinstance(source, str) and source.strip()
-        assert ("FACTS.md#Hardware" in source or ".txt#" in source or source.startswith("derived")
-                or source.startswith("assumption")), source
+        assert (
+            "FACTS.md#Hardware" in source
+            or ".txt#" in source
+            or source.startswith("derived")
+            or source.startswith("assumption")
+        ), source
     for extra in (MEMORYX, SWARMX):
         assert all(isinstance(s, str) and s for s in extra.sources.values())
     with pytest.raises(UnknownNameError):
