@@ -1,0 +1,115 @@
+"""Unit tests of the weight-streaming and pipelined execution models and of plan()."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from csconform.cli import main as cli_main
+from csconform.errors import CapacityError, InvalidInputError
+from csconform.perf.costs import Layer
+from csconform.perf.pipeline import pipelined, pipelined_memory_bytes
+from csconform.perf.plan import plan
+from csconform.perf.streaming import max_micro_batch, strong_scaling_efficiency, weight_streaming
+from csconform.perf.zoo import get_model
+
+PLAN_KEYS = {
+    "model",
+    "wafer",
+    "mode",
+    "params",
+    "seq_len",
+    "flops_per_sample",
+    "samples_per_s",
+    "bound_samples_per_s",
+    "fabric",
+    "kernels",
+    "breakdown",
+}
+
+
+def test_micro_batches_when_the_shard_does_not_fit():
+    layers = get_model("gpt3_175b").layers
+    from csconform.perf.costs import group_kernels
+    from csconform.perf.hardware import get_wafer
+
+    fits = max_micro_batch(group_kernels(layers), get_wafer("wse2"))
+    assert fits >= 1
+    result = weight_streaming(layers, "wse2", 1, 3 * fits + 1)
+    assert result.micro_batches == 4 and result.batch_per_system == 3 * fits + 1
+    assert result.micro_batch * result.micro_batches >= result.batch_per_system
+
+
+def test_streaming_refuses_when_one_sample_cannot_fit():
+    huge_activation = [Layer("dense", 1024, 1024, 10_000_000, name="wide")]
+    with pytest.raises(CapacityError, match="do not fit"):
+        weight_streaming(huge_activation, "wse2")
+    with pytest.raises(InvalidInputError):
+        weight_streaming(huge_activation, "wse2", batch_per_system=0)
+
+
+def test_strong_scaling_falls_when_shards_shrink():
+    layers = get_model("gpt3_xl").layers
+    assert strong_scaling_efficiency(layers, "wse2", 192, 192) < 0.5
+    assert strong_scaling_efficiency(layers, "wse2", 2, 3072) > 0.95
+    with pytest.raises(InvalidInputError):
+        strong_scaling_efficiency(layers, "wse2", 7, 100)
+
+
+def test_pipelined_refuses_too_big_and_reports_memory():
+    layers = get_model("gpt3_xl").layers
+    with pytest.raises(CapacityError, match="weight streaming"):
+        pipelined(layers, "wse2")
+    assert pipelined_memory_bytes(layers) > 40e9
+
+
+def test_plan_from_a_description_and_json():
+    layers = [Layer("dense", 784, 500, name="fc1"), Layer("dense", 500, 10, name="fc2")]
+    p = plan(layers, "wse2", batch=32)
+    data = json.loads(p.to_json())
+    assert set(data) >= PLAN_KEYS
+    assert data["mode"] == "pipelined" and [k["name"] for k in data["kernels"]] == ["fc1", "fc2"]
+    assert {"compute", "communication", "memory"} <= set(data["breakdown"])
+    for part in data["breakdown"].values():
+        assert part["formula"] and part["sources"]
+    with pytest.raises(InvalidInputError):
+        plan([], "wse2")
+    with pytest.raises(InvalidInputError):
+        plan(layers, "wse2", seq_len=8)
+    with pytest.raises(InvalidInputError, match="known modes"):
+        plan(layers, "wse2", mode="tensor_parallel")
+    with pytest.raises(InvalidInputError):
+        plan(layers, "wse2", batch=0)
+
+
+def test_weight_streaming_plan_json():
+    data = json.loads(plan("gpt3_175b", "wse2", systems=16).to_json())
+    assert set(data) >= PLAN_KEYS and data["mode"] == "weight_streaming"
+    assert data["batch"] % 16 == 0
+    assert all(k["width"] == data["fabric"]["width"] for k in data["kernels"])
+
+
+def test_cli_writes_json_and_png(tmp_path, capsys):
+    out, png = tmp_path / "plan.json", tmp_path / "map.png"
+    assert cli_main(["plan", "--model", "fc_mnist", "--wafer", "wse2", "--json", str(out), "--png", str(png)]) == 0
+    assert set(json.loads(out.read_text())) >= PLAN_KEYS
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    png2 = tmp_path / "ws.png"
+    assert cli_main(["plan", "--model", "gpt3_xl", "--systems", "4", "--json", str(out), "--png", str(png2)]) == 0
+    assert png2.stat().st_size > 0
+    assert "samples/s" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["plan", "--model", "gpt3_175b", "--mode", "pipelined"],
+        ["plan", "--model", "gpt3_xl", "--systems", "500"],
+        ["plan", "--model", "gpt3_xl", "--wafer", "tpu"],
+    ],
+)
+def test_cli_refusals_exit_2(argv, capsys):
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("csconform: error:") and "Traceback" not in err
