@@ -218,7 +218,8 @@ def make_grad_scaler_machine(engine: ModuleType) -> type[RuleBasedStateMachine]:
             before_params = [p.data.copy() for p in self.params]
             before_state = copy.deepcopy(self.optimizer.state_dict())
             before_global_step = int(self.optimizer.global_step)
-            self.scaler.step(self.optimizer)
+            with np.errstate(invalid="ignore", over="ignore"):  # static scaling steps on inf/NaN
+                self.scaler.step(self.optimizer)
             self.model.step(self.finite)
             if not explicit_unscale and self.finite:
                 self._check_unscaled_gradients()

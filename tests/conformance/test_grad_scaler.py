@@ -1,0 +1,881 @@
+"""Conformance checks of the GradScaler, dynamic loss scaling and optimizer_step (specs/grad_scaler.yaml).
+
+Expectations are written here from the spec, independently of the engine. The whole protocol is
+also explored by the shipped state machine (csconform.testing.grad_scaler), whose reference model
+shares no code with the engine.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import run_state_machine_as_test
+
+from csconform.errors import (
+    GradScalerConfigError,
+    GradScalerError,
+    GradScalerUsageError,
+    NonRecoverableNaNError,
+)
+from csconform.testing.grad_scaler import LossScaleModel, bitwise_equal, make_grad_scaler_machine
+from csconform.testing.strategies import (
+    dynamic_grad_scaler_configs,
+    finite_gradients,
+    gradients_with_nonfinite,
+    loss_scales,
+)
+
+SHAPES = ((3, 2), (4,))
+INF = float("inf")
+
+
+# --- helpers: a tiny training setup with gradients set by hand -------------------------------------
+
+
+def make_setup(engine, lr=0.125, momentum=0.5):  # noqa: ANN001, ANN201
+    params = [engine.nn.Parameter(np.linspace(-1.0, 1.0, int(np.prod(s)), dtype=np.float32).reshape(s)) for s in SHAPES]
+    return params, engine.optim.SGD(params, lr=lr, momentum=momentum)
+
+
+def unit_grads(value: float = 0.25) -> list[np.ndarray]:
+    return [np.full(shape, value, dtype=np.float32) for shape in SHAPES]
+
+
+def overflow_grads(kind: float = INF) -> list[np.ndarray]:
+    grads = unit_grads()
+    grads[1][2] = kind
+    return grads
+
+
+def set_scaled(params, grads, scale) -> None:  # noqa: ANN001
+    with np.errstate(invalid="ignore", over="ignore"):
+        for param, grad in zip(params, grads, strict=True):
+            param.grad = np.asarray(grad, dtype=np.float32) * np.float32(scale)
+
+
+def iteration(scaler, params, optimizer, finite: bool = True):  # noqa: ANN001, ANN201
+    """One loop iteration with the current scale applied to known gradients; returns step's result."""
+    set_scaled(params, unit_grads() if finite else overflow_grads(), scaler.get_scale())
+    result = scaler.step(optimizer)
+    scaler.update()
+    return result
+
+
+def snapshot(params, optimizer):  # noqa: ANN001, ANN201
+    return [p.data.copy() for p in params], copy.deepcopy(optimizer.state_dict()), int(optimizer.global_step)
+
+
+# --- the shipped state machine ----------------------------------------------------------------------
+
+
+@pytest.mark.spec(
+    "GRADSCALER-007", "GRADSCALER-008", "GRADSCALER-009", "GRADSCALER-010", "GRADSCALER-012",
+    "GRADSCALER-014", "GRADSCALER-015", "GRADSCALER-019", "GRADSCALER-020", "GRADSCALER-021",
+    "GRADSCALER-022", "GRADSCALER-023", "GRADSCALER-025",
+)
+def test_grad_scaler_state_machine(engine):
+    run_state_machine_as_test(
+        make_grad_scaler_machine(engine), settings=settings(max_examples=40, stateful_step_count=30)
+    )
+
+
+# --- interface ------------------------------------------------------------------------------------
+
+
+@pytest.mark.spec("GRADSCALER-001")
+def test_amp_offers_the_three_entry_points(engine):
+    amp = engine.amp
+    assert callable(amp.GradScaler) and callable(amp.optimizer_step)
+    returned = amp.set_half_dtype("bfloat16")
+    assert engine.context.half_dtype_name() == "bfloat16"
+    assert returned == engine.precision.set_half_dtype("bfloat16")
+    amp.set_half_dtype("float16")
+    assert engine.context.half_dtype_name() == "float16"
+
+
+@pytest.mark.spec("GRADSCALER-002")
+def test_constructor_signature_and_methods(engine):
+    parameters = inspect.signature(engine.amp.GradScaler).parameters
+    assert list(parameters) == [
+        "loss_scale", "init_scale", "steps_per_increase", "min_loss_scale", "max_loss_scale",
+        "overflow_tolerance", "max_gradient_norm",
+    ]
+    defaults = {name: p.default for name, p in parameters.items()}
+    assert defaults.pop("overflow_tolerance") == 0.0
+    assert all(value is None for value in defaults.values())
+    scaler = engine.amp.GradScaler()
+    for method in ("scale", "get_scale", "unscale_", "step", "step_if_finite",
+                   "clip_gradients_and_return_isfinite", "update", "state_dict", "load_state_dict"):
+        assert callable(getattr(scaler, method)), method
+
+
+# --- configuration ----------------------------------------------------------------------------------
+
+
+@pytest.mark.spec("GRADSCALER-003")
+@pytest.mark.parametrize("half, maximum", [("float16", 2.0**15), ("bfloat16", 2.0**15), ("cbfloat16", 2.0**31)])
+def test_dynamic_defaults(engine, half, maximum):
+    engine.context.set_half_dtype_name(half)
+    scaler = engine.amp.GradScaler(loss_scale="dynamic")
+    assert scaler.get_scale() == maximum  # init_scale defaults to max_loss_scale
+    params, optimizer = make_setup(engine)
+    # max_loss_scale: growth is clamped at the maximum.
+    grower = engine.amp.GradScaler(loss_scale="dynamic", steps_per_increase=0)
+    iteration(grower, params, optimizer)
+    assert grower.get_scale() == maximum
+    # min_loss_scale = 2^-14: back-off stops there.
+    shrinker = engine.amp.GradScaler(loss_scale="dynamic", init_scale=2.0**-13)
+    iteration(shrinker, params, optimizer, finite=False)
+    assert shrinker.get_scale() == 2.0**-14
+    with pytest.raises(NonRecoverableNaNError):
+        iteration(shrinker, params, optimizer, finite=False)
+    assert shrinker.get_scale() == 2.0**-14
+
+
+@pytest.mark.spec("GRADSCALER-003")
+def test_steps_per_increase_defaults_to_2000(engine):
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=1.0)
+    params, optimizer = make_setup(engine, momentum=0.0)
+    for _ in range(2000):
+        iteration(scaler, params, optimizer)
+    assert scaler.get_scale() == 1.0 and scaler.state_dict()["steps_since_rescale"] == 2000
+    iteration(scaler, params, optimizer)
+    assert scaler.get_scale() == 2.0 and scaler.state_dict()["steps_since_rescale"] == 0
+
+
+@pytest.mark.spec("GRADSCALER-004")
+@pytest.mark.parametrize("falsy", [None, 0, 0.0, False, ""])
+def test_falsy_loss_scale_is_static_one(engine, falsy):
+    scaler = engine.amp.GradScaler(loss_scale=falsy)
+    assert scaler.get_scale() == 1.0
+    assert scaler.state_dict() == {"loss_scale": 1.0}
+    params, optimizer = make_setup(engine)
+    iteration(scaler, params, optimizer, finite=False)
+    assert scaler.get_scale() == 1.0
+
+
+@pytest.mark.spec("GRADSCALER-004")
+@given(scale=loss_scales(-8, 24), overflow=st.booleans())
+def test_numeric_loss_scale_is_static(engine, scale, overflow):
+    scaler = engine.amp.GradScaler(loss_scale=scale, init_scale=2.0, steps_per_increase=0)
+    params, optimizer = make_setup(engine)
+    for _ in range(3):
+        iteration(scaler, params, optimizer, finite=not overflow)
+    assert scaler.get_scale() == scale and scaler.state_dict() == {"loss_scale": scale}
+
+
+@pytest.mark.spec("GRADSCALER-004")
+@given(init=loss_scales(-14, 15))
+def test_dynamic_loss_scale_starts_at_init_scale(engine, init):
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=init)
+    assert scaler.get_scale() == init
+    assert set(scaler.state_dict()) == {
+        "loss_scale", "steps_since_rescale", "overflows_since_rescale", "num_skipped_steps"
+    }
+
+
+@pytest.mark.spec("GRADSCALER-005")
+@given(exponent=st.floats(min_value=-60.0, max_value=-14.0, exclude_max=True))
+def test_min_loss_scale_below_two_to_minus_14_is_refused(engine, exponent):
+    with pytest.raises(GradScalerConfigError, match="^min_loss_scale too small$") as caught:
+        engine.amp.GradScaler(loss_scale="dynamic", min_loss_scale=2.0**exponent)
+    assert isinstance(caught.value, ValueError)
+
+
+@pytest.mark.spec("GRADSCALER-005")
+def test_min_loss_scale_of_two_to_minus_14_is_accepted(engine):
+    engine.amp.GradScaler(loss_scale="dynamic", min_loss_scale=2.0**-14, init_scale=1.0)
+
+
+@pytest.mark.spec("GRADSCALER-006")
+@pytest.mark.parametrize("tolerance", [-1e-9, -0.5, -3, float("nan")])
+def test_negative_overflow_tolerance_is_refused(engine, tolerance):
+    with pytest.raises(GradScalerConfigError) as caught:
+        engine.amp.GradScaler(loss_scale="dynamic", overflow_tolerance=tolerance)
+    assert isinstance(caught.value, ValueError)
+    engine.amp.GradScaler(loss_scale="dynamic", overflow_tolerance=0)
+
+
+@pytest.mark.spec("GRADSCALER-033")
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"loss_scale": "Dynamic"},
+        {"loss_scale": "static"},
+        {"loss_scale": -2.0},
+        {"loss_scale": float("nan")},
+        {"loss_scale": float("inf")},
+        {"loss_scale": "dynamic", "init_scale": 0.0},
+        {"loss_scale": "dynamic", "init_scale": -1.0},
+        {"loss_scale": "dynamic", "max_loss_scale": float("inf")},
+        {"loss_scale": "dynamic", "min_loss_scale": 4.0, "max_loss_scale": 2.0},
+        {"loss_scale": "dynamic", "steps_per_increase": -1},
+        {"loss_scale": "dynamic", "steps_per_increase": 2.5},
+        {"loss_scale": "dynamic", "max_gradient_norm": 0.0},
+        {"loss_scale": "dynamic", "max_gradient_norm": -1.0},
+    ],
+    ids=repr,
+)
+def test_invalid_arguments_are_refused(engine, kwargs):
+    with pytest.raises(GradScalerConfigError):
+        engine.amp.GradScaler(**kwargs)
+
+
+# --- refusals of the protocol ------------------------------------------------------------------------
+
+
+@pytest.mark.spec("GRADSCALER-007")
+@pytest.mark.parametrize("loss_scale", ["dynamic", 8.0])
+def test_update_with_new_scale_is_refused(engine, loss_scale):
+    scaler = engine.amp.GradScaler(loss_scale=loss_scale, init_scale=4.0)
+    params, optimizer = make_setup(engine)
+    set_scaled(params, unit_grads(), scaler.get_scale())
+    scaler.step(optimizer)
+    before = scaler.state_dict()
+    with pytest.raises(GradScalerUsageError):
+        scaler.update(1024.0)
+    assert scaler.state_dict() == before
+    scaler.update()
+
+
+@pytest.mark.spec("GRADSCALER-008")
+@pytest.mark.parametrize("loss_scale", ["dynamic", None])
+def test_step_twice_before_update_is_refused(engine, loss_scale):
+    scaler = engine.amp.GradScaler(loss_scale=loss_scale, init_scale=4.0)
+    params, optimizer = make_setup(engine)
+    set_scaled(params, unit_grads(), scaler.get_scale())
+    scaler.step(optimizer)
+    state = snapshot(params, optimizer)
+    with pytest.raises(GradScalerUsageError):
+        scaler.step(optimizer)
+    with pytest.raises(GradScalerUsageError):
+        scaler.step_if_finite(optimizer)
+    assert bitwise_equal(snapshot(params, optimizer), state)
+    scaler.update()
+    set_scaled(params, unit_grads(), scaler.get_scale())
+    scaler.step(optimizer)  # a new iteration may step again
+
+
+@pytest.mark.spec("GRADSCALER-009")
+def test_unscale_after_step_is_refused(engine):
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=4.0)
+    params, optimizer = make_setup(engine)
+    set_scaled(params, unit_grads(), scaler.get_scale())
+    scaler.step(optimizer)
+    grads = [p.grad.copy() for p in params]
+    with pytest.raises(GradScalerUsageError):
+        scaler.unscale_(optimizer)
+    assert all(bitwise_equal(p.grad, g) for p, g in zip(params, grads, strict=True))
+
+
+@pytest.mark.spec("GRADSCALER-010")
+@pytest.mark.parametrize("loss_scale", ["dynamic", 16.0])
+def test_unscaling_twice_is_refused(engine, loss_scale):
+    scaler = engine.amp.GradScaler(loss_scale=loss_scale, init_scale=16.0)
+    params, optimizer = make_setup(engine)
+    set_scaled(params, unit_grads(), scaler.get_scale())
+    scaler.unscale_(optimizer)
+    with pytest.raises(GradScalerUsageError):
+        scaler.unscale_(optimizer)
+    assert all(bitwise_equal(p.grad, g) for p, g in zip(params, unit_grads(), strict=True))
+
+
+# --- scaling and unscaling ------------------------------------------------------------------------------
+
+
+@pytest.mark.spec("GRADSCALER-011")
+@given(exponent=st.integers(-4, 8))
+def test_scale_multiplies_loss_and_gradients(engine, exponent):
+    scale = 2.0**exponent
+    engine.nn.manual_seed(0)
+    model = engine.nn.Linear(5, 3)
+    x = np.linspace(-1.0, 1.0, 20, dtype=np.float32).reshape(4, 5)
+    y = np.array([0, 2, 1, 0])
+    loss = engine.nn.cross_entropy(model(x), y)
+    loss.backward()
+    plain = [p.grad.copy() for p in model.parameters()]
+    model.zero_grad()
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=scale)
+    assert scaler.get_scale() == scale
+    scaled_loss = scaler.scale(engine.nn.cross_entropy(model(x), y))
+    assert float(scaled_loss.value) == pytest.approx(float(loss.value) * scale, rel=1e-6)
+    scaled_loss.backward()
+    for param, grad in zip(model.parameters(), plain, strict=True):
+        np.testing.assert_allclose(param.grad, grad * np.float32(scale), rtol=2e-3, atol=1e-6 * scale)
+
+
+@pytest.mark.spec("GRADSCALER-011")
+@given(scale=loss_scales(-4, 20), value=st.floats(-100.0, 100.0, width=32))
+def test_scale_of_a_plain_number(engine, scale, value):
+    scaler = engine.amp.GradScaler(loss_scale=scale)
+    assert float(scaler.scale(np.float32(value))) == value * scale
+
+
+@pytest.mark.spec("GRADSCALER-012")
+@given(
+    loss_scale=st.one_of(st.just("dynamic"), loss_scales(-6, 20)),
+    scale=loss_scales(-6, 20),
+    data=st.data(),
+)
+def test_unscale_divides_gradients(engine, loss_scale, scale, data):
+    scaler = engine.amp.GradScaler(loss_scale=loss_scale, init_scale=scale)
+    current = scaler.get_scale()
+    params, optimizer = make_setup(engine)
+    scaled = [data.draw(finite_gradients(s, max_magnitude=1e3)) for s in SHAPES]
+    for param, grad in zip(params, scaled, strict=True):
+        param.grad = grad
+    scaler.unscale_(optimizer)
+    for param, grad in zip(params, scaled, strict=True):
+        assert bitwise_equal(param.grad, grad * np.float32(1.0 / current))
+
+
+# --- finiteness and skipping ----------------------------------------------------------------------------
+
+
+@pytest.mark.spec("GRADSCALER-013", "GRADSCALER-015")
+@given(broken=st.integers(0, 1), data=st.data())
+def test_any_inf_or_nan_skips_the_step(engine, broken, data):
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=8.0)
+    params, optimizer = make_setup(engine)
+    iteration(scaler, params, optimizer)  # some optimizer state exists
+    grads = [
+        data.draw(gradients_with_nonfinite(s) if i == broken else finite_gradients(s)) for i, s in enumerate(SHAPES)
+    ]
+    set_scaled(params, grads, scaler.get_scale())
+    before = snapshot(params, optimizer)
+    assert scaler.step(optimizer) is None
+    assert bitwise_equal(snapshot(params, optimizer), before)
+    assert scaler.state_dict()["num_skipped_steps"] == 1
+
+
+@pytest.mark.spec("GRADSCALER-013")
+def test_finite_gradients_whose_norm_overflows_float32_are_an_overflow(engine):
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=1.0)
+    params, optimizer = make_setup(engine)
+    huge = [np.full(s, 3e19, dtype=np.float32) for s in SHAPES]  # each square is 9e38 > float32 max
+    assert all(np.all(np.isfinite(g)) for g in huge)
+    set_scaled(params, huge, 1.0)
+    before = snapshot(params, optimizer)
+    assert scaler.step(optimizer) is None
+    assert bitwise_equal(snapshot(params, optimizer), before)
+    scaler.update()
+    assert scaler.get_scale() == 0.5
+    # Just below: a square-sum that fits float32 is finite.
+    set_scaled(params, [np.full(s, 1e18, dtype=np.float32) for s in SHAPES], scaler.get_scale())
+    scaler.step(optimizer)
+    assert optimizer.global_step == 1
+
+
+@pytest.mark.spec("GRADSCALER-014")
+@given(scale=st.one_of(st.none(), loss_scales(-4, 16)), kind=st.sampled_from([INF, -INF, float("nan")]))
+def test_static_scaling_never_skips(engine, scale, kind):
+    scaler = engine.amp.GradScaler(loss_scale=scale, max_gradient_norm=1.0)
+    params, optimizer = make_setup(engine)
+    set_scaled(params, overflow_grads(kind), scaler.get_scale())
+    with np.errstate(invalid="ignore", over="ignore"):
+        scaler.step(optimizer)
+    assert optimizer.global_step == 1
+    assert not np.all(np.isfinite(params[1].data))  # the overflow reached the weights
+    scaler.update()
+    assert scaler.get_scale() == (scale or 1.0) and scaler.state_dict() == {"loss_scale": scale or 1.0}
+
+
+@pytest.mark.spec("GRADSCALER-015")
+def test_skipped_step_does_not_advance_the_learning_rate_schedule(engine):
+    schedule = engine.optim.lr_scheduler.StepLR(initial_learning_rate=1.0, step_size=1, gamma=0.5)
+    params, optimizer = make_setup(engine, lr=schedule, momentum=0.0)
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=4.0)
+    iteration(scaler, params, optimizer)  # uses lr(0) = 1
+    assert optimizer.global_step == 1
+    assert iteration(scaler, params, optimizer, finite=False) is None
+    assert optimizer.global_step == 1
+    before = params[0].data.copy()
+    iteration(scaler, params, optimizer)  # must use lr(1) = 0.5, not lr(2)
+    np.testing.assert_array_equal(params[0].data, before - np.float32(0.5) * np.float32(0.25))
+    assert optimizer.global_step == 2
+
+
+@pytest.mark.spec("GRADSCALER-015")
+def test_skipped_step_keeps_adam_state_bit_identical(engine):
+    params = [engine.nn.Parameter(np.ones(s, dtype=np.float32)) for s in SHAPES]
+    optimizer = engine.optim.Adam(params, lr=0.01)
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=2.0**10)
+    for _ in range(3):
+        iteration(scaler, params, optimizer)
+    before = snapshot(params, optimizer)
+    for kind in (INF, -INF, float("nan")):
+        set_scaled(params, overflow_grads(kind), scaler.get_scale())
+        assert scaler.step(optimizer) is None
+        scaler.update()
+        assert bitwise_equal(snapshot(params, optimizer), before)
+    assert scaler.state_dict()["num_skipped_steps"] == 3
+
+
+# --- step, step_if_finite, clipping --------------------------------------------------------------------
+
+
+def recording_optimizer(engine, params):  # noqa: ANN001, ANN201
+    """The engine's SGD, with a step that records its arguments and returns a marker."""
+
+    class RecordingSGD(engine.optim.SGD):
+        def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+            super().__init__(*args, **kwargs)
+            self.calls: list[tuple[tuple, dict]] = []
+
+        def step(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            self.calls.append((args, kwargs))
+            super().step()
+            return ("stepped", len(self.calls))
+
+    return RecordingSGD(params, lr=0.125)
+
+
+@pytest.mark.spec("GRADSCALER-016")
+@pytest.mark.parametrize("explicit_unscale", [False, True])
+@pytest.mark.parametrize("loss_scale", ["dynamic", 64.0])
+def test_step_unscales_once_forwards_arguments_and_returns_the_result(engine, explicit_unscale, loss_scale):
+    params = [engine.nn.Parameter(np.zeros(s, dtype=np.float32)) for s in SHAPES]
+    optimizer = recording_optimizer(engine, params)
+    scaler = engine.amp.GradScaler(loss_scale=loss_scale, init_scale=64.0)
+    set_scaled(params, unit_grads(0.5), 64.0)
+    if explicit_unscale:
+        scaler.unscale_(optimizer)
+    result = scaler.step(optimizer, 3, closure="c")
+    assert result == ("stepped", 1)
+    assert optimizer.calls == [((3,), {"closure": "c"})]
+    for param in params:  # gradients divided exactly once: SGD applied lr * 0.5
+        np.testing.assert_array_equal(param.data, np.float32(-0.125 * 0.5))
+
+
+@pytest.mark.spec("GRADSCALER-017")
+def test_step_if_finite(engine):
+    params = [engine.nn.Parameter(np.zeros(s, dtype=np.float32)) for s in SHAPES]
+    optimizer = recording_optimizer(engine, params)
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=4.0)
+    set_scaled(params, unit_grads(), 4.0)
+    with pytest.raises(GradScalerUsageError):
+        scaler.step_if_finite(optimizer)
+    scaler.unscale_(optimizer)
+    assert scaler.step_if_finite(optimizer, "arg", key=1) == ("stepped", 1)
+    assert optimizer.calls == [(("arg",), {"key": 1})]
+    scaler.update()
+    set_scaled(params, overflow_grads(), scaler.get_scale())
+    scaler.unscale_(optimizer)
+    assert scaler.step_if_finite(optimizer) is None
+    assert len(optimizer.calls) == 1
+
+
+@pytest.mark.spec("GRADSCALER-018")
+@given(data=st.data(), overflow=st.booleans(), limit=st.sampled_from([None, 0.5, 2.0]))
+def test_clip_gradients_and_return_isfinite(engine, data, overflow, limit):
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=1.0, max_gradient_norm=limit)
+    params, optimizer = make_setup(engine)
+    make = gradients_with_nonfinite if overflow else finite_gradients
+    grads = [data.draw(make(SHAPES[0]))] + [data.draw(finite_gradients(SHAPES[1]))]
+    for param, grad in zip(params, grads, strict=True):
+        param.grad = grad
+    assert scaler.clip_gradients_and_return_isfinite([optimizer]) is (not overflow)
+    if not overflow:
+        norm = math.sqrt(sum(float(np.sum(np.square(g.astype(np.float64)))) for g in grads))
+        factor = 1.0 if limit is None else min(1.0, limit / (norm + 1e-6))
+        for param, grad in zip(params, grads, strict=True):
+            np.testing.assert_allclose(param.grad, grad * factor, rtol=1e-5, atol=1e-30)
+
+
+@pytest.mark.spec("GRADSCALER-019")
+@given(data=st.data(), limit=st.sampled_from([0.25, 1.0, 100.0]), scale=loss_scales(-2, 12))
+def test_dls_with_gcc_clips_by_global_norm(engine, data, limit, scale):
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=scale, max_gradient_norm=limit)
+    params, optimizer = make_setup(engine)
+    grads = [data.draw(finite_gradients(s)) for s in SHAPES]
+    set_scaled(params, grads, scale)
+    scaler.unscale_(optimizer)
+    norm = math.sqrt(sum(float(np.sum(np.square(g.astype(np.float64)))) for g in grads))
+    factor = min(1.0, limit / (norm + 1e-6))
+    for param, grad in zip(params, grads, strict=True):
+        np.testing.assert_allclose(param.grad, grad * factor, rtol=1e-5, atol=1e-30)
+
+
+@pytest.mark.spec("GRADSCALER-019")
+def test_max_gradient_norm_has_no_effect_without_dls(engine):
+    scaler = engine.amp.GradScaler(loss_scale=8.0, max_gradient_norm=0.01)
+    params, optimizer = make_setup(engine)
+    set_scaled(params, unit_grads(), 8.0)
+    scaler.unscale_(optimizer)
+    assert all(bitwise_equal(p.grad, g) for p, g in zip(params, unit_grads(), strict=True))
+
+
+# --- the update rule -----------------------------------------------------------------------------------
+
+
+@pytest.mark.spec("GRADSCALER-020")
+def test_overflow_halves_the_scale_and_resets_counters(engine):
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=2.0**10, steps_per_increase=5)
+    params, optimizer = make_setup(engine)
+    for _ in range(3):
+        iteration(scaler, params, optimizer)
+    assert scaler.state_dict()["steps_since_rescale"] == 3
+    iteration(scaler, params, optimizer, finite=False)
+    assert scaler.state_dict() == {
+        "loss_scale": 2.0**9, "steps_since_rescale": 0, "overflows_since_rescale": 0, "num_skipped_steps": 1
+    }
+
+
+@pytest.mark.spec("GRADSCALER-020")
+def test_overflow_tolerance_is_a_strict_fraction(engine):
+    scaler = engine.amp.GradScaler(
+        loss_scale="dynamic", init_scale=2.0**8, steps_per_increase=100, overflow_tolerance=0.5
+    )
+    params, optimizer = make_setup(engine)
+    iteration(scaler, params, optimizer)
+    iteration(scaler, params, optimizer, finite=False)  # 1/2 is not > 0.5
+    assert scaler.get_scale() == 2.0**8
+    assert scaler.state_dict()["overflows_since_rescale"] == 1
+    iteration(scaler, params, optimizer, finite=False)  # 2/3 > 0.5
+    assert scaler.get_scale() == 2.0**7
+    assert scaler.state_dict()["steps_since_rescale"] == 0
+
+
+@pytest.mark.spec("GRADSCALER-021")
+@given(steps_per_increase=st.integers(0, 12))
+def test_scale_doubles_after_steps_per_increase_plus_one_clean_updates(engine, steps_per_increase):
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=1.0, steps_per_increase=steps_per_increase)
+    params, optimizer = make_setup(engine)
+    for done in range(1, steps_per_increase + 1):
+        iteration(scaler, params, optimizer)
+        assert scaler.get_scale() == 1.0 and scaler.state_dict()["steps_since_rescale"] == done
+    iteration(scaler, params, optimizer)
+    assert scaler.get_scale() == 2.0 and scaler.state_dict()["steps_since_rescale"] == 0
+
+
+@pytest.mark.spec("GRADSCALER-020", "GRADSCALER-021", "GRADSCALER-022")
+@given(config=dynamic_grad_scaler_configs(), finite=st.lists(st.booleans(), max_size=25))
+def test_scale_trajectory_follows_the_update_rule(engine, config, finite):
+    config.pop("max_gradient_norm", None)
+    scaler = engine.amp.GradScaler(**config)
+    model = LossScaleModel(
+        dynamic=True, scale=config["init_scale"], min_scale=config["min_loss_scale"],
+        max_scale=config["max_loss_scale"], steps_per_increase=config["steps_per_increase"],
+        overflow_tolerance=config["overflow_tolerance"],
+    )
+    params, optimizer = make_setup(engine)
+    for clean in finite:
+        model.step(clean)
+        if model.update(clean):
+            with pytest.raises(NonRecoverableNaNError):
+                iteration(scaler, params, optimizer, finite=clean)
+        else:
+            iteration(scaler, params, optimizer, finite=clean)
+        assert scaler.get_scale() == model.scale
+        assert config["min_loss_scale"] <= scaler.get_scale() <= config["max_loss_scale"]
+        assert scaler.state_dict() == model.state()
+
+
+@pytest.mark.spec("GRADSCALER-022")
+def test_scale_is_clamped_into_its_range(engine):
+    params, optimizer = make_setup(engine)
+    high = engine.amp.GradScaler(loss_scale="dynamic", init_scale=2.0**20, max_loss_scale=2.0**6, steps_per_increase=0)
+    iteration(high, params, optimizer)
+    assert high.get_scale() == 2.0**6
+    low = engine.amp.GradScaler(loss_scale="dynamic", init_scale=3.0, min_loss_scale=2.0, max_loss_scale=8.0)
+    iteration(low, params, optimizer, finite=False)
+    assert low.get_scale() == 2.0
+
+
+# --- checkpointing --------------------------------------------------------------------------------------
+
+
+@pytest.mark.spec("GRADSCALER-023")
+@given(config=dynamic_grad_scaler_configs(), first=st.lists(st.booleans(), max_size=8),
+       then=st.lists(st.booleans(), max_size=8))
+def test_state_dict_round_trip_continues_identically(engine, config, first, then):
+    config["min_loss_scale"] = min(config["min_loss_scale"], 2.0**-10)  # keep clear of NonRecoverableNaN
+    config["init_scale"] = config["max_loss_scale"] = max(config["max_loss_scale"], 2.0**12)
+    original = engine.amp.GradScaler(**config)
+    params, optimizer = make_setup(engine)
+    for clean in first[:6]:
+        iteration(original, params, optimizer, finite=clean)
+    saved = original.state_dict()
+    restored = engine.amp.GradScaler(**config)
+    restored.load_state_dict(copy.deepcopy(saved))
+    assert restored.state_dict() == saved and restored.get_scale() == original.get_scale()
+    for clean in then[:6]:
+        iteration(original, params, optimizer, finite=clean)
+        iteration(restored, params, optimizer, finite=clean)
+        assert restored.state_dict() == original.state_dict()
+
+
+@pytest.mark.spec("GRADSCALER-023")
+def test_static_state_dict_round_trip(engine):
+    original = engine.amp.GradScaler(loss_scale=128.0)
+    assert original.state_dict() == {"loss_scale": 128.0}
+    restored = engine.amp.GradScaler(loss_scale=128.0)
+    restored.load_state_dict({"loss_scale": 256.0})
+    assert restored.get_scale() == 256.0
+
+
+@pytest.mark.spec("GRADSCALER-024")
+@pytest.mark.parametrize(
+    "state",
+    [
+        {"loss_scale": 8.0},
+        {"loss_scale": 8.0, "steps_since_rescale": 1},
+        {"loss_scale": 8.0, "steps_since_rescale": 1, "overflows_since_rescale": 0, "extra": 1},
+        {"loss_scale": 0.0, "steps_since_rescale": 1, "overflows_since_rescale": 0},
+        {"loss_scale": -8.0, "steps_since_rescale": 1, "overflows_since_rescale": 0},
+        {"loss_scale": 8.0, "steps_since_rescale": -1, "overflows_since_rescale": 0},
+        {"loss_scale": 8.0, "steps_since_rescale": 1, "overflows_since_rescale": 2},
+        {"loss_scale": 8.0, "steps_since_rescale": 1, "overflows_since_rescale": 0, "num_skipped_steps": -2},
+        [("loss_scale", 8.0)],
+    ],
+    ids=repr,
+)
+def test_mismatched_state_is_refused(engine, state):
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=32.0)
+    before = scaler.state_dict()
+    with pytest.raises(GradScalerConfigError):
+        scaler.load_state_dict(state)
+    assert scaler.state_dict() == before
+
+
+@pytest.mark.spec("GRADSCALER-024")
+def test_dynamic_state_into_static_scaler_is_refused_and_old_states_load(engine):
+    dynamic_state = {"loss_scale": 8.0, "steps_since_rescale": 3, "overflows_since_rescale": 1}
+    with pytest.raises(GradScalerConfigError, match="steps_since_rescale"):
+        engine.amp.GradScaler(loss_scale=4.0).load_state_dict(dynamic_state)
+    scaler = engine.amp.GradScaler(loss_scale="dynamic")
+    scaler.load_state_dict(dynamic_state)  # an older release's state, without num_skipped_steps
+    assert scaler.state_dict() == {**dynamic_state, "num_skipped_steps": 0}
+
+
+# --- unrecoverable overflow ------------------------------------------------------------------------------
+
+
+@pytest.mark.spec("GRADSCALER-025")
+@given(min_exponent=st.integers(-14, 4), tolerance=st.sampled_from([0.0, 0.5]))
+def test_overflow_at_minimum_scale_is_non_recoverable(engine, min_exponent, tolerance):
+    minimum = 2.0**min_exponent
+    scaler = engine.amp.GradScaler(
+        loss_scale="dynamic", init_scale=2 * minimum, min_loss_scale=minimum, overflow_tolerance=tolerance
+    )
+    params, optimizer = make_setup(engine)
+    if tolerance:
+        iteration(scaler, params, optimizer)  # 1 clean step: a single overflow is then within 0.5
+        iteration(scaler, params, optimizer, finite=False)
+        assert scaler.get_scale() == 2 * minimum
+    iteration(scaler, params, optimizer, finite=False)  # halved down to the minimum: still recoverable
+    assert scaler.get_scale() == minimum
+    iteration(scaler, params, optimizer)  # a clean step at the minimum is fine
+    with pytest.raises(NonRecoverableNaNError) as caught:
+        iteration(scaler, params, optimizer, finite=False)
+    assert isinstance(caught.value, FloatingPointError)
+    assert scaler.get_scale() == minimum
+
+
+# --- several optimizers, update() protocol ---------------------------------------------------------------
+
+
+@pytest.mark.spec("GRADSCALER-026")
+def test_one_update_after_several_optimizers(engine):
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=16.0)
+    first_params, first = make_setup(engine)
+    second_params, second = make_setup(engine)
+    set_scaled(first_params, unit_grads(), 16.0)
+    set_scaled(second_params, overflow_grads(), 16.0)
+    second_before = snapshot(second_params, second)
+    scaler.step(first)
+    assert scaler.step(second) is None
+    assert first.global_step == 1 and bitwise_equal(snapshot(second_params, second), second_before)
+    scaler.update()
+    assert scaler.state_dict() == {
+        "loss_scale": 8.0, "steps_since_rescale": 0, "overflows_since_rescale": 0, "num_skipped_steps": 1
+    }
+
+
+@pytest.mark.spec("GRADSCALER-026")
+def test_update_before_any_step_is_refused_in_dynamic_mode(engine):
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=16.0)
+    with pytest.raises(GradScalerUsageError):
+        scaler.update()
+    assert scaler.state_dict()["steps_since_rescale"] == 0
+
+
+# --- the documented loop ------------------------------------------------------------------------------
+
+
+def classification_data(rng: np.random.Generator, samples: int, features: int, classes: int):  # noqa: ANN201
+    """Gaussian blobs: one centre per class, well separated."""
+    centres = rng.normal(0.0, 2.0, size=(classes, features)).astype(np.float32)
+    labels = rng.integers(0, classes, size=samples)
+    inputs = centres[labels] + rng.normal(0.0, 0.5, size=(samples, features)).astype(np.float32)
+    return inputs.astype(np.float32), labels
+
+
+@pytest.mark.spec("GRADSCALER-027")
+def test_documented_loop_with_unscale_and_clipping(engine):
+    engine.nn.manual_seed(1)
+    model = engine.nn.fc_mnist(hidden=16, inputs=8, classes=3)
+    optimizer = engine.optim.SGD(model.parameters(), lr=0.1)
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=2.0**12)
+    x, y = classification_data(np.random.default_rng(0), 64, 8, 3)
+    losses = []
+    for _ in range(30):
+        optimizer.zero_grad()
+        loss = engine.nn.cross_entropy(model(x), y)
+        losses.append(float(loss.value))
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        norm = math.sqrt(sum(float(np.sum(np.square(p.grad, dtype=np.float64))) for p in model.parameters()))
+        for p in model.parameters():  # global gradient clipping to norm 1.0
+            p.grad = p.grad * np.float32(min(1.0, 1.0 / (norm + 1e-6)))
+        scaler.step(optimizer)
+        scaler.update()
+    assert losses[-1] < 0.5 * losses[0]
+
+
+@pytest.mark.spec("GRADSCALER-027")
+@given(exponent=st.integers(0, 12))
+def test_assigned_gradients_are_treated_as_scaled(engine, exponent):
+    scale = 2.0**exponent
+    x, y = classification_data(np.random.default_rng(2), 16, 6, 3)
+    results = []
+    for assign in (False, True):
+        engine.nn.manual_seed(3)
+        model = engine.nn.fc_mnist(hidden=8, inputs=6, classes=3)
+        optimizer = engine.optim.SGD(model.parameters(), lr=0.05)
+        scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=scale)
+        scaled_loss = scaler.scale(engine.nn.cross_entropy(model(x), y))
+        scaled_loss.backward()
+        if assign:
+            grads = [p.grad.copy() for p in model.parameters()]
+            model.zero_grad()
+            for p, g in zip(model.parameters(), grads, strict=True):
+                p.grad = g
+        scaler.step(optimizer)
+        scaler.update()
+        results.append([p.data.copy() for p in model.parameters()])
+    assert bitwise_equal(results[0], results[1])
+
+
+@pytest.mark.spec("GRADSCALER-028")
+def test_fc_mnist_like_model_trains_under_dls_with_injected_overflows(engine):
+    engine.nn.manual_seed(7)
+    model = engine.nn.fc_mnist(hidden=32, inputs=20, classes=4)
+    optimizer = engine.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=2.0**15, steps_per_increase=10)
+    rng = np.random.default_rng(11)
+    x, y = classification_data(rng, 256, 20, 4)
+    overflow_at = {5, 6, 17, 30, 31, 32, 44}
+    losses, scales = [], []
+    for it in range(60):
+        batch = rng.choice(256, size=32, replace=False)
+        optimizer.zero_grad()
+        loss = engine.nn.cross_entropy(model(x[batch]), y[batch])
+        losses.append(float(loss.value))
+        scaler.scale(loss).backward()
+        if it in overflow_at:
+            model.parameters()[0].grad[0, 0] = np.float32("inf") if it % 2 else np.float32("nan")
+        before = optimizer.global_step
+        result = scaler.step(optimizer)
+        assert (optimizer.global_step == before) == (it in overflow_at)
+        if it in overflow_at:
+            assert result is None
+        scales.append(scaler.get_scale())
+        scaler.update()
+    assert scaler.state_dict()["num_skipped_steps"] == len(overflow_at)
+    assert optimizer.global_step == 60 - len(overflow_at)
+    assert scaler.get_scale() < 2.0**15  # backed off at least once and stayed within range
+    assert all(np.all(np.isfinite(p.data)) for p in model.parameters())
+    assert np.mean(losses[-10:]) < 0.5 * np.mean(losses[:5])
+
+
+# --- optimizer_step ------------------------------------------------------------------------------------
+
+
+def _manual_optimizer_step(engine, model, optimizer, scaler, loss, norm_limit, value_limit):  # noqa: ANN001
+    optimizer.zero_grad()
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    grads = [p.grad for p in model.parameters()]
+    if norm_limit is not None:
+        norm = math.sqrt(sum(float(np.sum(np.square(g, dtype=np.float64))) for g in grads))
+        for p in model.parameters():
+            p.grad = p.grad * np.float32(min(1.0, norm_limit / (norm + 1e-6)))
+    elif value_limit is not None:
+        for p in model.parameters():
+            p.grad = np.clip(p.grad, -value_limit, value_limit)
+    scaler.step(optimizer)
+    scaler.update()
+
+
+@pytest.mark.spec("GRADSCALER-029")
+@pytest.mark.parametrize("norm_limit, value_limit", [(None, None), (0.05, None), (None, 0.002), (100.0, None)])
+def test_optimizer_step_matches_the_manual_sequence(engine, norm_limit, value_limit):
+    x, y = classification_data(np.random.default_rng(5), 24, 6, 3)
+    trained = []
+    for use_helper in (True, False):
+        engine.nn.manual_seed(4)
+        model = engine.nn.fc_mnist(hidden=8, inputs=6, classes=3)
+        optimizer = engine.optim.SGD(model.parameters(), lr=0.1)
+        scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=2.0**8, steps_per_increase=1)
+        for _ in range(4):
+            loss = engine.nn.cross_entropy(model(x), y)
+            if use_helper:
+                engine.amp.optimizer_step(
+                    loss, optimizer, scaler, max_gradient_norm=norm_limit, max_gradient_value=value_limit
+                )
+            else:
+                _manual_optimizer_step(engine, model, optimizer, scaler, loss, norm_limit, value_limit)
+        trained.append(([p.data.copy() for p in model.parameters()], scaler.state_dict(), optimizer.global_step))
+    helper, manual = trained
+    assert helper[1] == manual[1] and helper[2] == manual[2] == 4
+    for a, b in zip(helper[0], manual[0], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    if norm_limit is None and value_limit is None:
+        assert all(bitwise_equal(a, b) for a, b in zip(helper[0], manual[0], strict=True))
+
+
+@pytest.mark.spec("GRADSCALER-029")
+def test_optimizer_step_refuses_two_clipping_limits(engine):
+    engine.nn.manual_seed(0)
+    model = engine.nn.Linear(3, 2)
+    optimizer = engine.optim.SGD(model.parameters(), lr=0.1)
+    scaler = engine.amp.GradScaler(loss_scale="dynamic")
+    loss = engine.nn.mse_loss(model(np.ones((2, 3), dtype=np.float32)), np.zeros((2, 2), dtype=np.float32))
+    with pytest.raises(GradScalerConfigError):
+        engine.amp.optimizer_step(loss, optimizer, scaler, max_gradient_norm=1.0, max_gradient_value=1.0)
+    assert optimizer.global_step == 0
+
+
+@pytest.mark.spec("GRADSCALER-029")
+def test_optimizer_step_skips_on_overflow(engine):
+    engine.nn.manual_seed(0)
+    model = engine.nn.Linear(3, 2)
+    optimizer = engine.optim.SGD(model.parameters(), lr=0.1)
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=2.0**14)
+    x = np.full((2, 3), 60000.0, dtype=np.float32)  # float16 overflow in the scaled backward pass
+    before = [p.data.copy() for p in model.parameters()]
+    loss = engine.nn.mse_loss(model(x), np.zeros((2, 2), dtype=np.float32))
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert engine.amp.optimizer_step(loss, optimizer, scaler) is None
+    assert optimizer.global_step == 0 and scaler.get_scale() == 2.0**13
+    assert bitwise_equal([p.data for p in model.parameters()], before)
+
+
+# --- the half dtype and the defaults -----------------------------------------------------------------------
+
+
+@pytest.mark.spec("GRADSCALER-030")
+def test_set_half_dtype_changes_the_default_scale(engine):
+    engine.amp.set_half_dtype("cbfloat16")
+    assert engine.amp.GradScaler(loss_scale="dynamic").get_scale() == 2.0**31
+    engine.amp.set_half_dtype("bfloat16")
+    assert engine.amp.GradScaler(loss_scale="dynamic").get_scale() == 2.0**15
+    engine.amp.set_half_dtype("float16")
+    assert engine.amp.GradScaler(loss_scale="dynamic").get_scale() == 2.0**15
