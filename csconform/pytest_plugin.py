@@ -45,11 +45,19 @@ def register_hypothesis_profiles() -> str:
     quiet = [HealthCheck.too_slow, HealthCheck.data_too_large]
     settings.register_profile("dev", max_examples=50, deadline=2000, suppress_health_check=quiet)
     settings.register_profile(
-        "ci", max_examples=50, derandomize=True, deadline=None, database=None,
-        print_blob=True, suppress_health_check=quiet,
+        "ci",
+        max_examples=50,
+        derandomize=True,
+        deadline=None,
+        database=None,
+        print_blob=True,
+        suppress_health_check=quiet,
     )
     settings.register_profile(
-        "nightly", max_examples=1000, deadline=None, stateful_step_count=100,
+        "nightly",
+        max_examples=1000,
+        deadline=None,
+        stateful_step_count=100,
         suppress_health_check=quiet,
     )
     name = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
@@ -97,9 +105,9 @@ class Matrix:
 
     def record(self, report: pytest.TestReport) -> None:
         rules = dict(report.user_properties).get(RULES_PROPERTY)
-        if not rules:
+        if not isinstance(rules, tuple) or not rules:
             return
-        self.test_rules[report.nodeid] = list(rules)
+        self.test_rules[report.nodeid] = [str(rule_id) for rule_id in rules]
         if report.failed:
             outcome = "failed"
         elif hasattr(report, "wasxfail"):
@@ -143,17 +151,13 @@ class CsConformPlugin:
 
     def __init__(self, config: pytest.Config, specs_dir: str | None) -> None:
         self.config = config
-        self.engine_name = config.getoption("csconform_engine") or os.environ.get(
-            "CSCONFORM_ENGINE", DEFAULT_ENGINE
-        )
+        self.engine_name = config.getoption("csconform_engine") or os.environ.get("CSCONFORM_ENGINE", DEFAULT_ENGINE)
         try:
             self.spec = load_spec(specs_dir)
         except CsConformError as exc:
             raise pytest.UsageError(f"csconform: {exc}") from None
         self.matrix = Matrix(self.spec, self.engine_name)
-        xfails = config.getoption("csconform_expected_failures") or os.environ.get(
-            "CSCONFORM_EXPECTED_FAILURES"
-        )
+        xfails = config.getoption("csconform_expected_failures") or os.environ.get("CSCONFORM_EXPECTED_FAILURES")
         self.expected = ExpectedFailures.read(Path(xfails)) if xfails else None
         self.hypothesis_profile = register_hypothesis_profiles()
         self.engine = self._import_engine()
@@ -228,9 +232,7 @@ class CsConformPlugin:
                     problems.append(f"{rule.file}: rule {rule.id} is marked checked but no test checks it")
         if problems:
             self.gate_problems = problems
-            raise pytest.UsageError(
-                "csconform traceability gate failed:\n  " + "\n  ".join(sorted(set(problems)))
-            )
+            raise pytest.UsageError("csconform traceability gate failed:\n  " + "\n  ".join(sorted(set(problems))))
 
     def _apply_expected_failures(self, item: pytest.Item, ids: list[str]) -> None:
         if self.expected is None:
@@ -245,7 +247,8 @@ class CsConformPlugin:
         self.matrix.record(report)
         if self.expected is not None and report.when == "call" and report.passed:
             entries = dict(report.user_properties).get("csconform_expected", ())
-            self.expected.passing.update(entries)
+            if isinstance(entries, tuple):
+                self.expected.passing.update(str(entry) for entry in entries)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         path = self.config.getoption("csconform_json")
@@ -274,16 +277,41 @@ class CsConformPlugin:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("csconform", "csconform conformance harness")
-    group.addoption("--engine", dest="csconform_engine", default=None, metavar="MODULE",
-                    help="implementation under test (default: $CSCONFORM_ENGINE or csconform.engine)")
-    group.addoption("--conformance-json", dest="csconform_json", default=None, metavar="PATH",
-                    help="write the conformance matrix (rule -> outcome) as JSON")
-    group.addoption("--expected-failures", dest="csconform_expected_failures", default=None, metavar="FILE",
-                    help="rule ids or test ids this engine is expected to fail (non-strict xfail)")
-    group.addoption("--specs-dir", dest="csconform_specs", default=None, metavar="DIR",
-                    help="spec directory (default: $CSCONFORM_SPECS or the bundled specs)")
-    group.addoption("--spec-gate", dest="csconform_gate", default="auto", choices=("auto", "on", "off"),
-                    help="require a test for every checked rule: auto = when the whole conformance suite runs")
+    group.addoption(
+        "--engine",
+        dest="csconform_engine",
+        default=None,
+        metavar="MODULE",
+        help="implementation under test (default: $CSCONFORM_ENGINE or csconform.engine)",
+    )
+    group.addoption(
+        "--conformance-json",
+        dest="csconform_json",
+        default=None,
+        metavar="PATH",
+        help="write the conformance matrix (rule -> outcome) as JSON",
+    )
+    group.addoption(
+        "--expected-failures",
+        dest="csconform_expected_failures",
+        default=None,
+        metavar="FILE",
+        help="rule ids or test ids this engine is expected to fail (non-strict xfail)",
+    )
+    group.addoption(
+        "--specs-dir",
+        dest="csconform_specs",
+        default=None,
+        metavar="DIR",
+        help="spec directory (default: $CSCONFORM_SPECS or the bundled specs)",
+    )
+    group.addoption(
+        "--spec-gate",
+        dest="csconform_gate",
+        default="auto",
+        choices=("auto", "on", "off"),
+        help="require a test for every checked rule: auto = when the whole conformance suite runs",
+    )
 
 
 def _asked_for(config: pytest.Config) -> bool:

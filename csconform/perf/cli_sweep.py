@@ -40,25 +40,38 @@ def run(args: argparse.Namespace) -> int:
         encoding="utf-8",
     )
     ok = frame[frame["status"] == "ok"]
-    print(f"{len(frame)} points ({len(ok)} modeled, {len(frame) - len(ok)} refused) -> {out / 'sweep.csv'}, "
-          f"{out / 'sweep.md'}")
+    print(
+        f"{len(frame)} points ({len(ok)} modeled, {len(frame) - len(ok)} refused) -> {out / 'sweep.csv'}, "
+        f"{out / 'sweep.md'}"
+    )
     return 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "sweep", help="model throughput over models x wafers x batch sizes x cluster sizes",
+        "sweep",
+        help="model throughput over models x wafers x batch sizes x cluster sizes",
         description="Sweep the performance model over a design space; locally, or on a Dask cluster.",
     )
-    parser.add_argument("--models", type=_names, required=True, help="comma-separated zoo names, e.g. gpt2_small,bert_base")
+    parser.add_argument(
+        "--models", type=_names, required=True, help="comma-separated zoo names, e.g. gpt2_small,bert_base"
+    )
     parser.add_argument("--wafers", type=_names, default=["wse2"], help="comma-separated wafers (default wse2)")
     parser.add_argument("--systems", type=_integers, default=[1], help="comma-separated cluster sizes (default 1)")
     parser.add_argument("--batches", type=_integers, default=None, help="comma-separated global batch sizes")
-    parser.add_argument("--modes", type=_names, default=["auto"],
-                        help="comma-separated: auto, pipelined, weight_streaming (default auto)")
+    parser.add_argument(
+        "--modes",
+        type=_names,
+        default=["auto"],
+        help="comma-separated: auto, pipelined, weight_streaming (default auto)",
+    )
     parser.add_argument("--out", default="reports/sweep", help="output directory (default reports/sweep)")
-    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                        help="Dask scheduler address (tcp://host:port); default: run locally")
+    parser.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="Dask scheduler address (tcp://host:port); default: run locally",
+    )
     parser.add_argument("--time-limit", type=float, default=5.0, help="placement time limit per point, seconds")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(handler=run)

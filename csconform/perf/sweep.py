@@ -23,8 +23,17 @@ from csconform.perf.plan import MODES, plan
 from csconform.perf.zoo import get_model
 
 COLUMNS = [
-    "model", "wafer", "mode", "systems", "batch", "params", "flops_per_sample", "samples_per_s",
-    "bound_samples_per_s", "efficiency_vs_bound", "status",
+    "model",
+    "wafer",
+    "mode",
+    "systems",
+    "batch",
+    "params",
+    "flops_per_sample",
+    "samples_per_s",
+    "bound_samples_per_s",
+    "efficiency_vs_bound",
+    "status",
 ]
 
 
@@ -67,14 +76,25 @@ def evaluate(point: Point, time_limit_s: float = 5.0) -> dict[str, Any]:
     """Plan one point; a refusal by the model is recorded in ``status``."""
     row: dict[str, Any] = {**asdict(point), "status": "ok"}
     try:
-        result = plan(point.model, wafer=point.wafer, mode=point.mode, systems=point.systems,
-                      batch=point.batch, time_limit_s=time_limit_s)
+        result = plan(
+            point.model,
+            wafer=point.wafer,
+            mode=point.mode,
+            systems=point.systems,
+            batch=point.batch,
+            time_limit_s=time_limit_s,
+        )
     except CsConformError as exc:
         row["status"] = f"{type(exc).__name__}: {exc}"
         return row
     row.update(
-        model=result.model, wafer=result.wafer, mode=result.mode, batch=result.batch, params=result.params,
-        flops_per_sample=result.flops_per_sample, samples_per_s=result.samples_per_s,
+        model=result.model,
+        wafer=result.wafer,
+        mode=result.mode,
+        batch=result.batch,
+        params=result.params,
+        flops_per_sample=result.flops_per_sample,
+        samples_per_s=result.samples_per_s,
         bound_samples_per_s=result.bound_samples_per_s,
         efficiency_vs_bound=result.samples_per_s / result.bound_samples_per_s,
     )

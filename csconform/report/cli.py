@@ -21,8 +21,13 @@ def check(args: argparse.Namespace) -> int:
     if args.failed_only:
         frame = frame[frame["outcome"] == "failed"]
     frame = frame.assign(title=[textwrap.shorten(t, 64) for t in frame["title"]])
-    print(tabulate(frame[["rule", "title", "outcome", "tests"]].values.tolist(),
-                   headers=["rule", "title", "outcome", "tests"], tablefmt="simple"))
+    print(
+        tabulate(
+            frame[["rule", "title", "outcome", "tests"]].values.tolist(),
+            headers=["rule", "title", "outcome", "tests"],
+            tablefmt="simple",
+        )
+    )
     print()
     print(summary_line(matrix))
     if args.json:

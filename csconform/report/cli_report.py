@@ -89,7 +89,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", default="reports", help="report folder (default reports/)")
     parser.add_argument("--engine", help="implementation under test (default: $CSCONFORM_ENGINE or csconform.engine)")
     parser.add_argument("--skip", type=_parts, default=[], help=f"comma-separated parts to skip: {', '.join(PARTS)}")
-    parser.add_argument("--benchmark-json", help="pytest-benchmark JSON (default: OUT/benchmarks.json, from tox -e bench)")
-    parser.add_argument("--ispd-time-limit", type=float, default=20.0,
-                        help="seconds per ISPD 2020 instance (default 20)")
+    parser.add_argument(
+        "--benchmark-json", help="pytest-benchmark JSON (default: OUT/benchmarks.json, from tox -e bench)"
+    )
+    parser.add_argument(
+        "--ispd-time-limit", type=float, default=20.0, help="seconds per ISPD 2020 instance (default 20)"
+    )
     parser.set_defaults(handler=report)

@@ -33,9 +33,7 @@ def conformance_dir() -> Path:
     return tests / "conformance"
 
 
-def run_conformance(
-    engine: str, areas: Sequence[str] = (), pytest_args: Sequence[str] = (), echo: bool = True
-) -> dict:
+def run_conformance(engine: str, areas: Sequence[str] = (), pytest_args: Sequence[str] = (), echo: bool = True) -> dict:
     """Run the suite (or the files of some areas) against ``engine``; return the matrix."""
     suite = conformance_dir()
     targets = [str(suite)]
@@ -48,12 +46,20 @@ def run_conformance(
     with tempfile.TemporaryDirectory() as folder:
         matrix_path = Path(folder) / "matrix.json"
         command = [
-            sys.executable, "-m", "pytest", *targets, "--engine", engine,
-            "--conformance-json", str(matrix_path), "-q", "-p", "no:cacheprovider", *pytest_args,
+            sys.executable,
+            "-m",
+            "pytest",
+            *targets,
+            "--engine",
+            engine,
+            "--conformance-json",
+            str(matrix_path),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            *pytest_args,
         ]
-        completed = subprocess.run(
-            command, cwd=suite.parents[1], capture_output=not echo, text=True, check=False
-        )
+        completed = subprocess.run(command, cwd=suite.parents[1], capture_output=not echo, text=True, check=False)
         if not matrix_path.is_file():
             detail = "" if echo else (completed.stdout[-2000:] + completed.stderr[-2000:])
             raise CsConformError(
@@ -70,7 +76,13 @@ def matrix_frame(matrix: dict, spec: Spec | None = None) -> pd.DataFrame:
     for rule_id, entry in sorted(matrix["rules"].items()):
         rule = spec.get(rule_id)
         rows.append(
-            {"rule": rule_id, "area": rule.area, "title": rule.title, "outcome": entry["outcome"], "tests": entry["tests"]}
+            {
+                "rule": rule_id,
+                "area": rule.area,
+                "title": rule.title,
+                "outcome": entry["outcome"],
+                "tests": entry["tests"],
+            }
         )
     return pd.DataFrame(rows, columns=["rule", "area", "title", "outcome", "tests"])
 

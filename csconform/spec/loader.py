@@ -39,8 +39,7 @@ def default_specs_dir() -> Path:
         if (candidate / SOURCES_FILE).is_file():
             return candidate
     raise SpecError(
-        f"no spec directory found (looked for {package.parent / 'specs'} and {package / '_specs'}); "
-        "set CSCONFORM_SPECS"
+        f"no spec directory found (looked for {package.parent / 'specs'} and {package / '_specs'}); set CSCONFORM_SPECS"
     )
 
 
@@ -86,13 +85,10 @@ def _parse_sources(value: Any, registry: Registry) -> tuple[tuple[Source, ...], 
         if not sep or not section:
             problems.append(f"source {item!r} must name a section: 'FILE#Section'")
         elif registered is None:
-            problems.append(
-                f"source {item!r} names no known document; known: {', '.join(registry.files)}"
-            )
+            problems.append(f"source {item!r} names no known document; known: {', '.join(registry.files)}")
         elif section not in registered.sections:
             problems.append(
-                f"source {item!r}: {document} has no section {section!r}; "
-                f"sections: {', '.join(registered.sections)}"
+                f"source {item!r}: {document} has no section {section!r}; sections: {', '.join(registered.sections)}"
             )
         else:
             sources.append(Source(document, section))
@@ -169,13 +165,13 @@ def _parse_rule(data: Any, area: str, path: Path, registry: Registry, problems: 
     if len(problems.items) > before or scope is None:
         return None
     return Rule(
-        id=rule_id,
+        id=str(rule_id),
         title=data["title"].strip(),
         statement=" ".join(data["statement"].split()),
         sources=sources,
         kind=data["kind"],
         scope=scope,
-        status=status,
+        status=str(status),
         area=area,
         file=path.name,
         error=error,
@@ -228,8 +224,8 @@ def check_spec(specs_dir: Path | str | None = None) -> SpecReport:
         return SpecReport(None, [f"{directory}: no spec files (*.yaml)"])
     areas = [_parse_area(path, registry, problems) for path in files]
     seen: dict[str, str] = {}
-    for area in areas:
-        for rule in area.rules if area else ():
+    for area in (a for a in areas if a is not None):
+        for rule in area.rules:
             if rule.id in seen:
                 problems.add(area.file, rule.id, f"duplicate id (also in {seen[rule.id]})")
             seen.setdefault(rule.id, area.file)

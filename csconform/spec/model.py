@@ -119,10 +119,7 @@ class Spec:
         return [
             rule
             for rule in self
-            if any(
-                s.document.startswith(document) and (section is None or s.section == section)
-                for s in rule.sources
-            )
+            if any(s.document.startswith(document) and (section is None or s.section == section) for s in rule.sources)
         ]
 
     def active(self) -> list[Rule]:

@@ -56,25 +56,29 @@ def load_registry(specs_dir: Path) -> Registry:
             raise SpecError(f"{where}: expected a mapping with 'file', 'title' and 'sections'")
         sections = _strings(entry.get("sections"), f"{where} ({entry['file']}) sections")
         unheaded = _strings(entry.get("unheaded_sections", []) or [], f"{where} unheaded_sections")
-        documents.append(
-            Document(entry["file"], str(entry.get("title", entry["file"])), sections, unheaded)
-        )
+        documents.append(Document(entry["file"], str(entry.get("title", entry["file"])), sections, unheaded))
     return Registry(tuple(documents))
 
 
 def missing_headings(document: Document, text: str) -> list[str]:
     """Registered sections that do not appear as a heading line of the document's text.
 
-    Seed documents mark headings as a line of their own (often ending in ``#``); FACTS.md uses
-    ``## `` headings, and a registered name may be the start of a longer heading there.
+    Seed documents mark headings as a line of their own, often ending in ``#``; an API reference
+    heading is a signature that begins with the section name (``class cerebras.pytorch.amp.
+    GradScaler[source]#``). FACTS.md uses ``## `` headings, and a registered name may be the start
+    of a longer heading there.
     """
-    lines = [line.strip().rstrip("#").strip() for line in text.splitlines()]
+    raw = [line.strip() for line in text.splitlines()]
+    lines = [line.rstrip("#").strip().rstrip(".") for line in raw]
+    signatures = [line.removeprefix("class ") for line in raw if line.endswith("#")]
     markdown = [re.sub(r"^#+\s*", "", line) for line in lines if line.startswith("#")]
     missing = []
     for section in document.sections:
-        if section in document.unheaded_sections:
+        if section in document.unheaded_sections or section in lines:
             continue
-        if section in lines or any(h == section or h.startswith(section + " ") for h in markdown):
+        if any(h == section or h.startswith(section + " ") for h in markdown):
+            continue
+        if any(s.startswith(section) and s[len(section) : len(section) + 1] in ("[", "(") for s in signatures):
             continue
         missing.append(section)
     return missing

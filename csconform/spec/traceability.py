@@ -26,7 +26,7 @@ def _spec_ids(node: ast.expr) -> list[str]:
 
 
 def _test_definitions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
-    found = []
+    found: list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef] = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
             found.append(node)

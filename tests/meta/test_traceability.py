@@ -14,7 +14,6 @@ import pytest
 
 from csconform.spec import default_specs_dir
 
-
 AREA = """\
 area: demo
 title: Demo
@@ -139,7 +138,9 @@ def test_gate_fails_on_a_checked_rule_without_a_test(project: pytest.Pytester) -
     tests.write_text(TESTS.replace('@pytest.mark.spec("DEMO-001")\n', ""), encoding="utf-8")
     result = run(project, "--engine", "fake_engine")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*traceability gate failed*", "*rule DEMO-001 is marked checked but no test checks it*"])
+    result.stderr.fnmatch_lines(
+        ["*traceability gate failed*", "*rule DEMO-001 is marked checked but no test checks it*"]
+    )
 
 
 def test_gate_is_off_for_a_partial_run(project: pytest.Pytester) -> None:
@@ -180,7 +181,9 @@ def test_expected_failures_turn_into_xfails_and_stale_entries_warn(project: pyte
         ),
         encoding="utf-8",
     )
-    result = run(project, "--engine", "broken_engine", "--expected-failures", "xfails.txt", "--conformance-json", "m.json")
+    result = run(
+        project, "--engine", "broken_engine", "--expected-failures", "xfails.txt", "--conformance-json", "m.json"
+    )
     result.assert_outcomes(passed=2, xfailed=2, xpassed=1)
     result.stdout.fnmatch_lines(
         [
@@ -206,13 +209,17 @@ def test_engine_without_the_interface_is_refused(project: pytest.Pytester) -> No
 
 
 def test_invalid_spec_stops_the_run_with_the_file_and_rule(project: pytest.Pytester) -> None:
-    (project.path / "specs" / "demo.yaml").write_text(AREA.replace("kind: behaviour", "kind: wish", 1), encoding="utf-8")
+    (project.path / "specs" / "demo.yaml").write_text(
+        AREA.replace("kind: behaviour", "kind: wish", 1), encoding="utf-8"
+    )
     result = run(project, "--engine", "fake_engine")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*demo.yaml: rule DEMO-001: kind 'wish'*"])
 
 
-@pytest.mark.parametrize(("env", "expected"), [({}, "dev"), ({"CI": "true"}, "ci"), ({"HYPOTHESIS_PROFILE": "nightly"}, "nightly")])
+@pytest.mark.parametrize(
+    ("env", "expected"), [({}, "dev"), ({"CI": "true"}, "ci"), ({"HYPOTHESIS_PROFILE": "nightly"}, "nightly")]
+)
 def test_hypothesis_profile_follows_the_environment(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], expected: str
 ) -> None:

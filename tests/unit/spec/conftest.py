@@ -6,10 +6,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from csconform.spec import default_specs_dir
 from demo_spec import VALID_AREA
 
+from csconform.spec import default_specs_dir
 
 
 @pytest.fixture

@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from demo_spec import VALID_AREA
 
 from csconform.errors import SpecError
 from csconform.spec import check_spec, load_spec
-
-from demo_spec import VALID_AREA
 
 
 def test_valid_spec_loads_and_answers_queries(spec_dir: Path) -> None:
@@ -31,7 +30,11 @@ def test_valid_spec_loads_and_answers_queries(spec_dir: Path) -> None:
         ("    kind: limitation\n", "    kind: limitation\n    colour: red\n", "rule DEMO-001: unknown key 'colour'"),
         ("id: DEMO-002", "id: DEMO-001", "rule DEMO-001: duplicate id"),
         ("id: DEMO-002", "id: demo-2", "rule demo-2: bad id 'demo-2'"),
-        ('    source: "000_125af87d7ddd17a1.txt#Floating Point Precision"\n', "", "rule DEMO-001: missing required key 'source'"),
+        (
+            '    source: "000_125af87d7ddd17a1.txt#Floating Point Precision"\n',
+            "",
+            "rule DEMO-001: missing required key 'source'",
+        ),
         ("000_125af87d7ddd17a1.txt#Floating", "999_nothing.txt#Floating", "names no known document"),
         ("#Floating Point Precision", "#Fixed Point", "has no section 'Fixed Point'"),
         ("#Floating Point Precision", "", "must name a section"),

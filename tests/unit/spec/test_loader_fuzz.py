@@ -6,20 +6,21 @@ import tempfile
 from pathlib import Path
 
 import yaml
+from demo_spec import VALID_AREA
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from csconform.errors import SpecError
 from csconform.spec import check_spec, default_specs_dir, load_spec
 
-from demo_spec import VALID_AREA
-
 SOURCES = (default_specs_dir() / "sources.yaml").read_text(encoding="utf-8")
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20)
 documents = st.recursive(
     scalars,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10) | st.integers(), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10) | st.integers(), inner, max_size=4)
+    ),
     max_leaves=20,
 )
 rule_fields = st.fixed_dictionaries(
@@ -77,7 +78,12 @@ def test_mutated_valid_document(data: st.DataObject) -> None:
     elif operation == "truncate":
         lines[index] = lines[index][: data.draw(st.integers(0, len(lines[index])))]
     elif operation == "insert":
-        lines.insert(index, data.draw(st.sampled_from(["  - [\n", "&a\n", "*b\n", ": :\n", "\t- x\n", "!!python/object:os.system x\n"])))
+        lines.insert(
+            index,
+            data.draw(
+                st.sampled_from(["  - [\n", "&a\n", "*b\n", ": :\n", "\t- x\n", "!!python/object:os.system x\n"])
+            ),
+        )
     else:
         lines.insert(index, lines[index])
     _load_text("".join(lines))

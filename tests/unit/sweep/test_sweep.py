@@ -53,7 +53,11 @@ def test_dask_sweep_on_a_loopback_cluster_matches_the_local_one() -> None:
     points = design_space(["fc_mnist", "gpt3_xl"], ["wse2"], [1, 4], modes=["weight_streaming"])
     local = run_sweep(points, progress=False)
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, protocol="tcp", host="127.0.0.1",
+        n_workers=2,
+        threads_per_worker=1,
+        processes=False,
+        protocol="tcp",
+        host="127.0.0.1",
         dashboard_address=None,
     ) as cluster:
         assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
@@ -63,15 +67,29 @@ def test_dask_sweep_on_a_loopback_cluster_matches_the_local_one() -> None:
 
 def test_unreachable_scheduler_is_a_clear_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     pytest.importorskip("distributed")
-    code = main(["sweep", "--models", "fc_mnist", "--scheduler", "tcp://127.0.0.1:9", "--out", str(tmp_path), "--quiet"])
+    code = main(
+        ["sweep", "--models", "fc_mnist", "--scheduler", "tcp://127.0.0.1:9", "--out", str(tmp_path), "--quiet"]
+    )
     assert code == 2
     assert "cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'" in capsys.readouterr().err
 
 
 def test_cli_writes_csv_and_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "sweep"
-    code = main(["sweep", "--models", "fc_mnist,gpt3_13b", "--systems", "1", "--modes", "pipelined",
-                 "--out", str(out), "--quiet"])
+    code = main(
+        [
+            "sweep",
+            "--models",
+            "fc_mnist,gpt3_13b",
+            "--systems",
+            "1",
+            "--modes",
+            "pipelined",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
     assert code == 0
     frame = pd.read_csv(out / "sweep.csv")
     assert list(frame["model"]) == ["fc_mnist", "gpt3_13b"]
