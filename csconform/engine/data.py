@@ -257,15 +257,16 @@ class _Batch(Dataset):
             yield _stack(pending)
 
 
-def _stack(elements: list[Element]) -> Element:
+def _stack(elements: list[Any]) -> Any:
+    """Stack a batch of elements: tuples and dicts component-wise, None stays None."""
     first = elements[0]
+    if first is None:
+        return None
     if isinstance(first, tuple):
-        return tuple(_stack_or_none([e[i] for e in elements]) for i in range(len(first)))
+        return tuple(_stack([e[i] for e in elements]) for i in range(len(first)))
+    if isinstance(first, dict):
+        return {key: _stack([e[key] for e in elements]) for key in first}
     return np.stack(elements)
-
-
-def _stack_or_none(values: list[Any]) -> Any:
-    return None if values[0] is None else np.stack(values)
 
 
 @dataclass(frozen=True, eq=False)
