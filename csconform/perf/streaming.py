@@ -145,12 +145,12 @@ def weight_streaming(
         )
     micro_batches = math.ceil(batch_per_system / fits)
     micro = math.ceil(batch_per_system / micro_batches)
-    sizes = [
-        batch_per_system // micro_batches + (1 if i < batch_per_system % micro_batches else 0)
-        for i in range(micro_batches)
-    ]
+    # micro-batch sizes differ by at most one: `larger` of them have one sample more than the rest
+    smaller_size, larger = divmod(batch_per_system, micro_batches)
     latency = SWARMX.latency_s(systems)
-    step_s = sum(_pass_s(_streamed(kernels, w, size), latency) for size in sizes)
+    step_s = larger * _pass_s(_streamed(kernels, w, smaller_size + 1), latency)
+    if micro_batches > larger:
+        step_s += (micro_batches - larger) * _pass_s(_streamed(kernels, w, smaller_size), latency)
     hardware_flops = sum(2 * k.forward_flops + k.backward_flops for k in kernels)
     model_flops = sum(k.forward_flops + k.backward_flops for k in kernels)
     return StreamingResult(
