@@ -290,3 +290,20 @@ def test_published_parameter_counts(name):
     assert math.isclose(model.params, model.published_params, rel_tol=0.03)
     if name == "fc_mnist":
         assert model.params == 784 * 500 + 500 + 500 * 500 + 500 + 500 * 10 + 10
+
+
+@pytest.mark.spec("PERF-021")
+def test_storage_and_compute_scale_independently():
+    one = plan("gpt3_13b", "wse2", systems=1, batch=8)
+    many = plan("gpt3_13b", "wse2", systems=64, batch=64 * 8)
+    assert one.breakdown["memory"]["memoryx_bytes"] == many.breakdown["memory"]["memoryx_bytes"]
+    assert one.breakdown["memory"]["memoryx_bytes"] == pytest.approx(20 * one.params)
+    assert one.breakdown["memory"]["wafer_bytes"] == many.breakdown["memory"]["wafer_bytes"]
+    assert many.samples_per_s > 60 * one.samples_per_s
+    # two models with the same largest layer and activations but twice the layers need the same wafer memory
+    block = [Layer("dense", 512, 512, 4, name=f"fc{i}") for i in range(8)]
+    short = weight_streaming(block[:4], "wse2", 1, 1)
+    long = weight_streaming(block, "wse2", 1, 1)
+    assert long.params == 2 * short.params
+    checkpoints = 4 * block[0].input_bytes
+    assert long.wafer_memory_bytes - short.wafer_memory_bytes == pytest.approx(checkpoints)
