@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from csconform.engine import context
+from csconform.engine.graph import Graph
 from csconform.engine.nn import Module, Sequential
 from csconform.engine.system import System
 from csconform.errors import CapacityError, ExecutionModeError, InvalidInputError
@@ -37,16 +38,25 @@ OPTIMIZER_SLOTS_PER_WEIGHT = {"SGD": 1, "Adam": 2, "AdamW": 2}
 
 @dataclass(frozen=True)
 class Footprint:
-    """What a model needs in pipelined mode, in numbers of values (bytes follow from the formats)."""
+    """What a model needs on the wafer, in numbers of values (bytes follow from the formats)."""
 
     parameters: int
     activation_elements_per_sample: int
     optimizer_slots_per_weight: int = 2
+    largest_layer_parameters: int | None = None
 
     def on_chip_bytes(self, batch_size: int) -> int:
-        """FP32 weights, gradients and optimizer state, plus 16-bit activations of one batch."""
+        """Pipelined: FP32 weights, gradients and optimizer state, plus 16-bit activations of one batch."""
         weight_bytes = self.parameters * WEIGHT_BYTES * (2 + self.optimizer_slots_per_weight)
         return weight_bytes + self.activation_elements_per_sample * batch_size * ACTIVATION_BYTES
+
+    def streaming_bytes(self, batch_size: int) -> int:
+        """Weight streaming: one layer's FP32 weights and gradients, plus 16-bit activations of one batch.
+
+        The optimizer state stays in MemoryX.
+        """
+        layer = self.parameters if self.largest_layer_parameters is None else self.largest_layer_parameters
+        return layer * WEIGHT_BYTES * 2 + self.activation_elements_per_sample * batch_size * ACTIVATION_BYTES
 
 
 def optimizer_slots(optimizer: Any) -> int:
@@ -57,16 +67,18 @@ def optimizer_slots(optimizer: Any) -> int:
     return OPTIMIZER_SLOTS_PER_WEIGHT.get(type(optimizer).__name__, 2)
 
 
-def footprint_of(model: Module, sample_features: Any, optimizer: Any = None) -> Footprint:
-    """Measure a real model: its parameter count and the activations one sample produces."""
-    activation_elements = 0
-    x = np.asarray(sample_features, dtype=np.float32)[None]
-    for layer in stream_layers(model):
-        x = layer.forward(x)
-        activation_elements += int(np.asarray(x).size)
+def footprint_of(model: Module, step_graph: Graph, batch_size: int, optimizer: Any = None) -> Footprint:
+    """Measure a real model from its traced step: parameters, and the activations each op reads.
+
+    Reading the sizes off the graph (rather than running the model again) keeps the measurement free
+    of side effects such as advancing a dropout layer's random stream.
+    """
+    activation_elements = sum(int(np.prod(op.input_shapes[0])) for op in step_graph.ops if op.input_shapes)
+    per_sample = -(-activation_elements // max(batch_size, 1))
     parameters = sum(int(p.data.size) for p in model.parameters())
-    slots = 2 if optimizer is None else optimizer_slots(optimizer)
-    return Footprint(parameters, activation_elements, slots)
+    largest = max((sum(int(p.data.size) for p in layer.parameters()) for layer in stream_layers(model)), default=0)
+    slots = 0 if optimizer is None else optimizer_slots(optimizer)
+    return Footprint(parameters, per_sample, slots, largest)
 
 
 def check_mode_supported(mode: str, system: System) -> None:
@@ -87,6 +99,16 @@ def check_pipelined_fits(footprint: Footprint, batch_size: int, system: System) 
             f"the model needs {needed / 1e9:.1f} GB on chip in pipelined mode (FP32 weights, gradients and "
             f"optimizer state plus activations) but {system.wafer} has {system.sram_bytes / 1e9:.0f} GB; "
             "use weight streaming execution for models this large"
+        )
+
+
+def check_weight_streaming_fits(footprint: Footprint, batch_size: int, system: System) -> None:
+    """Refuse (on cs) a model whose largest layer and one batch of activations exceed the wafer."""
+    needed = footprint.streaming_bytes(batch_size)
+    if context.on_cs() and needed > system.sram_bytes:
+        raise CapacityError(
+            f"even one layer at a time the model needs {needed / 1e9:.1f} GB on chip but {system.wafer} has "
+            f"{system.sram_bytes / 1e9:.0f} GB; use a smaller batch or split the layer"
         )
 
 

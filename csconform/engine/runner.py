@@ -29,6 +29,7 @@ from csconform.engine.execution import (
     PipelinedExecutor,
     WeightStreamingExecutor,
     check_pipelined_fits,
+    check_weight_streaming_fits,
     footprint_of,
 )
 from csconform.engine.system import System
@@ -114,9 +115,12 @@ class Runner:
         """Compile and program on the first step; afterwards only check (cs) or recompile (cpu)."""
         if not self.systems[0].check_step_graph(step_graph):
             return
-        if isinstance(self.executor, PipelinedExecutor) and self.optimizer is not None:
-            sample = np.asarray(features)[0]
-            check_pipelined_fits(footprint_of(self.model, sample, self.optimizer), len(features), self.systems[0])
+        batch_size = len(features)
+        footprint = footprint_of(self.model, step_graph, batch_size, self.optimizer)
+        if isinstance(self.executor, PipelinedExecutor):
+            check_pipelined_fits(footprint, batch_size, self.systems[0])
+        else:
+            check_weight_streaming_fits(footprint, batch_size // len(self.systems), self.systems[0])
         for system in self.systems:
             self.artifact = compiler.compile_graph(step_graph, mode=mode, system=system)
         self.compiles += 1
@@ -140,13 +144,26 @@ class Runner:
         self.executor.apply_update(lambda: self.grad_scaler.step(self.optimizer))
         self.grad_scaler.update()
 
-    def train(self, dataset: Dataset, steps: int, resume_from: str | Path | None = None) -> Iterator[StepOutput]:
-        """Run until ``steps`` steps are complete, yielding each step's output as it happens."""
+    def train(
+        self,
+        dataset: Dataset,
+        steps: int,
+        resume_from: str | Path | None = None,
+        data_seed: int | None = None,
+    ) -> Iterator[StepOutput]:
+        """Run until ``steps`` steps are complete, yielding each step's output as it happens.
+
+        ``data_seed`` fixes the random stream of the dataset's unseeded shuffles (fresh entropy
+        otherwise); a resumed run takes both seed and position from the checkpoint.
+        """
         if self.mode == "eval":
             raise ExecutionModeError('this run was compiled for mode "eval"; it cannot train')
         if not isinstance(steps, int) or steps < 1:
             raise InvalidInputError(f"steps must be a positive integer, got {steps!r}")
-        iterator = dataset.iterator() if resume_from is None else self.restore(resume_from, dataset)
+        if resume_from is None:
+            iterator = dataset.iterator(seed_entropy=data_seed)
+        else:
+            iterator = self.restore(resume_from, dataset)
         return self._train_loop(iterator, steps)
 
     def _train_loop(self, iterator: DatasetIterator, steps: int) -> Iterator[StepOutput]:

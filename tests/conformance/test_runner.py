@@ -1,0 +1,296 @@
+"""Conformance checks of the runner (specs/runner.yaml): streamed losses, checkpoint cadence,
+atomic and checksummed checkpoints, bit-exact resume, weight fetches and the mixed-precision step."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from csconform.errors import CheckpointError, WeightFetchError
+
+FEATURES, CLASSES = 4, 3
+
+
+def build(engine, *, dropout=False, scaler_options=None, **runner_options):
+    engine.nn.manual_seed(0)
+    layers = [engine.nn.Linear(FEATURES, 6), engine.nn.ReLU()]
+    if dropout:
+        layers.append(engine.nn.Dropout(0.25, seed=3))
+    layers.append(engine.nn.Linear(6, CLASSES))
+    model = engine.nn.Sequential(*layers)
+    schedule = engine.optim.lr_scheduler.CosineDecayLR(initial_learning_rate=0.1, end_learning_rate=0.01, total_iters=20)
+    optimizer = engine.optim.SGD(model.parameters(), lr=schedule, momentum=0.9)
+    scaler = engine.amp.GradScaler(**(scaler_options or {"loss_scale": "dynamic"}))
+    runner = engine.runner.Runner(model, engine.nn.cross_entropy, optimizer, grad_scaler=scaler, **runner_options)
+    return model, optimizer, scaler, runner
+
+
+class CountingDataset:
+    """Wraps a Dataset and counts the batches taken from its iterators."""
+
+    def __init__(self, dataset):
+        self.dataset = dataset
+        self.taken = 0
+
+    def iterator(self, seed_entropy=None):
+        inner = self.dataset.iterator(seed_entropy)
+        outer = self
+
+        class Counting:
+            def __iter__(self):
+                return self
+
+            def __next__(self):
+                batch = next(inner)
+                outer.taken += 1
+                return batch
+
+            def state(self):
+                return inner.state()
+
+        return Counting()
+
+
+def make_dataset(engine, samples=40, batch=4):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((samples, FEATURES)).astype(np.float32)
+    y = rng.integers(0, CLASSES, samples)
+    return engine.data.Dataset.from_tensor_slices((x, y)).shuffle(samples).repeat().batch(batch, drop_remainder=True)
+
+
+def snapshot(model, optimizer, scaler):
+    state = optimizer.state_dict()
+    return {
+        "model": {k: v.copy() for k, v in model.state_dict().items()},
+        "global_step": state["global_step"],
+        "optimizer": {i: {k: np.copy(v) for k, v in e.items()} for i, e in state["state"].items()},
+        "scaler": dict(scaler.state_dict()),
+    }
+
+
+def same_bits(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def assert_same_snapshot(first, second):
+    assert first["model"].keys() == second["model"].keys()
+    assert all(same_bits(first["model"][k], second["model"][k]) for k in first["model"])
+    assert first["global_step"] == second["global_step"]
+    assert first["optimizer"].keys() == second["optimizer"].keys()
+    for index in first["optimizer"]:
+        for key in first["optimizer"][index]:
+            assert same_bits(first["optimizer"][index][key], second["optimizer"][index][key])
+    assert first["scaler"] == second["scaler"]
+
+
+@pytest.mark.spec("RUNNER-001")
+def test_losses_stream_live(engine):
+    _model, optimizer, _scaler, runner = build(engine)
+    data = CountingDataset(make_dataset(engine))
+    outputs = runner.train(data, 5)
+    assert optimizer.global_step == 0 and data.taken == 0
+    seen = []
+    for output in outputs:
+        seen.append(output)
+        assert output.step == len(seen) - 1
+        assert runner.steps_completed == len(seen) and data.taken == len(seen)
+        assert isinstance(output.loss, float) and np.isfinite(output.loss)
+    assert len(seen) == 5
+
+
+@pytest.mark.spec("RUNNER-002")
+@given(steps=st.integers(1, 12), every=st.integers(1, 6))
+@settings(max_examples=15)
+def test_checkpoint_cadence(engine, tmp_path_factory, steps, every):
+    engine.reset()
+    directory = tmp_path_factory.mktemp("cadence")
+    model, _optimizer, _scaler, runner = build(engine, checkpoint_steps=every, checkpoint_dir=directory)
+    saved_at, weights_after = [], {}
+    for output in runner.train(make_dataset(engine), steps, data_seed=1):
+        weights_after[output.step] = {k: v.copy() for k, v in model.state_dict().items()}
+        if output.checkpoint is not None:
+            saved_at.append(output.step)
+            state = engine.checkpoint.load(output.checkpoint)
+            assert all(same_bits(state["model"][k], weights_after[output.step][k]) for k in weights_after[output.step])
+    expected = sorted(set(range(every - 1, steps, every)) | {steps - 1})
+    assert saved_at == expected
+    assert len(list(Path(directory).iterdir())) == len(expected)
+
+
+def minimal_state(value=1.0):
+    return {
+        "step": 0,
+        "model": {"w": np.full(3, value, dtype=np.float32)},
+        "optimizer": {"global_step": 1, "state": {}},
+        "grad_scaler": {"loss_scale": 2.0},
+        "data": {"seed_entropy": 5, "elements_produced": 1},
+    }
+
+
+@pytest.mark.spec("RUNNER-003")
+def test_checkpoint_write_is_atomic(engine, tmp_path, monkeypatch):
+    path = tmp_path / "ckpt"
+    engine.checkpoint.save(path, minimal_state(1.0))
+    assert [p.name for p in tmp_path.iterdir()] == ["ckpt"]
+    old_bytes = path.read_bytes()
+
+    def failing_fsync(fd):
+        raise OSError(5, "disk failure")
+
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    with pytest.raises(OSError):
+        engine.checkpoint.save(path, minimal_state(2.0))
+    monkeypatch.undo()
+    assert path.read_bytes() == old_bytes
+    assert [p.name for p in tmp_path.iterdir()] == ["ckpt"]
+    assert same_bits(engine.checkpoint.load(path)["model"]["w"], np.full(3, 1.0, dtype=np.float32))
+
+
+@pytest.mark.spec("RUNNER-004")
+@given(data=st.data())
+@settings(max_examples=25)
+def test_corrupted_or_truncated_checkpoint_refused(engine, tmp_path_factory, data):
+    engine.reset()
+    directory = tmp_path_factory.mktemp("corrupt")
+    _model, _optimizer, _scaler, runner = build(engine, checkpoint_steps=2, checkpoint_dir=directory)
+    outputs = list(runner.train(make_dataset(engine), 2, data_seed=0))
+    path = outputs[-1].checkpoint
+    good = path.read_bytes()
+    if data.draw(st.booleans(), label="truncate"):
+        damaged = good[: data.draw(st.integers(0, len(good) - 1), label="keep")]
+    else:
+        position = data.draw(st.integers(0, len(good) - 1), label="position")
+        flip = data.draw(st.integers(1, 255), label="xor")
+        damaged = good[:position] + bytes([good[position] ^ flip]) + good[position + 1 :]
+    path.write_bytes(damaged)
+    with pytest.raises(CheckpointError):
+        engine.checkpoint.load(path)
+    model, optimizer, scaler, fresh = build(engine, checkpoint_steps=2, checkpoint_dir=directory)
+    before = snapshot(model, optimizer, scaler)
+    with pytest.raises(CheckpointError):
+        list(fresh.train(make_dataset(engine), 4, resume_from=path))
+    assert_same_snapshot(before, snapshot(model, optimizer, scaler))
+
+
+@pytest.mark.spec("RUNNER-005")
+def test_checkpoint_holds_the_whole_training_state(engine, tmp_path):
+    model, optimizer, scaler, runner = build(engine, dropout=True, checkpoint_steps=3, checkpoint_dir=tmp_path)
+    outputs = list(runner.train(make_dataset(engine), 3, data_seed=11))
+    state = engine.checkpoint.load(outputs[-1].checkpoint)
+    for name, value in model.state_dict().items():
+        assert same_bits(state["model"][name], value)
+    assert state["optimizer"]["global_step"] == optimizer.global_step == 3
+    assert len(state["optimizer"]["state"]) == len(model.parameters())
+    assert state["grad_scaler"] == scaler.state_dict()
+    assert state["data"]["elements_produced"] == 3 and state["data"]["seed_entropy"] == 11
+    for section in ("model", "optimizer", "grad_scaler", "data"):
+        partial = {key: value for key, value in state.items() if key != section}
+        with pytest.raises(CheckpointError, match=section):
+            engine.checkpoint.save(tmp_path / f"without_{section}", partial)
+        assert not (tmp_path / f"without_{section}").exists()
+
+
+def run_to_end(engine, directory, steps, every, data_seed):
+    model, optimizer, scaler, runner = build(engine, dropout=True, checkpoint_steps=every, checkpoint_dir=directory)
+    losses = [o.loss for o in runner.train(make_dataset(engine), steps, data_seed=data_seed)]
+    return snapshot(model, optimizer, scaler), losses
+
+
+@pytest.mark.spec("RUNNER-006")
+@given(steps=st.integers(2, 10), every=st.integers(1, 4), data=st.data())
+@settings(max_examples=15)
+def test_resume_is_bit_exact(engine, tmp_path_factory, steps, every, data):
+    engine.reset()
+    interrupt_after = data.draw(st.integers(1, steps - 1), label="interrupt_after")
+    uninterrupted, losses = run_to_end(engine, tmp_path_factory.mktemp("a"), steps, every, data_seed=42)
+
+    directory = tmp_path_factory.mktemp("b")
+    _m, _o, _s, runner = build(engine, dropout=True, checkpoint_steps=every, checkpoint_dir=directory)
+    outputs = runner.train(make_dataset(engine), steps, data_seed=42)
+    checkpoints = [o.checkpoint for _, o in zip(range(interrupt_after), outputs, strict=False) if o.checkpoint]
+    outputs.close()
+
+    engine.nn.manual_seed(123)  # the resumed process starts from other random weights
+    model, optimizer, scaler, resumed = build(engine, dropout=True, checkpoint_steps=every, checkpoint_dir=directory)
+    if checkpoints:
+        resumed_losses = [o.loss for o in resumed.train(make_dataset(engine), steps, resume_from=checkpoints[-1])]
+    else:
+        resumed_losses = [o.loss for o in resumed.train(make_dataset(engine), steps, data_seed=42)]
+    assert_same_snapshot(uninterrupted, snapshot(model, optimizer, scaler))
+    assert resumed_losses == losses[len(losses) - len(resumed_losses) :]
+
+
+@pytest.mark.spec("RUNNER-007")
+def test_weights_fetched_only_on_checkpoint_steps_on_cs(engine, tmp_path):
+    _model, _optimizer, _scaler, runner = build(engine, checkpoint_steps=3, checkpoint_dir=tmp_path)
+    for output in runner.train(make_dataset(engine), 7):
+        if output.checkpoint is None:
+            with pytest.raises(WeightFetchError, match="checkpoint"):
+                runner.fetch_weights()
+        else:
+            fetched = runner.fetch_weights()
+            saved = engine.checkpoint.load(output.checkpoint)["model"]
+            assert all(same_bits(fetched[k], saved[k]) for k in saved)
+
+
+@pytest.mark.spec("RUNNER-007")
+def test_weights_fetched_on_any_step_on_cpu(engine, tmp_path):
+    engine.set_target("cpu")
+    model, _optimizer, _scaler, runner = build(engine, checkpoint_steps=3, checkpoint_dir=tmp_path)
+    for _output in runner.train(make_dataset(engine), 5):
+        fetched = runner.fetch_weights()
+        assert all(same_bits(fetched[k], v) for k, v in model.state_dict().items())
+
+
+@pytest.mark.spec("RUNNER-008")
+@pytest.mark.parametrize("half", ["float16", "bfloat16"])
+def test_runner_step_equals_the_documented_loop(engine, half):
+    engine.context.set_half_dtype_name(half)
+    options = {"loss_scale": "dynamic", "init_scale": 2.0**40, "max_loss_scale": 2.0**40, "steps_per_increase": 3}
+    model, optimizer, scaler, runner = build(engine, scaler_options=options)
+    outputs = list(runner.train(make_dataset(engine), 12, data_seed=5))
+    by_runner = snapshot(model, optimizer, scaler)
+
+    ref_model, ref_optimizer, ref_scaler, _unused = build(engine, scaler_options=options)
+    iterator = make_dataset(engine).iterator(seed_entropy=5)
+    scales, global_steps = [], []
+    for _ in range(12):
+        x, y = next(iterator)
+        ref_optimizer.zero_grad()
+        loss = engine.nn.cross_entropy(ref_model(x), y)
+        ref_scaler.scale(loss).backward()
+        ref_scaler.step(ref_optimizer)
+        ref_scaler.update()
+        scales.append(ref_scaler.get_scale())
+        global_steps.append(ref_optimizer.global_step)
+    assert_same_snapshot(by_runner, snapshot(ref_model, ref_optimizer, ref_scaler))
+    assert [o.loss_scale for o in outputs] == scales
+    assert [o.global_step for o in outputs] == global_steps
+    if half == "float16":
+        assert global_steps[0] == 0  # the first step overflowed in float16 and was skipped
+
+
+@pytest.mark.spec("RUNNER-009")
+def test_next_minibatch_requested_when_previous_done(engine):
+    _model, _optimizer, _scaler, runner = build(engine)
+    data = CountingDataset(make_dataset(engine))
+    outputs = runner.train(data, 6)
+    for taken, _output in enumerate(outputs, start=1):
+        assert data.taken == taken
+
+
+@pytest.mark.spec("RUNNER-010")
+def test_weights_updated_in_place_every_step(engine):
+    model, _optimizer, _scaler, runner = build(engine, scaler_options={"loss_scale": 128.0})
+    arrays = [p.data for p in model.parameters()]
+    previous = [a.copy() for a in arrays]
+    for _output in runner.train(make_dataset(engine), 5):
+        assert all(p.data is a for p, a in zip(model.parameters(), arrays, strict=True))
+        assert all(not np.array_equal(a, b) for a, b in zip(arrays, previous, strict=True))
+        previous = [a.copy() for a in arrays]
