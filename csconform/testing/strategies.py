@@ -52,7 +52,7 @@ def dynamic_grad_scaler_configs(draw: st.DrawFn, max_steps_per_increase: int = 4
     ``steps_per_increase`` so that a short run exercises both growth and back-off.
     """
     min_exponent = draw(st.integers(min_value=SMALLEST_MIN_LOSS_SCALE_EXPONENT, max_value=4))
-    max_exponent = draw(st.integers(min_value=min_exponent, max_value=min_exponent + 8))
+    max_exponent = draw(st.integers(min_value=min_exponent, max_value=min_exponent + 6))
     init_exponent = draw(st.integers(min_value=min_exponent, max_value=max_exponent))
     config: dict[str, Any] = {
         "loss_scale": "dynamic",
