@@ -16,8 +16,10 @@ The model:
   from the end of the pipeline; so a kernel at depth ``d`` holds ``2d + 1`` samples' activations.
 * The pipeline fills (the first sample's forward and backward through every kernel: the sum of
   the kernel times) and then runs in steady state at one sample per slowest kernel time:
-  samples/s = clock / slowest cycles per sample.  The continuous optimum of the placement (area
-  relaxation) gives ``bound_samples_per_s``; neither can exceed peak FLOP/s / FLOPs per sample.
+  samples/s = clock / slowest cycles per sample, unless system I/O cannot stream the input samples
+  that fast (002: samples are streamed to the wafer from the worker nodes).  The continuous
+  optimum of the placement (area relaxation) gives ``bound_samples_per_s``; neither can exceed
+  peak FLOP/s / FLOPs per sample.
 """
 
 from __future__ import annotations
@@ -82,19 +84,30 @@ class PipelineResult:
     placement: Placement
     flops_per_sample: float  # executed on the wafer: forward + backward + amortised update
     model_flops_per_sample: float  # forward + backward only
+    input_bytes_per_sample: float  # streamed in from the worker nodes over system I/O
 
     @property
     def slowest_cycles_per_sample(self) -> float:
         return max(k.cycles_per_sample for k in self.kernels)
 
     @property
-    def samples_per_s(self) -> float:
+    def wafer_samples_per_s(self) -> float:
+        """What the placed kernels could sustain: clock / slowest kernel."""
         return self.wafer.clock_hz / self.slowest_cycles_per_sample
 
     @property
+    def input_samples_per_s(self) -> float:
+        """What system I/O can deliver: samples are streamed to the wafer from the worker nodes."""
+        return self.wafer.system_io_bytes_per_s / self.input_bytes_per_sample
+
+    @property
+    def samples_per_s(self) -> float:
+        return min(self.wafer_samples_per_s, self.input_samples_per_s)
+
+    @property
     def bound_samples_per_s(self) -> float:
-        """Continuous optimum over all placements (area relaxation with memory floors)."""
-        return self.wafer.clock_hz / self.placement.area_bound_cycles_per_sample
+        """Continuous optimum over all placements (area relaxation with memory floors), capped by input I/O."""
+        return min(self.wafer.clock_hz / self.placement.area_bound_cycles_per_sample, self.input_samples_per_s)
 
     @property
     def peak_samples_per_s(self) -> float:
@@ -192,6 +205,7 @@ def pipelined(
         placement=placement,
         flops_per_sample=sum(flops),
         model_flops_per_sample=sum(k.forward_flops + k.backward_flops for k in kernels),
+        input_bytes_per_sample=kernels[0].input_bytes,
     )
 
 

@@ -137,8 +137,11 @@ def _pipelined_plan(spec: ModelSpec, w: Wafer, batch: int, time_limit_s: float) 
             "slowest_kernel": slowest.name,
             "slowest_cycles_per_sample": result.slowest_cycles_per_sample,
             "fill_latency_s": result.fill_latency_s,
+            "wafer_samples_per_s": result.wafer_samples_per_s,
+            "input_samples_per_s": result.input_samples_per_s,
             "placement_bound_ratio": result.placement.bound_ratio,
-            "formula": "samples_per_s = clock_hz / max_k cycles_k; cycles_k = max(compute, communication); "
+            "formula": "samples_per_s = min(clock_hz / max_k cycles_k, system_io / input bytes per sample); "
+            "cycles_k = max(compute, communication); "
             "compute_k = flops_k / (flops_per_core_per_cycle x cores_k)",
             "sources": {
                 n: w.source(n)

@@ -222,6 +222,16 @@ def test_rate_of_the_slowest_kernel():
     assert all(r >= p.samples_per_s * (1 - 1e-9) for r in rates)
 
 
+@pytest.mark.spec("PERF-015")
+def test_input_stream_caps_a_tiny_model():
+    p = cached_plan("fc_mnist")
+    wafer = get_wafer("wse2")
+    input_limit = wafer.system_io_bytes_per_s / (784 * 2)
+    assert p.samples_per_s == pytest.approx(input_limit)
+    assert p.result.wafer_samples_per_s > input_limit
+    assert p.bound_samples_per_s == pytest.approx(input_limit)
+
+
 @pytest.mark.spec("PERF-016")
 @pytest.mark.parametrize("name", ["gpt2_small", "gpt2_xl", "gpt3_xl", "gpt3_13b", "gpt3_175b"])
 def test_six_n_flops_per_token(name):
