@@ -68,7 +68,7 @@ def _pipelined_map(plan: Plan) -> plt.Figure:
 
 
 def _streaming_occupancy(plan: Plan) -> plt.Figure:
-    result = plan.result
+    result = plan.streaming
     figure, axes = plt.subplots(figsize=(9, 3))
     start = 0.0
     for layer in result.layers:

@@ -44,6 +44,20 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     result: PipelineResult | StreamingResult | None = field(default=None, repr=False, compare=False)
 
+    @property
+    def pipeline(self) -> PipelineResult:
+        """The pipelined model behind this plan (pipelined plans only)."""
+        if not isinstance(self.result, PipelineResult):
+            raise InvalidInputError(f"plan of {self.model} is {self.mode}, not pipelined")
+        return self.result
+
+    @property
+    def streaming(self) -> StreamingResult:
+        """The weight-streaming model behind this plan (weight-streaming plans only)."""
+        if not isinstance(self.result, StreamingResult):
+            raise InvalidInputError(f"plan of {self.model} is {self.mode}, not weight streaming")
+        return self.result
+
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "result"}
 

@@ -139,7 +139,7 @@ _GPT2 = "Radford et al. 2019 / Hugging Face gpt2 configs (n_ctx 1024, vocab 5025
 _BERT = "Devlin et al. 2019 (BERT); seq_len 128 is the phase-1 pre-training length"
 
 # name -> (builder(seq_len), default seq_len or None, default batch, published params, source)
-_ENTRIES: dict[str, tuple[Callable[[int | None], list[Layer]], int | None, int, float, str]] = {
+_ENTRIES: dict[str, tuple[Callable[[int], list[Layer]], int | None, int, float, str]] = {
     "fc_mnist": (lambda _t: fc_mnist(), None, 128, 648_010, "784-500-500-10 (002_90a437be98d90515.txt)"),
     "resnet50": (lambda _t: resnet50(), None, 256, 25_557_032, "He et al. 2016; torchvision resnet50"),
     "bert_base": (lambda t: bert(12, 768, 12, t), 128, 256, 110e6, _BERT),
@@ -187,4 +187,4 @@ def get_model(name: str, seq_len: int | None = None) -> ModelSpec:
         if not isinstance(seq_len, int) or isinstance(seq_len, bool) or not 1 <= seq_len <= MAX_POSITIONS[key]:
             raise InvalidInputError(f"seq_len for {key} must be an integer in 1..{MAX_POSITIONS[key]}, got {seq_len!r}")
     t = seq_len if seq_len is not None else default_seq
-    return ModelSpec(key, tuple(build(t)), t, batch, published, source)
+    return ModelSpec(key, tuple(build(t or 1)), t, batch, published, source)  # t is None: no sequence

@@ -82,7 +82,7 @@ def scaling_table() -> pd.DataFrame:
 def kernel_table(name: str = "bert_large") -> pd.DataFrame:
     p = plan(name, "wse2", mode="pipelined")
     rows = []
-    for kernel, entry in zip(p.result.kernels, p.kernels, strict=True):
+    for kernel, entry in zip(p.pipeline.kernels, p.kernels, strict=True):
         rows.append(
             {
                 "kernel": kernel.name,
@@ -115,7 +115,7 @@ def streaming_layer_table(name: str = "gpt3_xl", systems: int = 16) -> pd.DataFr
                 "gradients_out_ms": 1e3 * x.gradients_out_s,
                 "bound": x.bound,
             }
-            for x in p.result.layers
+            for x in p.streaming.layers
         ]
     )
 
@@ -171,7 +171,7 @@ def validation_table() -> pd.DataFrame:
         rows.append(
             (
                 f"{name} training FLOPs per token / 6N",
-                model.flops_per_sample / model.seq_len,
+                model.flops_per_sample / (model.seq_len or 1),
                 6 * model.params,
                 "FACTS.md#Hardware (6N)",
             )
