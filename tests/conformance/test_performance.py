@@ -317,3 +317,26 @@ def test_storage_and_compute_scale_independently():
     assert long.params == 2 * short.params
     checkpoints = 4 * block[0].input_bytes
     assert long.wafer_memory_bytes - short.wafer_memory_bytes == pytest.approx(checkpoints)
+
+
+@pytest.mark.spec("PERF-014", "PERF-010")
+@settings(max_examples=10)
+@given(
+    widths=st.lists(st.integers(min_value=8, max_value=4096), min_size=2, max_size=7),
+    tokens=st.integers(min_value=1, max_value=512),
+    batch=st.integers(min_value=1, max_value=1024),
+    wafer=st.sampled_from(["wse1", "wse2", "wse3"]),
+)
+def test_random_mlps_respect_bound_and_peak(widths, tokens, batch, wafer):
+    layers = [
+        Layer("dense", a, b, tokens, name=f"fc{i}") for i, (a, b) in enumerate(zip(widths, widths[1:], strict=False))
+    ]
+    p = plan(layers, wafer, batch=batch)
+    w = get_wafer(wafer)
+    assert p.mode == "pipelined"
+    assert 0 < p.samples_per_s <= p.bound_samples_per_s * (1 + 1e-9)
+    assert p.bound_samples_per_s <= w.peak_flops_per_s / p.flops_per_sample * (1 + 1e-6)
+    for i, a in enumerate(p.kernels):
+        assert a["x"] + a["width"] <= w.fabric_width and a["y"] + a["height"] <= w.fabric_height
+        for b in p.kernels[i + 1 :]:
+            assert not overlaps(a, b)
