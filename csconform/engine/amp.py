@@ -243,7 +243,9 @@ class GradScaler:
         Dynamic mode applies the DLS rule (module docstring); static mode changes nothing.
         """
         if new_scale is not None:
-            raise GradScalerUsageError("update(new_scale) is not supported: the loss scale is managed by the GradScaler")
+            raise GradScalerUsageError(
+                "update(new_scale) is not supported: the loss scale is managed by the GradScaler"
+            )
         if not self.dynamic:
             self._end_iteration()
             return

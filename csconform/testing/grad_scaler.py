@@ -152,7 +152,9 @@ def make_grad_scaler_machine(engine: ModuleType) -> type[RuleBasedStateMachine]:
         # --- setup ---------------------------------------------------------------------------------
 
         # Dynamic scaling has far more behaviour to explore: two chances in three.
-        @initialize(config=st.one_of(dynamic_grad_scaler_configs(), dynamic_grad_scaler_configs(), static_grad_scaler_configs()))
+        @initialize(
+            config=st.one_of(dynamic_grad_scaler_configs(), dynamic_grad_scaler_configs(), static_grad_scaler_configs())
+        )
         def build_scaler(self, config: dict[str, Any]) -> None:
             self.config = config
             self.scaler = engine.amp.GradScaler(**config)
@@ -229,7 +231,9 @@ def make_grad_scaler_machine(engine: ModuleType) -> type[RuleBasedStateMachine]:
                 assert int(self.optimizer.global_step) == before_global_step, "a skipped step advanced global_step"
                 for param, before in zip(self.params, before_params, strict=True):
                     assert bitwise_equal(param.data, before), "a skipped step changed a parameter"
-                assert bitwise_equal(self.optimizer.state_dict(), before_state), "a skipped step changed optimizer state"
+                assert bitwise_equal(self.optimizer.state_dict(), before_state), (
+                    "a skipped step changed optimizer state"
+                )
             else:
                 assert int(self.optimizer.global_step) == before_global_step + 1, "a finite step did not advance"
                 if not self.finite:
@@ -247,7 +251,9 @@ def make_grad_scaler_machine(engine: ModuleType) -> type[RuleBasedStateMachine]:
                     self.scaler.update()
                 except NonRecoverableNaNError:
                     return
-                raise AssertionError("update() at the minimum scale after an overflow must raise NonRecoverableNaNError")
+                raise AssertionError(
+                    "update() at the minimum scale after an overflow must raise NonRecoverableNaNError"
+                )
             self.scaler.update()
 
         @precondition(lambda self: self.phase == "idle")

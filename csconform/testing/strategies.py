@@ -39,7 +39,9 @@ def powers_of_two(min_exponent: int, max_exponent: int) -> st.SearchStrategy[flo
     return st.integers(min_value=min_exponent, max_value=max_exponent).map(lambda k: 2.0**k)
 
 
-def loss_scales(min_exponent: int = SMALLEST_MIN_LOSS_SCALE_EXPONENT, max_exponent: int = 31) -> st.SearchStrategy[float]:
+def loss_scales(
+    min_exponent: int = SMALLEST_MIN_LOSS_SCALE_EXPONENT, max_exponent: int = 31
+) -> st.SearchStrategy[float]:
     """Loss scales as DLS produces them: powers of two inside the documented range."""
     return powers_of_two(min_exponent, max_exponent)
 

@@ -19,7 +19,6 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from csconform.errors import (
     GradScalerConfigError,
-    GradScalerError,
     GradScalerUsageError,
     NonRecoverableNaNError,
 )
@@ -75,9 +74,19 @@ def snapshot(params, optimizer):  # noqa: ANN001, ANN201
 
 
 @pytest.mark.spec(
-    "GRADSCALER-007", "GRADSCALER-008", "GRADSCALER-009", "GRADSCALER-010", "GRADSCALER-012",
-    "GRADSCALER-014", "GRADSCALER-015", "GRADSCALER-019", "GRADSCALER-020", "GRADSCALER-021",
-    "GRADSCALER-022", "GRADSCALER-023", "GRADSCALER-025",
+    "GRADSCALER-007",
+    "GRADSCALER-008",
+    "GRADSCALER-009",
+    "GRADSCALER-010",
+    "GRADSCALER-012",
+    "GRADSCALER-014",
+    "GRADSCALER-015",
+    "GRADSCALER-019",
+    "GRADSCALER-020",
+    "GRADSCALER-021",
+    "GRADSCALER-022",
+    "GRADSCALER-023",
+    "GRADSCALER-025",
 )
 def test_grad_scaler_state_machine(engine):
     run_state_machine_as_test(
@@ -103,15 +112,29 @@ def test_amp_offers_the_three_entry_points(engine):
 def test_constructor_signature_and_methods(engine):
     parameters = inspect.signature(engine.amp.GradScaler).parameters
     assert list(parameters) == [
-        "loss_scale", "init_scale", "steps_per_increase", "min_loss_scale", "max_loss_scale",
-        "overflow_tolerance", "max_gradient_norm",
+        "loss_scale",
+        "init_scale",
+        "steps_per_increase",
+        "min_loss_scale",
+        "max_loss_scale",
+        "overflow_tolerance",
+        "max_gradient_norm",
     ]
     defaults = {name: p.default for name, p in parameters.items()}
     assert defaults.pop("overflow_tolerance") == 0.0
     assert all(value is None for value in defaults.values())
     scaler = engine.amp.GradScaler()
-    for method in ("scale", "get_scale", "unscale_", "step", "step_if_finite",
-                   "clip_gradients_and_return_isfinite", "update", "state_dict", "load_state_dict"):
+    for method in (
+        "scale",
+        "get_scale",
+        "unscale_",
+        "step",
+        "step_if_finite",
+        "clip_gradients_and_return_isfinite",
+        "update",
+        "state_dict",
+        "load_state_dict",
+    ):
         assert callable(getattr(scaler, method)), method
 
 
@@ -178,7 +201,10 @@ def test_dynamic_loss_scale_starts_at_init_scale(engine, init):
     scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=init)
     assert scaler.get_scale() == init
     assert set(scaler.state_dict()) == {
-        "loss_scale", "steps_since_rescale", "overflows_since_rescale", "num_skipped_steps"
+        "loss_scale",
+        "steps_since_rescale",
+        "overflows_since_rescale",
+        "num_skipped_steps",
     }
 
 
@@ -525,7 +551,10 @@ def test_overflow_halves_the_scale_and_resets_counters(engine):
     assert scaler.state_dict()["steps_since_rescale"] == 3
     iteration(scaler, params, optimizer, finite=False)
     assert scaler.state_dict() == {
-        "loss_scale": 2.0**9, "steps_since_rescale": 0, "overflows_since_rescale": 0, "num_skipped_steps": 1
+        "loss_scale": 2.0**9,
+        "steps_since_rescale": 0,
+        "overflows_since_rescale": 0,
+        "num_skipped_steps": 1,
     }
 
 
@@ -562,8 +591,11 @@ def test_scale_trajectory_follows_the_update_rule(engine, config, finite):
     config.pop("max_gradient_norm", None)
     scaler = engine.amp.GradScaler(**config)
     model = LossScaleModel(
-        dynamic=True, scale=config["init_scale"], min_scale=config["min_loss_scale"],
-        max_scale=config["max_loss_scale"], steps_per_increase=config["steps_per_increase"],
+        dynamic=True,
+        scale=config["init_scale"],
+        min_scale=config["min_loss_scale"],
+        max_scale=config["max_loss_scale"],
+        steps_per_increase=config["steps_per_increase"],
         overflow_tolerance=config["overflow_tolerance"],
     )
     params, optimizer = make_setup(engine)
@@ -594,8 +626,11 @@ def test_scale_is_clamped_into_its_range(engine):
 
 
 @pytest.mark.spec("GRADSCALER-023")
-@given(config=dynamic_grad_scaler_configs(), first=st.lists(st.booleans(), max_size=8),
-       then=st.lists(st.booleans(), max_size=8))
+@given(
+    config=dynamic_grad_scaler_configs(),
+    first=st.lists(st.booleans(), max_size=8),
+    then=st.lists(st.booleans(), max_size=8),
+)
 def test_state_dict_round_trip_continues_identically(engine, config, first, then):
     config["min_loss_scale"] = min(config["min_loss_scale"], 2.0**-10)  # keep clear of NonRecoverableNaN
     config["init_scale"] = config["max_loss_scale"] = max(config["max_loss_scale"], 2.0**12)
@@ -696,7 +731,10 @@ def test_one_update_after_several_optimizers(engine):
     assert first.global_step == 1 and bitwise_equal(snapshot(second_params, second), second_before)
     scaler.update()
     assert scaler.state_dict() == {
-        "loss_scale": 8.0, "steps_since_rescale": 0, "overflows_since_rescale": 0, "num_skipped_steps": 1
+        "loss_scale": 8.0,
+        "steps_since_rescale": 0,
+        "overflows_since_rescale": 0,
+        "num_skipped_steps": 1,
     }
 
 

@@ -191,9 +191,7 @@ def test_polynomial_lr_with_cycle(engine, init, end, total, power, t):
 
 @pytest.mark.spec("LR-007")
 def test_polynomial_cycle_restarts_after_total_iters(engine):
-    schedule = lr(engine).PolynomialLR(
-        initial_learning_rate=1.0, end_learning_rate=0.0, total_iters=10, cycle=True
-    )
+    schedule = lr(engine).PolynomialLR(initial_learning_rate=1.0, end_learning_rate=0.0, total_iters=10, cycle=True)
     assert float(schedule(9)) == pytest.approx(0.1)
     assert float(schedule(10)) == pytest.approx(0.5)  # a new, twice as long decay period
     assert float(schedule(19)) == pytest.approx(0.05)
@@ -211,9 +209,7 @@ def test_linear_lr(engine, init, end, total, t):
 
 
 @pytest.mark.spec("LR-009")
-@given(
-    init=RATES, total=ITERS, rate=st.floats(0.05, 1.5), staircase=st.booleans(), t=global_steps(5000)
-)
+@given(init=RATES, total=ITERS, rate=st.floats(0.05, 1.5), staircase=st.booleans(), t=global_steps(5000))
 def test_exponential_lr(engine, init, total, rate, staircase, t):
     schedule = lr(engine).ExponentialLR(
         initial_learning_rate=init, total_iters=total, decay_rate=rate, staircase=staircase
@@ -388,9 +384,10 @@ def test_one_cycle_lr(engine, init, peak, total, pct, div, three_phase, strategy
     else:
         phases = [(pct * total - 1, init, peak), (total - 1, peak, low)]
     start = 0.0
-    for end, from_rate, to_rate in phases:
+    for end, phase_from, phase_to in phases:  # the first phase whose end is >= t, else the last
         if t <= end or end == phases[-1][0]:
             progress = min((t - start) / (end - start), 1.0)
+            from_rate, to_rate = phase_from, phase_to
             break
         start = end
     if strategy == "cos":

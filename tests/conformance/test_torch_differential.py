@@ -235,8 +235,12 @@ def test_multiplicative_lr_matches_torch(engine, init, multiplier):
 @pytest.mark.spec("LR-019")
 @settings(max_examples=10)
 @given(
-    base=RATE, peak=RATE, up=st.integers(1, 30), down=st.integers(1, 30),
-    mode=st.sampled_from(["triangular", "triangular2", "exp_range"]), gamma=st.floats(0.95, 1.0),
+    base=RATE,
+    peak=RATE,
+    up=st.integers(1, 30),
+    down=st.integers(1, 30),
+    mode=st.sampled_from(["triangular", "triangular2", "exp_range"]),
+    gamma=st.floats(0.95, 1.0),
 )
 def test_cyclic_lr_matches_torch(engine, base, peak, up, down, mode, gamma):
     ours = engine.optim.lr_scheduler.CyclicLR(
@@ -244,7 +248,13 @@ def test_cyclic_lr_matches_torch(engine, base, peak, up, down, mode, gamma):
     )
     theirs = torch_trajectory(
         lambda o: torch.optim.lr_scheduler.CyclicLR(
-            o, base_lr=base, max_lr=peak, step_size_up=up, step_size_down=down, mode=mode, gamma=gamma,
+            o,
+            base_lr=base,
+            max_lr=peak,
+            step_size_up=up,
+            step_size_down=down,
+            mode=mode,
+            gamma=gamma,
             cycle_momentum=False,
         ),
         base,
@@ -256,18 +266,35 @@ def test_cyclic_lr_matches_torch(engine, base, peak, up, down, mode, gamma):
 @pytest.mark.spec("LR-020")
 @settings(max_examples=10)
 @given(
-    peak=RATE, div=st.floats(2.0, 100.0), final_div=st.floats(1.0, 1e4), total=st.integers(30, 200),
-    pct=st.floats(0.1, 0.45), three_phase=st.booleans(), strategy=st.sampled_from(["cos", "linear"]),
+    peak=RATE,
+    div=st.floats(2.0, 100.0),
+    final_div=st.floats(1.0, 1e4),
+    total=st.integers(30, 200),
+    pct=st.floats(0.1, 0.45),
+    three_phase=st.booleans(),
+    strategy=st.sampled_from(["cos", "linear"]),
 )
 def test_one_cycle_lr_matches_torch(engine, peak, div, final_div, total, pct, three_phase, strategy):
     ours = engine.optim.lr_scheduler.OneCycleLR(
-        initial_learning_rate=peak / div, max_lr=peak, total_steps=total, pct_start=pct,
-        final_div_factor=final_div, three_phase=three_phase, anneal_strategy=strategy,
+        initial_learning_rate=peak / div,
+        max_lr=peak,
+        total_steps=total,
+        pct_start=pct,
+        final_div_factor=final_div,
+        three_phase=three_phase,
+        anneal_strategy=strategy,
     )
     theirs = torch_trajectory(
         lambda o: torch.optim.lr_scheduler.OneCycleLR(
-            o, max_lr=peak, total_steps=total, pct_start=pct, div_factor=div, final_div_factor=final_div,
-            three_phase=three_phase, anneal_strategy=strategy, cycle_momentum=False,
+            o,
+            max_lr=peak,
+            total_steps=total,
+            pct_start=pct,
+            div_factor=div,
+            final_div_factor=final_div,
+            three_phase=three_phase,
+            anneal_strategy=strategy,
+            cycle_momentum=False,
         ),
         peak,
         total,

@@ -85,7 +85,7 @@ def _milestones(name: str, values: object) -> tuple[int, ...]:
 
 def _as_steps(step: object) -> tuple[Steps, bool]:
     """Validate a global step (int or integer array); return it as int64 and whether it was scalar."""
-    if isinstance(step, bool) or isinstance(step, np.bool_):
+    if isinstance(step, bool | np.bool_):
         raise InvalidInputError(f"the global step must be an integer, got {step!r}")
     if isinstance(step, numbers.Integral):
         steps = np.asarray(int(step), dtype=np.int64)
@@ -98,9 +98,7 @@ def _as_steps(step: object) -> tuple[Steps, bool]:
         steps = step.astype(np.int64)
         scalar = False
     else:
-        raise InvalidInputError(
-            f"the global step must be an int or an integer ndarray, got {type(step).__name__}"
-        )
+        raise InvalidInputError(f"the global step must be an int or an integer ndarray, got {type(step).__name__}")
     if steps.size and int(steps.min()) < 0:
         raise InvalidInputError(f"the global step must be >= 0, got minimum {int(steps.min())}")
     return steps, scalar
@@ -403,9 +401,7 @@ class CyclicLR(LRScheduler):
         self.max_lr = _real("max_lr", max_lr, minimum=0.0)
         self.step_size_up = _integer("step_size_up", step_size_up, minimum=1)
         self.step_size_down = (
-            self.step_size_up
-            if step_size_down is None
-            else _integer("step_size_down", step_size_down, minimum=1)
+            self.step_size_up if step_size_down is None else _integer("step_size_down", step_size_down, minimum=1)
         )
         if mode not in self.MODES:
             raise InvalidInputError(f"unknown CyclicLR mode {mode!r}; known modes: {', '.join(self.MODES)}")

@@ -48,8 +48,9 @@ class MissesNaN(amp.GradScaler):
 
 class ForgetsCountersOnLoad(amp.GradScaler):
     def load_state_dict(self, state_dict):  # noqa: ANN001, ANN201
-        super().load_state_dict({**state_dict, "steps_since_rescale": 0, "overflows_since_rescale": 0}
-                                if self.dynamic else state_dict)
+        super().load_state_dict(
+            {**state_dict, "steps_since_rescale": 0, "overflows_since_rescale": 0} if self.dynamic else state_dict
+        )
 
 
 class AllowsStepTwice(amp.GradScaler):
