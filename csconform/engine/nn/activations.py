@@ -15,13 +15,16 @@ _GELU_CUBIC = np.float32(0.044715)
 
 
 class ReLU(Module):
+    """max(x, 0). It commutes with rounding (relu(round(x)) == round(relu(x)), round(0) == 0), so it
+    leaves the rounding of its input and of its gradient to the operation that consumes them."""
+
     def forward(self, x: Any) -> Array:
-        x = compute_operand(float_input(x))
+        x = float_input(x)
         self._positive = x > 0
         return np.where(self._positive, x, np.float32(0.0))
 
     def backward(self, grad_out: Array) -> Array:
-        return np.where(self._positive, compute_operand(grad_out), np.float32(0.0))
+        return np.where(self._positive, grad_out, np.float32(0.0))
 
 
 class Tanh(Module):

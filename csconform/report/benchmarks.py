@@ -1,0 +1,119 @@
+"""Benchmark tables from pytest-benchmark JSON (``--benchmark-json``).
+
+Two tables:
+
+* ``mixed_precision_benchmark``: from benchmarks whose ``extra_info`` carries paired per-round
+  timings ``mixed_ms`` and ``fp32_ms`` (tests/bench/test_mixed_precision.py). ``mixed_ms`` and
+  ``fp32_ms`` are the fastest step of each mode (the statistic least disturbed by other processes
+  on a shared machine), ``ratio`` = mixed_ms / fp32_ms; ``ratio_median_paired`` is the median over
+  rounds of each round's mixed/fp32 ratio, a second, independent estimate.
+* ``benchmarks``: every benchmark in the file with its min / median / mean time.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from csconform.errors import InvalidInputError
+
+MIXED_PRECISION_COLUMNS = ["model", "mixed_ms", "fp32_ms", "ratio", "ratio_median_paired", "rounds"]
+BENCHMARK_COLUMNS = ["name", "group", "min_ms", "median_ms", "mean_ms", "rounds"]
+
+
+def load_benchmark_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError as exc:
+        raise InvalidInputError(
+            f"{path}: no benchmark results; run pytest tests/bench --benchmark-only --benchmark-json {path}"
+        ) from exc
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"{path}: not valid JSON (line {exc.lineno}): {exc.msg}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
+        raise InvalidInputError(f"{path}: not a pytest-benchmark JSON file (no 'benchmarks' list)")
+    return data
+
+
+def mixed_precision_table(data: dict[str, Any]) -> pd.DataFrame:
+    """One row per model: fastest mixed and FP32 step (ms) and their ratio."""
+    rows = []
+    for bench in data["benchmarks"]:
+        info = bench.get("extra_info", {})
+        if "mixed_ms" not in info or "fp32_ms" not in info:
+            continue
+        mixed = np.asarray(info["mixed_ms"], dtype=float)
+        fp32 = np.asarray(info["fp32_ms"], dtype=float)
+        if mixed.size == 0 or mixed.size != fp32.size:
+            raise InvalidInputError(f"{bench.get('name')}: mixed_ms and fp32_ms must be paired, non-empty lists")
+        rows.append(
+            {
+                "model": info.get("model", bench.get("name")),
+                "mixed_ms": mixed.min(),
+                "fp32_ms": fp32.min(),
+                "ratio": mixed.min() / fp32.min(),
+                "ratio_median_paired": float(np.median(mixed / fp32)),
+                "rounds": int(mixed.size),
+            }
+        )
+    return pd.DataFrame(rows, columns=MIXED_PRECISION_COLUMNS)
+
+
+def benchmark_table(data: dict[str, Any]) -> pd.DataFrame:
+    """Every benchmark's timing statistics in milliseconds."""
+    rows = [
+        {
+            "name": bench["name"],
+            "group": bench.get("group"),
+            "min_ms": bench["stats"]["min"] * 1e3,
+            "median_ms": bench["stats"]["median"] * 1e3,
+            "mean_ms": bench["stats"]["mean"] * 1e3,
+            "rounds": bench["stats"]["rounds"],
+        }
+        for bench in data["benchmarks"]
+    ]
+    return pd.DataFrame(rows, columns=BENCHMARK_COLUMNS)
+
+
+def _machine_line(data: dict[str, Any]) -> str:
+    machine = data.get("machine_info", {})
+    cpu = machine.get("cpu", {}).get("brand_raw", "unknown CPU")
+    return f"Measured {data.get('datetime', 'at an unknown time')} on {cpu}, Python {machine.get('python_version', '?')}."
+
+
+def write_table(table: pd.DataFrame, out: Path, stem: str, title: str, notes: str) -> list[Path]:
+    """Write ``stem``.csv and ``stem``.md (a pipe table with a title and notes)."""
+    out.mkdir(parents=True, exist_ok=True)
+    csv_path, md_path = out / f"{stem}.csv", out / f"{stem}.md"
+    table.to_csv(csv_path, index=False, float_format="%.3f")
+    markdown = table.to_markdown(index=False, floatfmt=".3f") if len(table) else "(no results)"
+    md_path.write_text(f"# {title}\n\n{notes}\n\n{markdown}\n")
+    return [md_path, csv_path]
+
+
+def write_benchmark_report(out: Path, json_path: Path) -> list[Path]:
+    """Write the mixed-precision table (if the run has one) and the table of all benchmarks."""
+    data = load_benchmark_json(json_path)
+    machine = _machine_line(data)
+    written: list[Path] = []
+    mixed = mixed_precision_table(data)
+    if len(mixed):
+        written += write_table(
+            mixed,
+            out,
+            "mixed_precision_benchmark",
+            "Mixed precision versus FP32: one training step",
+            "Each round times one mixed-precision step (target cs, operands rounded to float16, FP32 "
+            "accumulation and FP32 master weights) and one FP32 step of the same model (target cpu, "
+            "compute precision float32) back to back. mixed_ms / fp32_ms: fastest step of each mode; "
+            "ratio = mixed_ms / fp32_ms (target: at most 1.5); ratio_median_paired: median of the "
+            f"per-round ratios. {machine}",
+        )
+    written += write_table(
+        benchmark_table(data), out, "benchmarks", "Benchmarks", f"pytest-benchmark statistics. {machine}"
+    )
+    return written
