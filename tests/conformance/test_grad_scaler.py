@@ -400,6 +400,17 @@ def test_finite_gradients_whose_norm_overflows_float32_are_an_overflow(engine):
     assert optimizer.global_step == 1
 
 
+@pytest.mark.spec("GRADSCALER-013")
+def test_norm_is_taken_after_unscaling(engine):
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=2.0**15)
+    params, optimizer = make_setup(engine)
+    # Scaled, the square-sum would overflow float32 (about 1e41); unscaled it is about 1e32.
+    set_scaled(params, [np.full(s, 1e16, dtype=np.float32) for s in SHAPES], 2.0**15)
+    assert all(np.all(np.isfinite(p.grad)) for p in params)
+    scaler.step(optimizer)
+    assert optimizer.global_step == 1
+
+
 @pytest.mark.spec("GRADSCALER-014")
 @given(scale=st.one_of(st.none(), loss_scales(-4, 16)), kind=st.sampled_from([INF, -INF, float("nan")]))
 def test_static_scaling_never_skips(engine, scale, kind):
