@@ -146,7 +146,7 @@ def quantize(array: ArrayLike, name: str) -> NDArray[np.float32]:
     name = _check_format_name(name)
     values = np.asarray(_as_float32(array), order="C")
     if name == "bfloat16":
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore", invalid="ignore"):
             return values.astype(ml_dtypes.bfloat16).astype(np.float32)
     with np.errstate(invalid="ignore"):
         return _round(values, _ROUNDERS[name])

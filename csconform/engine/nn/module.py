@@ -36,10 +36,11 @@ _call_depth = [0]
 
 
 def _record(output: Any, module: Module, model_input: Any) -> None:
-    if not isinstance(output, np.ndarray):
+    """Remember who produced ``output``; an identity call (output is the input) keeps the old entry."""
+    if not isinstance(output, np.ndarray) or output is model_input:
         return
     key = id(output)
-    _tape[key] = (weakref.ref(output, lambda _ref: _tape.pop(key, None)), module, model_input)
+    _tape[key] = (weakref.ref(output, lambda _ref, key=key, tape=_tape: tape.pop(key, None)), module, model_input)
 
 
 def backpropagate(output: Array, grad: Array | None) -> None:
