@@ -23,6 +23,7 @@ import io
 import json
 import os
 import tempfile
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +104,7 @@ def decode(data: bytes, source: str = "<bytes>") -> dict[str, Any]:
             manifest = json.loads(str(archive[MANIFEST_KEY]))
             arrays = {name: archive[name] for name in archive.files if name != MANIFEST_KEY}
         state = _unflatten(manifest, arrays)
-    except (ValueError, KeyError, OSError, json.JSONDecodeError) as exc:
+    except (ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
         raise CheckpointError(f"{source} has a valid checksum but an unreadable payload: {exc}") from exc
     check_sections(state, source)
     return state

@@ -1,0 +1,68 @@
+"""The conformance suite must catch each deliberately broken engine on exactly the rule it breaks.
+
+Each broken engine (tests/meta/broken_engines/<name>.py) runs in its own pytest subprocess, and
+only over the conformance files of the areas it touches, to keep the whole meta run short (about
+a minute on two cores). The conformance matrix (--conformance-json) of that run must show
+"failed" for exactly the broken rules and for nothing else; the reference engine, run over all the
+same areas, must fail nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+BROKEN_ENGINES = {
+    # name: (conformance areas to run, rules the suite must report as failed)
+    "accepts_train_and_eval": (("static_graph", "compilation"), {"GRAPH-005"}),
+    "ignores_shape_changes": (("static_graph", "compilation"), {"GRAPH-001"}),
+    "ignores_drop_remainder": (("input_pipeline", "estimator"), {"INPUT-008"}),
+    "accepts_dict_metrics": (("metrics",), {"METRICS-001"}),
+    "skips_tf_config": (("estimator", "input_pipeline"), {"ESTIMATOR-014", "ESTIMATOR-015"}),
+    "accepts_hooks": (("estimator",), {"ESTIMATOR-002"}),
+    "checkpoint_loses_rng": (("runner",), {"RUNNER-006"}),
+    "unverified_checkpoint": (("runner",), {"RUNNER-004"}),
+    "ignores_pipelined_capacity": (("execution",), {"EXEC-001", "EXEC-010"}),
+    "accepts_oversized_cluster": (("appliance",), {"APPLIANCE-001"}),
+}
+
+ALL_AREAS = sorted({area for areas, _rules in BROKEN_ENGINES.values() for area in areas} | {"runner", "execution"})
+
+
+def failed_rules(engine: str, areas: tuple[str, ...] | list[str], tmp_path: Path) -> tuple[set[str], dict]:
+    report = tmp_path / "matrix.json"
+    files = [f"tests/conformance/test_{area}.py" for area in areas]
+    command = [
+        sys.executable, "-m", "pytest", *files, "--engine", engine, "--conformance-json", str(report),
+        "-p", "no:cacheprovider", "-q",
+    ]
+    environment = {**os.environ, "CI": "1", "HYPOTHESIS_PROFILE": "ci"}
+    completed = subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300)
+    assert report.is_file(), f"no conformance matrix written:\n{completed.stdout[-3000:]}\n{completed.stderr[-3000:]}"
+    matrix = json.loads(report.read_text())
+    assert matrix["engine"] == engine
+    failed = {rule for rule, entry in matrix["rules"].items() if entry["outcome"] == "failed"}
+    return failed, matrix
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN_ENGINES))
+def test_suite_catches_the_broken_rule(name, tmp_path):
+    areas, expected = BROKEN_ENGINES[name]
+    failed, matrix = failed_rules(f"tests.meta.broken_engines.{name}", areas, tmp_path)
+    assert failed == expected, f"{name}: expected failures {sorted(expected)}, got {sorted(failed)}"
+    for rule in expected:
+        assert matrix["rules"][rule]["tests"] >= 1
+
+
+def test_reference_engine_passes_the_same_areas(tmp_path):
+    failed, matrix = failed_rules("csconform.engine", ALL_AREAS, tmp_path)
+    assert failed == set()
+    checked = [rule for rule, entry in matrix["rules"].items() if entry["outcome"] == "passed"]
+    assert len(checked) > 50
