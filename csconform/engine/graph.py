@@ -102,7 +102,8 @@ def op_name(module: Any) -> str:
 
 
 def _recorded_forward(module: Any, x: Any) -> Any:
-    record(op_name(module), x)
+    """Report the call (its input first, then the layer's own weights) and run the real forward."""
+    record(op_name(module), x, *(parameter.data for parameter in module.parameters()))
     return type(module).forward(module, x)
 
 

@@ -231,9 +231,10 @@ def test_trace_records_layers_loss_shapes_and_dtypes(engine):
     train(runner, make_dataset(engine, batch=4), 1)
     graph = runner.artifact.graph
     assert graph.op_names() == ("linear", "relu", "linear", "cross_entropy")
-    assert graph.ops[0].input_shapes == ((4, FEATURES),)
-    assert graph.ops[0].input_dtypes == ("float32",)
-    assert graph.ops[2].input_shapes == ((4, 5),)
+    assert graph.ops[0].input_shapes == ((4, FEATURES), (5, FEATURES), (5,))  # input, weight, bias
+    assert graph.ops[0].input_dtypes == ("float32", "float32", "float32")
+    assert graph.ops[1].input_shapes == ((4, 5),)
+    assert graph.ops[2].input_shapes == ((4, 5), (CLASSES, 5), (CLASSES,))
     assert graph.ops[3].input_shapes == ((4, CLASSES), (4,))
     x = np.ones((2, 3), dtype=np.float32)
     first, _ = engine.graph.trace(lambda: engine.graph.record("linear", x))
