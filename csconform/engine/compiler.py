@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from csconform.engine import context
 from csconform.engine.graph import Graph
 from csconform.engine.system import System
@@ -71,14 +73,16 @@ class ValidationReport:
 
 @dataclass(frozen=True)
 class CompiledArtifact:
-    """A full compile: the graph, its kernels, the system it is bound to, and its placement."""
+    """A full compile: the graph, its kernels, the system it is bound to, and (when asked for) the
+    placement of its kernels on the wafer with the modeled throughput from csconform.perf."""
 
     graph: Graph
     mode: str
     kernels: tuple[str, ...]
     system_id: str
-    placement: Any = None
+    placement: list[dict[str, Any]] | None = None
     modeled_samples_per_s: float | None = None
+    execution: str = "pipelined"
 
 
 def check_mode(mode: str) -> None:
@@ -109,6 +113,45 @@ def validate(graph: Graph, mode: str = "train") -> ValidationReport:
     return ValidationReport(graph=graph, mode=mode, kernels=map_kernels(graph))
 
 
+def perf_layers(graph: Graph) -> list[Any]:
+    """The graph's weighted operations as layer descriptions of the performance model.
+
+    A traced layer call lists its input first and then its own weights, so a linear layer's weight
+    shape (out_features, in_features) gives the dense kernel; weightless operations (activations,
+    the loss) are folded into their neighbours by the performance model and are not listed.
+    """
+    from csconform.perf.costs import Layer
+
+    layers = []
+    for index, op in enumerate(graph.ops):
+        shapes = op.input_shapes
+        tokens = int(np.prod(shapes[0][1:-1])) if shapes and len(shapes[0]) > 2 else 1
+        name = f"{index}:{op.name}"
+        if op.name == "linear" and len(shapes) >= 2:
+            out_features, in_features = shapes[1]
+            layers.append(Layer("dense", in_features, out_features, tokens=tokens, name=name, bias=len(shapes) > 2))
+        elif op.name == "layernorm" and len(shapes) >= 2:
+            layers.append(Layer("layer_norm", shapes[1][0], shapes[1][0], tokens=tokens, name=name))
+        elif op.name == "embedding" and len(shapes) >= 2:
+            vocabulary, width = shapes[1]
+            layers.append(Layer("embedding", vocabulary, width, tokens=max(int(np.prod(shapes[0][1:])), 1), name=name))
+    return layers
+
+
+def model_performance(
+    graph: Graph, wafer: str, execution: str, systems: int
+) -> tuple[list[dict[str, Any]] | None, float | None]:
+    """Placement (one rectangle per kernel) and modeled samples/s from the performance model."""
+    from csconform.perf.plan import plan
+
+    layers = perf_layers(graph)
+    if not layers or not graph.ops or not graph.ops[0].input_shapes or not graph.ops[0].input_shapes[0]:
+        return None, None
+    batch = graph.ops[0].input_shapes[0][0]
+    modeled = plan(layers, wafer=wafer, mode=execution, systems=systems, batch=batch)
+    return modeled.kernels, float(modeled.samples_per_s)
+
+
 def compile_graph(
     graph: Graph,
     *,
@@ -117,12 +160,16 @@ def compile_graph(
     system_id: str | None = None,
     validate_only: bool = False,
     compile_only: bool = False,
+    performance: bool = False,
+    execution: str = "pipelined",
+    systems: int = 1,
 ) -> ValidationReport | CompiledArtifact:
     """Compile ``graph`` for a system.
 
     ``validate_only`` returns a :class:`ValidationReport`. ``compile_only`` returns the full
     artifact for ``system_id`` (or ``system``) without loading it. Otherwise ``system`` is required
-    and is programmed with the artifact.
+    and is programmed with the artifact. ``performance=True`` also places the kernels and models
+    the throughput with csconform.perf (a solver run, so tests and quick runs leave it off).
     """
     report = validate(graph, mode)
     if validate_only:
@@ -130,7 +177,19 @@ def compile_graph(
     target_id = system.system_id if system is not None else system_id
     if target_id is None:
         raise InvalidInputError("compiling needs a system, or a system_id together with compile_only=True")
-    artifact = CompiledArtifact(graph=graph, mode=mode, kernels=report.kernels, system_id=target_id)
+    placement, samples_per_s = None, None
+    if performance:
+        wafer = system.wafer if system is not None else "WSE-2"
+        placement, samples_per_s = model_performance(graph, wafer, execution, systems)
+    artifact = CompiledArtifact(
+        graph=graph,
+        mode=mode,
+        kernels=report.kernels,
+        system_id=target_id,
+        placement=placement,
+        modeled_samples_per_s=samples_per_s,
+        execution=execution,
+    )
     if compile_only:
         return artifact
     if system is None:

@@ -16,6 +16,7 @@ wafer. On the cpu target a changed graph is recompiled, and only then.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +68,7 @@ class Runner:
         system_ids: list[str] | None = None,
         checkpoint_steps: int | None = None,
         checkpoint_dir: str | Path | None = None,
+        model_performance: bool = False,
     ) -> None:
         compiler.check_mode(mode)
         if mode != "eval" and optimizer is None:
@@ -80,6 +82,7 @@ class Runner:
         self.optimizer = optimizer
         self.grad_scaler = grad_scaler
         self.mode = mode
+        self.model_performance = model_performance
         self.checkpoint_steps = checkpoint_steps
         self.checkpoint_dir = None if checkpoint_dir is None else Path(checkpoint_dir)
         ids = system_ids or [f"cs-{index}" for index in range(num_systems)]
@@ -121,8 +124,17 @@ class Runner:
             check_pipelined_fits(footprint, batch_size, self.systems[0])
         else:
             check_weight_streaming_fits(footprint, batch_size // len(self.systems), self.systems[0])
-        for system in self.systems:
-            self.artifact = compiler.compile_graph(step_graph, mode=mode, system=system)
+        artifact = compiler.compile_graph(
+            step_graph,
+            mode=mode,
+            system=self.systems[0],
+            performance=self.model_performance,
+            execution=self.executor.mode,
+            systems=len(self.systems),
+        )
+        for system in self.systems[1:]:  # the same program, bound to each system of the cluster
+            system.load(dataclasses.replace(artifact, system_id=system.system_id))
+        self.artifact = artifact
         self.compiles += 1
 
     # --- training --------------------------------------------------------------------------------

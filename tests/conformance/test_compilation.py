@@ -187,3 +187,30 @@ def test_estimator_train_compiles_automatically(engine):
     estimator.train(input_fn, steps=4)
     assert estimator.system.programs_loaded == 1
     assert estimator.system.program.graph.ops[0].input_shapes == ((8, FEATURES), (8,))
+
+
+@pytest.mark.spec("COMPILE-007")
+def test_full_compile_carries_placement_and_modeled_throughput(engine):
+    from csconform.perf.costs import Layer
+    from csconform.perf.hardware import get_wafer
+    from csconform.perf.plan import plan
+
+    runner = make_runner(engine, model_performance=True)
+    next(runner.train(make_dataset(engine, batch=8), 1))
+    artifact = runner.artifact
+    assert [region["name"] for region in artifact.placement] == ["0:linear", "2:linear"]
+    wafer = get_wafer("WSE-2")
+    regions = artifact.placement
+    for region in regions:
+        assert region["x"] >= 0 and region["y"] >= 0 and region["width"] >= 1 and region["height"] >= 1
+        assert region["x"] + region["width"] <= wafer.fabric_width
+        assert region["y"] + region["height"] <= wafer.fabric_height
+    for i, a in enumerate(regions):
+        for b in regions[i + 1 :]:
+            assert (
+                a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]
+                or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"]
+            ), (a, b)
+    expected = plan([Layer("dense", FEATURES, 5), Layer("dense", 5, CLASSES)], wafer="WSE-2", mode="pipelined", batch=8)
+    assert artifact.modeled_samples_per_s == pytest.approx(expected.samples_per_s, rel=1e-6)
+    assert artifact.modeled_samples_per_s > 0
