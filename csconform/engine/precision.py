@@ -99,7 +99,7 @@ class _Rounder:
 _ROUNDERS = {name: _Rounder.of(FORMATS[name]) for name in ("float16", "cbfloat16")}
 
 
-_CHUNK_ELEMENTS = 16384  # 64 KiB of float32: the passes below stay in the CPU cache
+_CHUNK_ELEMENTS = 65536  # 256 KiB of float32: the passes below stay in the CPU cache (measured best)
 
 
 def _round(values: NDArray[np.float32], rounder: _Rounder) -> NDArray[np.float32]:
@@ -218,8 +218,7 @@ def _half_dtype_name(value: object) -> str:
         if dtype == known:
             return name
     raise UnknownNameError(
-        f"unsupported half dtype {value!r}; use one of {', '.join(FORMATS)} "
-        "(or numpy.float16 / ml_dtypes.bfloat16)"
+        f"unsupported half dtype {value!r}; use one of {', '.join(FORMATS)} (or numpy.float16 / ml_dtypes.bfloat16)"
     )
 
 
@@ -237,9 +236,7 @@ _state = {"compute_precision": DEFAULT_COMPUTE_PRECISION}
 def set_compute_precision(mode: str) -> None:
     """Select ``"mixed"`` (default) or ``"float32"``; on target cs only ``"mixed"`` is accepted."""
     if mode not in COMPUTE_PRECISIONS:
-        raise UnknownNameError(
-            f"unknown compute precision {mode!r}; known: {', '.join(COMPUTE_PRECISIONS)}"
-        )
+        raise UnknownNameError(f"unknown compute precision {mode!r}; known: {', '.join(COMPUTE_PRECISIONS)}")
     if mode != "mixed" and context.on_cs():
         raise PrecisionError(_ONLY_MIXED_MESSAGE.format(mode=mode))
     _state["compute_precision"] = mode

@@ -13,6 +13,7 @@ Two tables:
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ import pandas as pd
 
 from csconform.errors import InvalidInputError
 
-MIXED_PRECISION_COLUMNS = ["model", "mixed_ms", "fp32_ms", "ratio", "ratio_median_paired", "rounds"]
+MIXED_PRECISION_COLUMNS = ["model", "mixed_ms", "fp32_ms", "ratio", "ratio_median_paired", "rounds", "blas_threads"]
 BENCHMARK_COLUMNS = ["name", "group", "min_ms", "median_ms", "mean_ms", "rounds"]
 
 
@@ -58,6 +59,7 @@ def mixed_precision_table(data: dict[str, Any]) -> pd.DataFrame:
                 "ratio": mixed.min() / fp32.min(),
                 "ratio_median_paired": float(np.median(mixed / fp32)),
                 "rounds": int(mixed.size),
+                "blas_threads": str(info.get("blas_threads", "unknown")),
             }
         )
     return pd.DataFrame(rows, columns=MIXED_PRECISION_COLUMNS)
@@ -82,7 +84,9 @@ def benchmark_table(data: dict[str, Any]) -> pd.DataFrame:
 def _machine_line(data: dict[str, Any]) -> str:
     machine = data.get("machine_info", {})
     cpu = machine.get("cpu", {}).get("brand_raw", "unknown CPU")
-    return f"Measured {data.get('datetime', 'at an unknown time')} on {cpu}, Python {machine.get('python_version', '?')}."
+    return (
+        f"Measured {data.get('datetime', 'at an unknown time')} on {cpu}, Python {machine.get('python_version', '?')}."
+    )
 
 
 def write_table(table: pd.DataFrame, out: Path, stem: str, title: str, notes: str) -> list[Path]:
@@ -95,9 +99,17 @@ def write_table(table: pd.DataFrame, out: Path, stem: str, title: str, notes: st
     return [md_path, csv_path]
 
 
-def write_benchmark_report(out: Path, json_path: Path) -> list[Path]:
-    """Write the mixed-precision table (if the run has one) and the table of all benchmarks."""
-    data = load_benchmark_json(json_path)
+def merge_benchmark_runs(paths: Sequence[Path]) -> dict[str, Any]:
+    """Several pytest-benchmark files as one (machine and date of the first; all benchmarks)."""
+    runs = [load_benchmark_json(path) for path in paths]
+    if not runs:
+        raise InvalidInputError("no benchmark JSON files given")
+    return {**runs[0], "benchmarks": [bench for run in runs for bench in run["benchmarks"]]}
+
+
+def write_benchmark_report(out: Path, json_paths: Path | Sequence[Path]) -> list[Path]:
+    """Write the mixed-precision table (if the runs have one) and the table of all benchmarks."""
+    data = merge_benchmark_runs([json_paths] if isinstance(json_paths, str | Path) else list(json_paths))
     machine = _machine_line(data)
     written: list[Path] = []
     mixed = mixed_precision_table(data)
@@ -111,7 +123,8 @@ def write_benchmark_report(out: Path, json_path: Path) -> list[Path]:
             "accumulation and FP32 master weights) and one FP32 step of the same model (target cpu, "
             "compute precision float32) back to back. mixed_ms / fp32_ms: fastest step of each mode; "
             "ratio = mixed_ms / fp32_ms (target: at most 1.5); ratio_median_paired: median of the "
-            f"per-round ratios. {machine}",
+            "per-round ratios; blas_threads: OPENBLAS_NUM_THREADS of the run (the rounding is "
+            f"single-threaded NumPy, the matrix products use every BLAS thread). {machine}",
         )
     written += write_table(
         benchmark_table(data), out, "benchmarks", "Benchmarks", f"pytest-benchmark statistics. {machine}"

@@ -4,12 +4,14 @@ Mixed precision runs on target cs (operands rounded to float16, float32 accumula
 baseline is the same model on target cpu with compute precision float32. The machine is shared, so
 the two are measured side by side: every benchmark round times one mixed step and one FP32 step
 back to back (alternating which goes first) and stores both timings in the benchmark's
-``extra_info``; ``csconform.report.benchmarks`` turns that JSON into
+``extra_info``, with the BLAS thread setting (``OPENBLAS_NUM_THREADS``; NumPy's elementwise rounding
+is single-threaded, BLAS is not); ``csconform.report.benchmarks`` turns that JSON into
 reports/mixed_precision_benchmark.{md,csv}.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 
@@ -87,6 +89,7 @@ def test_training_step_mixed_vs_fp32(benchmark, model_name: str) -> None:
     benchmark.extra_info.update(
         {
             "model": model_name,
+            "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "default"),
             "mixed_ms": timings_ms["mixed"][warmup:],
             "fp32_ms": timings_ms["fp32"][warmup:],
         }

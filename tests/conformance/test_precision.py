@@ -277,8 +277,20 @@ def test_cbfloat16_fields_and_stated_assumptions(engine):
     quantize = engine.precision.quantize
     largest = (2 - 2.0**-9) * 2.0**31
     specials = np.array(
-        [largest, largest + 2.0**21 - 2.0**8, largest + 2.0**21, 2.0**-30, 2.0**-39, 2.0**-40, 1.5 * 2.0**-40,
-         3 * 2.0**-40, 1 + 2.0**-10, 1 + 3 * 2.0**-10, 70000.0, np.nan],
+        [
+            largest,
+            largest + 2.0**21 - 2.0**8,
+            largest + 2.0**21,
+            2.0**-30,
+            2.0**-39,
+            2.0**-40,
+            1.5 * 2.0**-40,
+            3 * 2.0**-40,
+            1 + 2.0**-10,
+            1 + 3 * 2.0**-10,
+            70000.0,
+            np.nan,
+        ],
         np.float32,
     )
     expected = np.array(

@@ -29,7 +29,7 @@ class ReLU(Module):
 
 class Tanh(Module):
     def forward(self, x: Any) -> Array:
-        self._y = np.tanh(compute_operand(float_input(x)))
+        self._y: Array = np.tanh(compute_operand(float_input(x)))
         return self._y
 
     def backward(self, grad_out: Array) -> Array:

@@ -42,8 +42,9 @@ class MultiHeadSelfAttention(Module):
         if x.ndim != 3:
             raise InvalidInputError(f"attention input must be (batch, seq, d_model), got shape {x.shape}")
         batch, seq, _ = x.shape
-        qkv = self.qkv(x).reshape(batch, seq, 3, self.num_heads, self.head_dim).transpose(2, 0, 3, 1, 4)
-        self._q, self._k, self._v = (compute_operand(part) for part in qkv)  # (batch, heads, seq, head_dim)
+        # round once while contiguous; q, k, v are (batch, heads, seq, head_dim) views of the result
+        qkv = compute_operand(self.qkv(x)).reshape(batch, seq, 3, self.num_heads, self.head_dim)
+        self._q, self._k, self._v = qkv.transpose(2, 0, 3, 1, 4)
         self._scale = np.float32(1.0 / np.sqrt(self.head_dim))
         scores = (self._q @ self._k.swapaxes(-1, -2)) * self._scale
         if self.causal:
@@ -56,10 +57,8 @@ class MultiHeadSelfAttention(Module):
 
     def backward(self, grad_out: Array) -> Array:
         batch, seq, _ = grad_out.shape
-        grad_context = self.proj.backward(grad_out)
-        grad_context = compute_operand(
-            grad_context.reshape(batch, seq, self.num_heads, self.head_dim).transpose(0, 2, 1, 3)
-        )
+        grad_context = compute_operand(self.proj.backward(grad_out))
+        grad_context = grad_context.reshape(batch, seq, self.num_heads, self.head_dim).transpose(0, 2, 1, 3)
         grad_v = self._probs_operand.swapaxes(-1, -2) @ grad_context
         grad_probs = grad_context @ self._v.swapaxes(-1, -2)
         probs = self._probs

@@ -27,7 +27,7 @@ from csconform.errors import InvalidInputError
 
 class Loss:
     def __init__(
-        self, value: float, prediction: Array, grad_fn: Callable[[np.float32], Array], scale: float = 1.0
+        self, value: float | np.floating, prediction: Array, grad_fn: Callable[[np.float32], Array], scale: float = 1.0
     ) -> None:
         self._unscaled = np.float32(value)
         self._prediction = prediction

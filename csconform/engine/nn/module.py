@@ -31,7 +31,7 @@ from csconform.errors import InvalidInputError
 Array = NDArray[np.float32]
 
 # id(output) -> (weak reference to the output, producing module, its input)
-_tape: dict[int, tuple[weakref.ref, "Module", Any]] = {}
+_tape: dict[int, tuple[weakref.ref, Module, Any]] = {}
 _call_depth = [0]
 
 
@@ -39,8 +39,12 @@ def _record(output: Any, module: Module, model_input: Any) -> None:
     """Remember who produced ``output``; an identity call (output is the input) keeps the old entry."""
     if not isinstance(output, np.ndarray) or output is model_input:
         return
-    key = id(output)
-    _tape[key] = (weakref.ref(output, lambda _ref, key=key, tape=_tape: tape.pop(key, None)), module, model_input)
+    key, tape = id(output), _tape
+
+    def forget(_ref: weakref.ref) -> None:
+        tape.pop(key, None)
+
+    _tape[key] = (weakref.ref(output, forget), module, model_input)
 
 
 def backpropagate(output: Array, grad: Array | None) -> None:

@@ -22,7 +22,10 @@ class LayerNorm(Module):
         self.bias = Parameter(np.zeros(self.size, dtype=np.float32))
 
     def forward(self, x: Any) -> Array:
-        x = compute_operand(float_input(x, last_dim=self.size))
+        return self.forward_rounded(compute_operand(float_input(x, last_dim=self.size)))
+
+    def forward_rounded(self, x: Array) -> Array:
+        """Forward on an operand the caller has already rounded (saves rounding it twice)."""
         centred = x - x.mean(axis=-1, keepdims=True)
         self._inv_std = np.float32(1.0) / np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + self.eps)
         self._x_hat = centred * self._inv_std

@@ -36,10 +36,11 @@ class TransformerBlock(Module):
         self.mlp_dropout = Dropout(dropout, seed=2)
 
     def forward(self, x: Any) -> Array:
-        x = float_input(x, last_dim=self.d_model)
-        h = compute_operand(x) + compute_operand(self.attn_dropout(self.attn(self.ln1(x))))
-        mlp = self.mlp_dropout(self.fc2(self.act(self.fc1(self.ln2(h)))))
-        return compute_operand(h) + compute_operand(mlp)
+        x = compute_operand(float_input(x, last_dim=self.d_model))  # read by ln1 and the residual
+        h = x + compute_operand(self.attn_dropout(self.attn(self.ln1.forward_rounded(x))))
+        h = compute_operand(h)  # read by ln2 and the residual
+        mlp = self.mlp_dropout(self.fc2(self.act(self.fc1(self.ln2.forward_rounded(h)))))
+        return h + compute_operand(mlp)
 
     def backward(self, grad_out: Array) -> Array:
         grad_mlp = self.fc1.backward(self.act.backward(self.fc2.backward(self.mlp_dropout.backward(grad_out))))

@@ -195,7 +195,9 @@ class Optimizer:
             entry = {key: value for key, value in group.items() if key != "params"}
             entry["params"] = list(range(first, first + len(group["params"])))
             groups.append(entry)
-        state = {index: {key: np.copy(value) for key, value in entries.items()} for index, entries in self.state.items()}
+        state = {
+            index: {key: np.copy(value) for key, value in entries.items()} for index, entries in self.state.items()
+        }
         return {"global_step": self.global_step, "state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
@@ -254,9 +256,11 @@ class SGD(Optimizer):
         if group["nesterov"] and momentum == 0.0:
             raise InvalidInputError("nesterov momentum requires momentum > 0")
 
-    def _update(self, data, grad, state, lr, group):  # type: ignore[no-untyped-def]
+    def _update(
+        self, data: Array, grad: Array, state: dict[str, Any], lr: np.float32, group: Mapping[str, Any]
+    ) -> tuple[Array, dict[str, Any]]:
         momentum = np.float32(group["momentum"])
-        g = grad + np.float32(group["weight_decay"]) * data
+        g: Array = grad + np.float32(group["weight_decay"]) * data
         if momentum == 0.0:
             return data - lr * g, {}
         buffer = g if "momentum_buffer" not in state else momentum * state["momentum_buffer"] + g
@@ -288,7 +292,9 @@ class Adam(Optimizer):
         _real_in("eps", group["eps"], 0.0, np.inf)
         _real_in("weight_decay", group["weight_decay"], 0.0, np.inf)
 
-    def _update(self, data, grad, state, lr, group):  # type: ignore[no-untyped-def]
+    def _update(
+        self, data: Array, grad: Array, state: dict[str, Any], lr: np.float32, group: Mapping[str, Any]
+    ) -> tuple[Array, dict[str, Any]]:
         beta1, beta2 = (np.float32(b) for b in group["betas"])
         weight_decay = np.float32(group["weight_decay"])
         one = np.float32(1.0)

@@ -16,8 +16,12 @@ def sample() -> dict:
         "datetime": "2026-01-01T00:00:00",
         "machine_info": {"cpu": {"brand_raw": "Test CPU"}, "python_version": "3.11"},
         "benchmarks": [
-            {"name": "pair", "group": "g", "stats": stats,
-             "extra_info": {"model": "m", "mixed_ms": [12.0, 15.0, 30.0], "fp32_ms": [10.0, 12.0, 10.0]}},
+            {
+                "name": "pair",
+                "group": "g",
+                "stats": stats,
+                "extra_info": {"model": "m", "mixed_ms": [12.0, 15.0, 30.0], "fp32_ms": [10.0, 12.0, 10.0]},
+            },
             {"name": "other", "group": None, "stats": stats, "extra_info": {}},
         ],
     }
@@ -52,3 +56,14 @@ def test_bad_benchmark_files_are_refused(tmp_path):
     unpaired["benchmarks"][0]["extra_info"]["fp32_ms"] = [1.0]
     with pytest.raises(InvalidInputError, match="paired"):
         mixed_precision_table(unpaired)
+
+
+def test_several_runs_are_merged(tmp_path):
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text(json.dumps(sample()))
+    other = sample()
+    other["benchmarks"][0]["extra_info"]["blas_threads"] = "1"
+    second.write_text(json.dumps(other))
+    write_benchmark_report(tmp_path / "out", [first, second])
+    rows = (tmp_path / "out" / "mixed_precision_benchmark.csv").read_text().splitlines()
+    assert len(rows) == 3 and rows[2].endswith(",1") and rows[1].endswith(",unknown")

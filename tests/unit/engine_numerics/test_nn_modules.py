@@ -93,8 +93,14 @@ def test_the_tape_chains_top_level_calls():
     assert first.weight.grad is not None and second.weight.grad is not None
 
     together = nn.Sequential(nn.Linear(4, 3), nn.Linear(3, 2))
-    together.load_state_dict({"layers.0.weight": first.weight.data, "layers.0.bias": first.bias.data,
-                              "layers.1.weight": second.weight.data, "layers.1.bias": second.bias.data})
+    together.load_state_dict(
+        {
+            "layers.0.weight": first.weight.data,
+            "layers.0.bias": first.bias.data,
+            "layers.1.weight": second.weight.data,
+            "layers.1.bias": second.bias.data,
+        }
+    )
     nn.mse_loss(together(x), np.zeros((5, 2))).backward()
     assert np.array_equal(together.layers[0].weight.grad, first.weight.grad)
 
@@ -145,7 +151,12 @@ def test_bad_inputs_are_refused_clearly(build, bad_input):
 
 @pytest.mark.parametrize(
     "build",
-    [lambda: nn.Linear(0, 2), lambda: nn.MultiHeadSelfAttention(6, 4), lambda: nn.Sequential(3), lambda: nn.LayerNorm(-1)],
+    [
+        lambda: nn.Linear(0, 2),
+        lambda: nn.MultiHeadSelfAttention(6, 4),
+        lambda: nn.Sequential(3),
+        lambda: nn.LayerNorm(-1),
+    ],
 )
 def test_bad_layer_arguments_are_refused(build):
     with pytest.raises(InvalidInputError):
