@@ -147,8 +147,10 @@ class Optimizer:
     @staticmethod
     def _group_lr(group: Mapping[str, Any], step: int) -> np.float32:
         lr = group["lr"]
-        value = lr if _is_number(lr) else lr(step)
-        return np.float32(value)
+        value = np.float32(lr if _is_number(lr) else lr(step))
+        if not (np.isfinite(value) and value >= 0):
+            raise InvalidInputError(f"the learning rate schedule gave {value!r} at global step {step}; need >= 0")
+        return value
 
     # --- updates ---
 

@@ -101,3 +101,16 @@ def test_adam_state_stays_float32():
     for entries in optimizer.state.values():
         assert entries["exp_avg"].dtype == np.float32 and entries["exp_avg_sq"].dtype == np.float32
     assert all(p.data.dtype == np.float32 for p in params)
+
+
+@pytest.mark.parametrize("bad", [np.float32(np.nan), np.float32(-0.1), np.float32(np.inf)])
+def test_a_schedule_giving_a_bad_rate_is_refused_before_any_update(bad):
+    params = params_with_grads()
+    before = [p.data.copy() for p in params]
+    optimizer = optim.SGD(params, lr=lambda step: np.float32(0.1) if step == 0 else bad)
+    optimizer.step()
+    after_first = [p.data.copy() for p in params]
+    with pytest.raises(InvalidInputError, match="global step 1"):
+        optimizer.step()
+    assert all(np.array_equal(p.data, a) for p, a in zip(params, after_first, strict=True))
+    assert optimizer.global_step == 1 and not np.array_equal(after_first[0], before[0])
