@@ -85,7 +85,8 @@ def encode(state: dict[str, Any]) -> bytes:
     arrays: dict[str, np.ndarray] = {}
     manifest = _flatten(state, "", arrays)
     buffer = io.BytesIO()
-    np.savez(buffer, **{MANIFEST_KEY: np.array(json.dumps(manifest))}, **arrays)
+    contents: dict[str, Any] = {MANIFEST_KEY: np.array(json.dumps(manifest)), **arrays}
+    np.savez(buffer, **contents)
     payload = buffer.getvalue()
     return MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
 

@@ -19,6 +19,7 @@ same input function shuffle differently; a fixed seed makes every worker identic
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -108,7 +109,7 @@ class _StageRngs:
         return self._generators[key]
 
 
-def _as_element_tuple(tensors: Any) -> tuple[np.ndarray, ...] | np.ndarray:
+def _as_element_tuple(tensors: Any) -> tuple[np.ndarray | None, ...] | np.ndarray:
     if isinstance(tensors, tuple):
         # ``None`` entries stay None in every element (e.g. ``(features, None)``: no labels).
         arrays = tuple(None if t is None else np.asarray(t) for t in tensors)
@@ -290,7 +291,7 @@ class DatasetIterator:
 
     def __init__(self, dataset: Dataset, seed_entropy: int | None = None) -> None:
         if seed_entropy is None:
-            seed_entropy = int(np.random.SeedSequence().entropy)
+            seed_entropy = secrets.randbits(128)
         self.dataset = dataset
         self.seed_entropy = int(seed_entropy)
         self.elements_produced = 0

@@ -132,7 +132,7 @@ class _GradientCapture(Module):
 
 
 def loss_and_output_gradient(
-    prediction: np.ndarray, labels: Any, loss_fn: Callable[..., Any], seed: float
+    prediction: np.ndarray, labels: Any, loss_fn: Callable[..., Any], seed: float | np.floating
 ) -> tuple[float, np.ndarray]:
     """The loss value and ``seed`` times its gradient with respect to ``prediction``."""
     capture = _GradientCapture()
@@ -153,7 +153,9 @@ class PipelinedExecutor:
         self.model = model
         self.system = system
 
-    def forward_backward(self, features: Any, labels: Any, loss_fn: Callable[..., Any], loss_scale: float) -> float:
+    def forward_backward(
+        self, features: Any, labels: Any, loss_fn: Callable[..., Any], loss_scale: float | np.floating
+    ) -> float:
         loss = loss_fn(self.model(features), labels)
         (loss * loss_scale).backward()
         return float(loss)
@@ -241,7 +243,9 @@ class WeightStreamingExecutor:
             )
         return np.split(batch, len(self.systems))
 
-    def forward_backward(self, features: Any, labels: Any, loss_fn: Callable[..., Any], loss_scale: float) -> float:
+    def forward_backward(
+        self, features: Any, labels: Any, loss_fn: Callable[..., Any], loss_scale: float | np.floating
+    ) -> float:
         feature_shards = self.shard(features)
         label_shards = self.shard(labels)
         systems = len(self.systems)
@@ -256,7 +260,8 @@ class WeightStreamingExecutor:
 
         # Each system's loss is the mean over its shard; seeding its backward with 1/systems makes
         # the summed gradients those of the mean over the whole batch.
-        shard_losses, grads = [], []
+        shard_losses: list[float] = []
+        grads: list[Any] = []
         for prediction, labels_shard in zip(activations, label_shards, strict=True):
             loss, grad = loss_and_output_gradient(prediction, labels_shard, loss_fn, loss_scale / systems)
             shard_losses.append(loss)

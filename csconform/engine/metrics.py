@@ -72,8 +72,9 @@ class Accuracy(Metric):
         if predictions.ndim == labels.ndim + 1:
             predictions = predictions.argmax(axis=-1)
         if predictions.shape != labels.shape:
-            raise InvalidInputError(f"accuracy needs predictions and labels of one shape, got "
-                                    f"{predictions.shape} and {labels.shape}")
+            raise InvalidInputError(
+                f"accuracy needs predictions and labels of one shape, got {predictions.shape} and {labels.shape}"
+            )
         self.correct += int((predictions == labels).sum())
         self.total += int(labels.size)
 

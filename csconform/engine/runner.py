@@ -17,6 +17,7 @@ wafer. On the cpu target a changed graph is recompiled, and only then.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,6 +133,7 @@ class Runner:
             execution=self.executor.mode,
             systems=len(self.systems),
         )
+        assert isinstance(artifact, compiler.CompiledArtifact)
         for system in self.systems[1:]:  # the same program, bound to each system of the cluster
             system.load(dataclasses.replace(artifact, system_id=system.system_id))
         self.artifact = artifact
@@ -214,7 +216,7 @@ class Runner:
             for index, (features, labels) in enumerate(dataset):
                 if steps is not None and index >= steps:
                     break
-                step_graph, (prediction, loss) = self._step_graph(lambda f=features, y=labels: self._eval_step(f, y))
+                step_graph, (prediction, loss) = self._step_graph(functools.partial(self._eval_step, features, labels))
                 self._ensure_programmed(step_graph, "eval", features)
                 if isinstance(metric, metrics.Mean):
                     metric.update(loss)

@@ -38,9 +38,7 @@ class System:
         if self.wafer not in WAFER_SRAM_BYTES:
             raise UnknownNameError(f"unknown wafer {self.wafer!r}; known wafers: {', '.join(WAFER_SRAM_BYTES)}")
         if self.installation not in INSTALLATIONS:
-            raise InvalidInputError(
-                f"unknown installation {self.installation!r}; known: {', '.join(INSTALLATIONS)}"
-            )
+            raise InvalidInputError(f"unknown installation {self.installation!r}; known: {', '.join(INSTALLATIONS)}")
         if not isinstance(self.system_id, str) or not self.system_id:
             raise InvalidInputError("system_id must be a non-empty string")
 

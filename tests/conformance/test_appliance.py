@@ -154,7 +154,9 @@ def test_train_and_eval_loop_in_plain_python(engine):
 @pytest.mark.spec("APPLIANCE-010")
 def test_single_device_code_runs_on_the_cluster(engine):
     engine.set_target("cpu")
-    single_device, single_losses, _job = user_training_code(engine, engine.appliance.Appliance(1), execution="pipelined")
+    single_device, single_losses, _job = user_training_code(
+        engine, engine.appliance.Appliance(1), execution="pipelined"
+    )
     engine.set_target("cs")
     cluster, cluster_losses, job = user_training_code(engine, engine.appliance.Appliance(8))
     assert len(job.systems) == 8

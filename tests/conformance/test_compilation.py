@@ -208,8 +208,10 @@ def test_full_compile_carries_placement_and_modeled_throughput(engine):
     for i, a in enumerate(regions):
         for b in regions[i + 1 :]:
             assert (
-                a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]
-                or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"]
+                a["x"] + a["width"] <= b["x"]
+                or b["x"] + b["width"] <= a["x"]
+                or a["y"] + a["height"] <= b["y"]
+                or b["y"] + b["height"] <= a["y"]
             ), (a, b)
     expected = plan([Layer("dense", FEATURES, 5), Layer("dense", 5, CLASSES)], wafer="WSE-2", mode="pipelined", batch=8)
     assert artifact.modeled_samples_per_s == pytest.approx(expected.samples_per_s, rel=1e-6)

@@ -64,12 +64,17 @@ def make_estimator(engine, *, eval_metric_ops=False, spec_hooks=(), config=None,
             metric.update(np.abs(error))
             metrics = {"mean_absolute_error": metric}
         return engine.estimator.EstimatorSpec(
-            mode, loss=float(np.mean(error**2)), train_op=train_op, eval_metric_ops=metrics,
+            mode,
+            loss=float(np.mean(error**2)),
+            train_op=train_op,
+            eval_metric_ops=metrics,
             training_hooks=tuple(spec_hooks),
         )
 
     config = config if config is not None else engine.estimator.CSRunConfig()
-    estimator = engine.estimator.CerebrasEstimator(model_fn, config=config, params={"lr": 0.05, "batch_size": 8}, env=env)
+    estimator = engine.estimator.CerebrasEstimator(
+        model_fn, config=config, params={"lr": 0.05, "batch_size": 8}, env=env
+    )
     return estimator, w
 
 
@@ -241,7 +246,9 @@ def test_experimental_max_worker_delay_secs_refused_on_cs(engine):
 
 
 @pytest.mark.spec("ESTIMATOR-014")
-@pytest.mark.parametrize("env", [{}, {"TF_CONFIG": "not json"}, {"TF_CONFIG": "[1, 2]"}], ids=["missing", "bad-json", "not-object"])
+@pytest.mark.parametrize(
+    "env", [{}, {"TF_CONFIG": "not json"}, {"TF_CONFIG": "[1, 2]"}], ids=["missing", "bad-json", "not-object"]
+)
 def test_tf_config_required_on_cs(engine, env):
     estimator, w = make_estimator(engine, env=env)
     with pytest.raises(RunConfigError, match="TF_CONFIG"):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -17,9 +15,7 @@ GB = 10**9
 
 def make_model(engine, seed=0):
     engine.nn.manual_seed(seed)
-    return engine.nn.Sequential(
-        engine.nn.Linear(FEATURES, HIDDEN), engine.nn.ReLU(), engine.nn.Linear(HIDDEN, CLASSES)
-    )
+    return engine.nn.Sequential(engine.nn.Linear(FEATURES, HIDDEN), engine.nn.ReLU(), engine.nn.Linear(HIDDEN, CLASSES))
 
 
 def batch_of(size, seed=0):
@@ -45,8 +41,12 @@ def gradients(model):
 @pytest.mark.spec("EXEC-001")
 def test_model_too_large_for_pipelined_refused_on_cs(engine):
     wse2 = engine.compiler.System("cs-0", wafer="WSE-2")
-    fits = engine.execution.Footprint(parameters=1 * GB, activation_elements_per_sample=10**6, optimizer_slots_per_weight=2)
-    too_large = engine.execution.Footprint(parameters=3 * GB, activation_elements_per_sample=10**6, optimizer_slots_per_weight=2)
+    fits = engine.execution.Footprint(
+        parameters=1 * GB, activation_elements_per_sample=10**6, optimizer_slots_per_weight=2
+    )
+    too_large = engine.execution.Footprint(
+        parameters=3 * GB, activation_elements_per_sample=10**6, optimizer_slots_per_weight=2
+    )
     engine.execution.check_pipelined_fits(fits, 32, wse2)  # 16 GB + 64 MB
     with pytest.raises(CapacityError, match="weight streaming"):
         engine.execution.check_pipelined_fits(too_large, 32, wse2)  # 48 GB
@@ -55,7 +55,8 @@ def test_model_too_large_for_pipelined_refused_on_cs(engine):
     with pytest.raises(CapacityError, match="18 GB"):
         engine.execution.check_pipelined_fits(medium, 32, engine.compiler.System("cs-1", wafer="WSE-1"))
     engine.execution.check_pipelined_fits(
-        engine.execution.Footprint(parameters=int(2.7 * GB), activation_elements_per_sample=0), 1,
+        engine.execution.Footprint(parameters=int(2.7 * GB), activation_elements_per_sample=0),
+        1,
         engine.compiler.System("cs-3", wafer="WSE-3"),
     )
     engine.set_target("cpu")
@@ -64,7 +65,9 @@ def test_model_too_large_for_pipelined_refused_on_cs(engine):
 
 @pytest.mark.spec("EXEC-002")
 def test_footprint_formula_and_measurement(engine):
-    footprint = engine.execution.Footprint(parameters=1000, activation_elements_per_sample=50, optimizer_slots_per_weight=1)
+    footprint = engine.execution.Footprint(
+        parameters=1000, activation_elements_per_sample=50, optimizer_slots_per_weight=1
+    )
     assert footprint.on_chip_bytes(batch_size=8) == 1000 * 4 * 3 + 50 * 8 * 2
     model = make_model(engine)
     optimizer = engine.optim.Adam(model.parameters(), lr=1e-3)
@@ -86,11 +89,15 @@ def test_original_installation_runs_pipelined_only(engine):
         streaming(engine, model, 1, installation="original")
     optimizer = engine.optim.SGD(model.parameters(), lr=0.1)
     with pytest.raises(ExecutionModeError):
-        engine.runner.Runner(model, engine.nn.cross_entropy, optimizer, execution="weight_streaming", installation="original")
+        engine.runner.Runner(
+            model, engine.nn.cross_entropy, optimizer, execution="weight_streaming", installation="original"
+        )
     runner = engine.runner.Runner(model, engine.nn.cross_entropy, optimizer, installation="original")
     assert len(list(runner.train(make_dataset(engine), 2))) == 2
     engine.set_target("cpu")
-    runner = engine.runner.Runner(model, engine.nn.cross_entropy, optimizer, execution="weight_streaming", installation="original")
+    runner = engine.runner.Runner(
+        model, engine.nn.cross_entropy, optimizer, execution="weight_streaming", installation="original"
+    )
     assert len(list(runner.train(make_dataset(engine), 2))) == 2
 
 
@@ -206,7 +213,9 @@ def test_indivisible_batch_refused(engine):
     with pytest.raises(InvalidInputError, match="divisible"):
         executor.forward_backward(x, y, engine.nn.cross_entropy, 1.0)
     optimizer = engine.optim.SGD(model.parameters(), lr=0.1)
-    runner = engine.runner.Runner(model, engine.nn.cross_entropy, optimizer, execution="weight_streaming", num_systems=4)
+    runner = engine.runner.Runner(
+        model, engine.nn.cross_entropy, optimizer, execution="weight_streaming", num_systems=4
+    )
     with pytest.raises(InvalidInputError, match="divisible"):
         list(runner.train(make_dataset(engine, samples=40, batch=10), 2))
     assert all(np.array_equal(a, p.data) for a, p in zip(before, model.parameters(), strict=True))
@@ -216,7 +225,9 @@ def test_indivisible_batch_refused(engine):
 def test_weight_streaming_fits_models_larger_than_the_wafer(engine):
     wse2 = engine.compiler.System("cs-0")
     huge = engine.execution.Footprint(
-        parameters=20 * GB, activation_elements_per_sample=10**6, optimizer_slots_per_weight=2,
+        parameters=20 * GB,
+        activation_elements_per_sample=10**6,
+        optimizer_slots_per_weight=2,
         largest_layer_parameters=GB // 2,
     )
     with pytest.raises(CapacityError):

@@ -161,6 +161,7 @@ def test_element_structure_features_tensor_labels_tensor_or_none(engine):
         "single-array": lambda: engine.data.Dataset.from_tensor_slices(x),
         "triple": lambda: engine.data.Dataset.from_tensor_slices((x, y, y)),
     }
+
     def input_fn_returning(build):
         return lambda params: build().repeat().batch(8, drop_remainder=True)
 
@@ -249,7 +250,7 @@ def test_dataset_api(engine, samples, batch, drop, repeats):
     plain = engine.data.Dataset.from_tensor_slices((x, y))
     assert [float(e[0]) for e in plain] == list(x) and plain.cardinality() == samples
     shuffled = plain.shuffle(5).repeat(repeats)
-    elements = [(float(f), int(l)) for f, l in shuffled]
+    elements = [(float(f), int(label)) for f, label in shuffled]
     for epoch in range(repeats):
         chunk = elements[epoch * samples : (epoch + 1) * samples]
         assert sorted(chunk) == [(float(i), int(i) * 10) for i in range(samples)]
@@ -260,8 +261,8 @@ def test_dataset_api(engine, samples, batch, drop, repeats):
     assert all(len(f) == batch for f, _ in batches[: total // batch])
     if not drop and total % batch:
         assert len(batches[-1][0]) == total % batch
-    mapped = plain.map(lambda f, l: (f * 2, l + 1))
-    assert [(float(f), int(l)) for f, l in mapped] == [(2.0 * i, 10 * i + 1) for i in range(samples)]
+    mapped = plain.map(lambda f, label: (f * 2, label + 1))
+    assert [(float(f), int(label)) for f, label in mapped] == [(2.0 * i, 10 * i + 1) for i in range(samples)]
     assert plain.repeat().cardinality() == engine.data.INFINITE
 
 

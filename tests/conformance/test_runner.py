@@ -23,7 +23,9 @@ def build(engine, *, dropout=False, scaler_options=None, **runner_options):
         layers.append(engine.nn.Dropout(0.25, seed=3))
     layers.append(engine.nn.Linear(6, CLASSES))
     model = engine.nn.Sequential(*layers)
-    schedule = engine.optim.lr_scheduler.CosineDecayLR(initial_learning_rate=0.1, end_learning_rate=0.01, total_iters=20)
+    schedule = engine.optim.lr_scheduler.CosineDecayLR(
+        initial_learning_rate=0.1, end_learning_rate=0.01, total_iters=20
+    )
     optimizer = engine.optim.SGD(model.parameters(), lr=schedule, momentum=0.9)
     scaler = engine.amp.GradScaler(**(scaler_options or {"loss_scale": "dynamic"}))
     runner = engine.runner.Runner(model, engine.nn.cross_entropy, optimizer, grad_scaler=scaler, **runner_options)

@@ -40,8 +40,17 @@ def failed_rules(engine: str, areas: tuple[str, ...] | list[str], tmp_path: Path
     report = tmp_path / "matrix.json"
     files = [f"tests/conformance/test_{area}.py" for area in areas]
     command = [
-        sys.executable, "-m", "pytest", *files, "--engine", engine, "--conformance-json", str(report),
-        "-p", "no:cacheprovider", "-q",
+        sys.executable,
+        "-m",
+        "pytest",
+        *files,
+        "--engine",
+        engine,
+        "--conformance-json",
+        str(report),
+        "-p",
+        "no:cacheprovider",
+        "-q",
     ]
     environment = {**os.environ, "CI": "1", "HYPOTHESIS_PROFILE": "ci"}
     completed = subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300)

@@ -26,9 +26,17 @@ def full_state(**extra):
 
 
 def test_round_trip_keeps_types_and_bits(tmp_path):
-    state = full_state(extra={"flag": True, "name": "run", "nothing": None, "pair": (1, 2.5), "items": [np.float16(1.5)]})
+    state = full_state(
+        extra={"flag": True, "name": "run", "nothing": None, "pair": (1, 2.5), "items": [np.float16(1.5)]}
+    )
     loaded = checkpoint.load(checkpoint.save(tmp_path / "a.ckpt", state))
-    assert loaded["extra"] == {"flag": True, "name": "run", "nothing": None, "pair": (1, 2.5), "items": [np.float16(1.5)]}
+    assert loaded["extra"] == {
+        "flag": True,
+        "name": "run",
+        "nothing": None,
+        "pair": (1, 2.5),
+        "items": [np.float16(1.5)],
+    }
     assert type(loaded["extra"]["items"][0]) is np.float16
     assert loaded["data"]["seed_entropy"] == 2**100 + 7
     assert loaded["model"]["w"].dtype == np.float32 and np.array_equal(loaded["model"]["w"], state["model"]["w"])
@@ -38,7 +46,14 @@ def test_round_trip_keeps_types_and_bits(tmp_path):
 def test_header_layout():
     data = checkpoint.encode(full_state())
     assert data.startswith(checkpoint.MAGIC)
-    assert data[len(checkpoint.MAGIC) + checkpoint.DIGEST_HEX_CHARS : len(checkpoint.MAGIC) + checkpoint.DIGEST_HEX_CHARS + 1] == b"\n"
+    assert (
+        data[
+            len(checkpoint.MAGIC) + checkpoint.DIGEST_HEX_CHARS : len(checkpoint.MAGIC)
+            + checkpoint.DIGEST_HEX_CHARS
+            + 1
+        ]
+        == b"\n"
+    )
 
 
 def well_signed(manifest) -> bytes:

@@ -61,7 +61,7 @@ def test_none_labels_and_dict_elements_batch():
     batches = list(data.Dataset.from_tensor_slices((features, None)).batch(2))
     assert batches[0][1] is None and np.array_equal(batches[0][0], features[:2])
     dicts = data.Dataset.from_tensor_slices(features).map(lambda f: ({"x": f}, f.sum())).batch(3)
-    (features_batch, sums), = list(dicts)
+    ((features_batch, sums),) = list(dicts)
     assert np.array_equal(features_batch["x"], features) and np.array_equal(sums, features.sum(axis=1))
 
 

@@ -84,9 +84,13 @@ def test_runner_arguments():
 
 
 def test_restore_into_a_different_model_is_a_checkpoint_error(tmp_path):
-    dataset = data.Dataset.from_tensor_slices((np.ones((4, 2), np.float32), np.ones((4, 2), np.float32))).repeat().batch(2)
+    dataset = (
+        data.Dataset.from_tensor_slices((np.ones((4, 2), np.float32), np.ones((4, 2), np.float32))).repeat().batch(2)
+    )
     model = nn.Sequential(nn.Linear(2, 2))
-    first = runner.Runner(model, nn.mse_loss, optim.SGD(model.parameters(), lr=0.1), checkpoint_steps=1, checkpoint_dir=tmp_path)
+    first = runner.Runner(
+        model, nn.mse_loss, optim.SGD(model.parameters(), lr=0.1), checkpoint_steps=1, checkpoint_dir=tmp_path
+    )
     path = next(first.train(dataset, 1)).checkpoint
     other_model = nn.Sequential(nn.Linear(2, 3))
     other = runner.Runner(other_model, nn.mse_loss, optim.SGD(other_model.parameters(), lr=0.1))
