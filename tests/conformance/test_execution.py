@@ -263,3 +263,19 @@ def test_learning_algorithm_runs_in_memoryx(engine, optimizer_name):
     np.testing.assert_allclose(cluster_losses, single_losses, rtol=1e-5)
     for a, b in zip(single.parameters(), cluster.parameters(), strict=True):
         np.testing.assert_allclose(a.data, b.data, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.spec("EXEC-012")
+def test_fc_mnist_example_trains_pipelined(engine):
+    engine.nn.manual_seed(0)
+    model = engine.nn.fc_mnist(hidden=32)
+    optimizer = engine.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    runner = engine.runner.Runner(model, engine.nn.cross_entropy, optimizer)
+    rng = np.random.default_rng(0)
+    images = rng.random((16, 784)).astype(np.float32)
+    digits = rng.integers(0, 10, 16)
+    dataset = engine.data.Dataset.from_tensor_slices((images, digits)).repeat().batch(16, drop_remainder=True)
+    losses = [output.loss for output in runner.train(dataset, 8)]
+    assert runner.artifact.graph.op_names() == ("linear", "relu", "linear", "relu", "linear", "cross_entropy")
+    assert len(runner.systems) == 1 and runner.systems[0].programs_loaded == 1
+    assert losses[-1] < losses[0]
