@@ -117,6 +117,11 @@ def stream_layers(model: Module) -> list[Module]:
     return list(model.layers) if isinstance(model, Sequential) else [model]
 
 
+def _generators(module: Module) -> list[np.random.Generator]:
+    found = [value for value in vars(module).values() if isinstance(value, np.random.Generator)]
+    return found + [g for _name, child in module.named_children() for g in _generators(child)]
+
+
 class _GradientCapture(Module):
     """An identity at the end of the forward pass that keeps d(loss)/d(prediction)."""
 
@@ -184,7 +189,11 @@ class MemoryX:
     def broadcast(self, layer_index: int, systems: int) -> list[Module]:
         """Send one layer's weights to every system (SwarmX replicates them): one copy per wafer."""
         self.events.append(StreamEvent("broadcast_forward", layer_index, systems))
-        replicas = [copy.deepcopy(stream_layers(self.model)[layer_index]) for _ in range(systems)]
+        layer = stream_layers(self.model)[layer_index]
+        # Random generators (dropout) are shared, not copied: the shards draw in turn from the
+        # layer's one stream, which therefore advances from step to step as it does in pipelined mode.
+        shared = {id(value): value for value in _generators(layer)}
+        replicas = [copy.deepcopy(layer, memo=dict(shared)) for _ in range(systems)]
         for replica in replicas:
             replica.zero_grad()
         return replicas

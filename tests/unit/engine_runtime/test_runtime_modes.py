@@ -96,3 +96,23 @@ def test_restore_into_a_different_model_is_a_checkpoint_error(tmp_path):
     other = runner.Runner(other_model, nn.mse_loss, optim.SGD(other_model.parameters(), lr=0.1))
     with pytest.raises(CheckpointError, match="does not match"):
         list(other.train(dataset, 2, resume_from=path))
+
+
+def test_weight_streaming_dropout_draws_from_the_layer_stream():
+    def run(executor_for):
+        nn.manual_seed(0)
+        model = nn.Sequential(nn.Linear(3, 8), nn.Dropout(0.5, seed=1), nn.Linear(8, 2))
+        executor = executor_for(model)
+        x = np.ones((4, 3), dtype=np.float32)
+        grads = []
+        for _ in range(2):
+            model.zero_grad()
+            executor.forward_backward(x, np.zeros((4, 2), np.float32), nn.mse_loss, 1.0)
+            grads.append(model.parameters()[0].grad.copy())
+        return grads
+
+    pipelined = run(lambda m: execution.PipelinedExecutor(m, System("a")))
+    streamed = run(lambda m: execution.WeightStreamingExecutor(m, [System("a")]))
+    assert not np.array_equal(streamed[0], streamed[1])  # a new mask each step
+    for a, b in zip(pipelined, streamed, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
