@@ -128,7 +128,7 @@ class CerebrasEstimator:
             hook.begin()
         for step in range(steps):
             try:
-                features, labels = next(iterators[step % len(iterators)])
+                features, labels = features_and_labels(next(iterators[step % len(iterators)]))
             except StopIteration:
                 break
             for hook in hooks:
@@ -153,7 +153,8 @@ class CerebrasEstimator:
         self.check_fixed_batch_size(datasets[0])
         losses = []
         spec: EstimatorSpec | None = None
-        for index, (features, labels) in enumerate(datasets[0].iterator()):
+        for index, element in enumerate(datasets[0].iterator()):
+            features, labels = features_and_labels(element)
             if steps is not None and index >= steps:
                 break
             spec = self.run_step(features, labels, ModeKeys.EVAL, None)
@@ -171,7 +172,7 @@ class CerebrasEstimator:
         """Validate (``validate_only``) or fully compile the model for ``config.cs_ip`` without a system."""
         datasets = self.build_input(input_fn, mode if mode != "train_and_eval" else ModeKeys.TRAIN)
         self.check_fixed_batch_size(datasets[0])
-        features, labels = next(datasets[0].iterator())
+        features, labels = features_and_labels(next(datasets[0].iterator()))
         step_graph, spec = self.trace_model_fn(features, labels, mode)
         self.check_spec(spec)
         return compiler.compile_graph(
@@ -304,6 +305,13 @@ class CerebrasEstimator:
 
     def worker_iterators(self, datasets: list[Dataset]) -> list[DatasetIterator]:
         return [dataset.iterator() for dataset in datasets]
+
+
+def features_and_labels(element: Any) -> tuple[Any, Any]:
+    """Split a Dataset element; an element that is not a pair is features alone (cpu accepts that)."""
+    if isinstance(element, tuple) and len(element) == 2:
+        return element[0], element[1]
+    return element, None
 
 
 def _describe(element: Any) -> str:

@@ -175,8 +175,17 @@ def test_element_structure_features_tensor_labels_tensor_or_none(engine):
     assert estimator.train(lambda params: no_labels, steps=2).steps_run == 2
 
     engine.set_target("cpu")
-    estimator, _w = make_estimator(engine)
-    estimator.check_element_structure(shapes["dict-features"]().batch(8))
+    seen = []
+
+    def model_fn(features, labels, mode, params):  # a CPU model reading a feature dictionary
+        seen.append((type(features).__name__, labels is None))
+        return engine.estimator.EstimatorSpec(mode, loss=float(np.mean(features["x"])))
+
+    estimator = engine.estimator.CerebrasEstimator(model_fn, params={}, env={})
+    assert estimator.train(input_fn_returning(shapes["dict-features"]), steps=2).steps_run == 2
+    assert seen[-1] == ("dict", False)
+    single, _w = make_estimator(engine)
+    assert single.train(input_fn_returning(shapes["single-array"]), steps=2).steps_run == 2
 
 
 @pytest.mark.spec("INPUT-007")
