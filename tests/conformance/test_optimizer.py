@@ -215,7 +215,8 @@ def test_adamw_decouples_weight_decay(engine, weight_decay, steps, seed):
 def test_parameters_without_gradient_are_skipped(engine, kind):
     rng = np.random.default_rng(9)
     params = make_params(engine, rng)
-    optimizer = getattr(engine.optim, kind)(params, lr=0.1)
+    # weight decay would move a parameter whose missing gradient were taken as zero
+    optimizer = getattr(engine.optim, kind)(params, lr=0.1, weight_decay=0.1)
     frozen = params[1].data.copy()
     moving = params[0].data.copy()
     params[0].grad = np.ones(params[0].shape, np.float32)
