@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from csconform.errors import ExecutionModeError, InvalidInputError, StaticGraphError
 
@@ -251,3 +253,16 @@ def test_runner_loop_keeps_graph_static_on_cs(engine):
     assert len(losses) == 20
     assert runner.compiles == 1
     assert runner.systems[0].programs_loaded == 1
+
+
+@pytest.mark.spec("GRAPH-008")
+@given(batches=st.lists(st.sampled_from([2, 4, 8]), min_size=1, max_size=5))
+@settings(max_examples=15)
+def test_cpu_compiles_once_per_distinct_consecutive_graph(engine, batches):
+    engine.reset()
+    engine.set_target("cpu")
+    _model, runner = make_runner(engine)
+    for segment, batch in enumerate(batches, start=1):
+        train(runner, make_dataset(engine, batch=batch), 2 * segment)
+    changes = sum(1 for before, after in zip(batches, batches[1:], strict=False) if before != after)
+    assert runner.compiles == 1 + changes
