@@ -22,6 +22,8 @@ SUBMODULES = (
     "compiler",
     "runner",
     "estimator",
+    "estimator_config",
+    "system",
     "data",
     "metrics",
     "checkpoint",
