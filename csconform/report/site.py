@@ -20,8 +20,8 @@ STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; color: #222; }
 h1 { border-bottom: 2px solid #444; } h2 { margin-top: 2.5rem; border-bottom: 1px solid #ccc; }
 table { border-collapse: collapse; font-size: 0.85rem; margin: 1rem 0; }
-th, td { border: 1px solid #ccc; padding: 0.2rem 0.5rem; text-align: right; }
-th { background: #f0f0f0; } td:first-child, th:first-child { text-align: left; }
+th, td { border: 1px solid #ccc; padding: 0.2rem 0.5rem; text-align: left; vertical-align: top; }
+th { background: #f0f0f0; } .scroll { overflow-x: auto; }
 figure { margin: 1rem 0; } figure img { max-width: 100%; border: 1px solid #ddd; }
 nav a { margin-right: 1rem; } .note { color: #555; }
 td.failed { background: #f8d0d0; } td.passed { background: #d8f0d8; } td.pending { background: #f4f0d0; }
@@ -91,7 +91,7 @@ def write_index(out_dir: Path) -> list[Path]:
         body.append(f"<h2 id='{page.stem}'>{html.escape(_title(page))}</h2>")
         body += [f"<p>{html.escape(paragraph)}</p>" for paragraph in _prose(page)]
         for table in _tables_for(page):
-            body.append(f"<h3>{html.escape(table.name)}</h3>{_table_html(table)}")
+            body.append(f"<h3>{html.escape(table.name)}</h3><div class='scroll'>{_table_html(table)}</div>")
         body.append(f"<p class='note'>Markdown: <a href='{page.name}'>{page.name}</a></p>")
     body.append("<h2 id='figures'>Figures</h2>")
     body += [
