@@ -228,7 +228,10 @@ def _half_dtype_name(value: object) -> str:
 
 # --- compute precision ----------------------------------------------------------------------------
 
-COMPUTE_PRECISIONS = ("mixed", "float32")
+# "mixed": 16-bit operands, float32 accumulation, float32 master weights (the CS system's only mode).
+# "float32": no rounding at all. "half": pure 16-bit training, i.e. mixed compute but the weights
+# themselves are stored in the half dtype (no float32 master copy), so small updates can be lost.
+COMPUTE_PRECISIONS = ("mixed", "float32", "half")
 DEFAULT_COMPUTE_PRECISION = "mixed"
 _ONLY_MIXED_MESSAGE = (
     "only mixed precision is supported for training on the CS system (weights in float32, compute "
@@ -238,7 +241,7 @@ _state = {"compute_precision": DEFAULT_COMPUTE_PRECISION}
 
 
 def set_compute_precision(mode: str) -> None:
-    """Select ``"mixed"`` (default) or ``"float32"``; on target cs only ``"mixed"`` is accepted."""
+    """Select "mixed" (default), "float32" or "half"; on target cs only "mixed" is accepted."""
     if mode not in COMPUTE_PRECISIONS:
         raise UnknownNameError(f"unknown compute precision {mode!r}; known: {', '.join(COMPUTE_PRECISIONS)}")
     if mode != "mixed" and context.on_cs():
@@ -251,18 +254,30 @@ def compute_precision() -> str:
     return _state["compute_precision"]
 
 
+def _checked_mode() -> str:
+    """The current mode; a non-mixed mode chosen on cpu is refused once the target is cs."""
+    mode = compute_precision()
+    if mode != "mixed" and context.on_cs():
+        raise PrecisionError(_ONLY_MIXED_MESSAGE.format(mode=mode))
+    return mode
+
+
 def compute_operand(array: NDArray[np.float32]) -> NDArray[np.float32]:
-    """An operand as an operation reads it: rounded to the half dtype in mixed precision.
+    """An operand as an operation reads it: rounded to the half dtype unless the mode is float32.
 
     Every engine operation calls this on its inputs, so the casts are inserted by the engine and
-    never by the user. A float32 precision chosen on cpu is refused if the target is now cs.
+    never by the user.
     """
-    mode = compute_precision()
-    if mode == "mixed":
+    if _checked_mode() == "float32":
+        return np.asarray(array, dtype=np.float32)
+    return quantize(array, context.half_dtype_name())
+
+
+def stored_weights(array: NDArray[np.float32]) -> NDArray[np.float32]:
+    """Updated weights as they are stored: float32 master weights, or half values in "half" mode."""
+    if _checked_mode() == "half":
         return quantize(array, context.half_dtype_name())
-    if context.on_cs():
-        raise PrecisionError(_ONLY_MIXED_MESSAGE.format(mode=mode))
-    return np.asarray(array, dtype=np.float32)
+    return array
 
 
 @context.on_reset

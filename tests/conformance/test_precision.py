@@ -82,8 +82,11 @@ def small_linear(engine, rng: np.random.Generator, in_features: int = 7, out_fea
 
 @pytest.mark.spec("PRECISION-001")
 def test_only_mixed_precision_on_cs_float32_accepted_on_cpu(engine):
-    with pytest.raises(PrecisionError, match="mixed"):
-        engine.precision.set_compute_precision("float32")
+    for mode in engine.precision.COMPUTE_PRECISIONS:
+        if mode != "mixed":
+            with pytest.raises(PrecisionError, match="mixed"):
+                engine.precision.set_compute_precision(mode)
+    assert "float32" in engine.precision.COMPUTE_PRECISIONS
     assert engine.precision.compute_precision() == "mixed"
 
     engine.set_target("cpu")
@@ -92,6 +95,18 @@ def test_only_mixed_precision_on_cs_float32_accepted_on_cpu(engine):
     layer, x = small_linear(engine, np.random.default_rng(1))
     w, b = layer.weight.data, layer.bias.data
     assert np.array_equal(layer(x), x @ w.T + b)  # no rounding at all on cpu in float32
+
+
+@pytest.mark.spec("PRECISION-001")
+def test_pure_half_training_is_available_on_cpu_only(engine):
+    with pytest.raises(PrecisionError):
+        engine.precision.set_compute_precision("half")
+    engine.set_target("cpu")
+    engine.precision.set_compute_precision("half")
+    parameter = engine.nn.Parameter(np.array([1.0], dtype=np.float32))
+    parameter.grad = np.array([1.0], dtype=np.float32)
+    engine.optim.SGD([parameter], lr=1e-5).step()
+    assert parameter.data[0] == np.float32(1.0)  # stored in float16: the small update is lost
 
 
 @pytest.mark.spec("PRECISION-002")
@@ -175,6 +190,11 @@ def test_no_other_precision_mode_reaches_the_cs_system(engine):
     engine.set_target("cs")
     with pytest.raises(PrecisionError, match="mixed"):
         layer(x)
+    parameter = engine.nn.Parameter(np.ones(2))
+    parameter.grad = np.ones(2)
+    with pytest.raises(PrecisionError, match="mixed"):
+        engine.optim.SGD([parameter], lr=0.1).step()
+    assert np.array_equal(parameter.data, np.ones(2, np.float32))
     for target in ("cs", "cpu"):
         engine.set_target(target)
         with pytest.raises(UnknownNameError, match="mixed"):

@@ -1,5 +1,9 @@
 """Optimizers whose learning rate is a function of the global step, updating FP32 master weights.
 
+The update is computed in float32 on the float32 master weights (``Parameter.data``); only the
+cpu-only "half" compute precision stores the result rounded to the half dtype
+(``precision.stored_weights``).
+
 On the CS system the graph is static, so the learning rate is not a Python scalar that a scheduler
 overwrites between iterations; it is a tensor computed from a schedule ``f`` at the global step.
 ``Optimizer.step()`` applies update number ``global_step`` with learning rate ``f(global_step)`` and
@@ -25,6 +29,7 @@ from numpy.typing import NDArray
 from csconform.engine import context
 from csconform.engine.nn.parameter import Parameter
 from csconform.engine.optim.lr_scheduler import ConstantLR
+from csconform.engine.precision import stored_weights
 from csconform.errors import InvalidInputError, LRSchedulerError
 
 Array = NDArray[np.float32]
@@ -169,7 +174,7 @@ class Optimizer:
                 continue
             lr = self._group_lr(group, self.global_step)
             new_data, new_state = self._update(param.data, param.grad, self.state.get(index, {}), lr, group)
-            planned.append((index, param, new_data, new_state))
+            planned.append((index, param, stored_weights(new_data), new_state))
         for index, param, new_data, new_state in planned:
             param.data[...] = new_data
             self.state[index] = new_state
