@@ -5,14 +5,20 @@ than the weight update reads 16-bit inputs and accumulates in float32. The engin
 BLAS speed: an operand is *quantized* (rounded to the 16-bit format, but kept as float32 values) and
 the operation then runs in ordinary float32 NumPy. Three 16-bit formats exist:
 
-* ``float16``   IEEE binary16,
+* ``float16``   IEEE binary16 (1-5-10),
 * ``bfloat16``  1-8-7, float32's range (the ``ml_dtypes`` cast),
-* ``cbfloat16`` Cerebras' 1-6-9 format. It has no NumPy dtype, so we round on the float32 bit
-  pattern. Assumptions (the public documents give only the field widths): IEEE-style exponent bias
-  31, gradual underflow to subnormals, round-to-nearest-even, overflow to +-inf, NaN preserved.
+* ``cbfloat16`` Cerebras' 1-6-9 format, with no NumPy dtype (``set_half_dtype`` returns a
+  ``ProxyDType``). Assumptions (the public documents give only the field widths): IEEE-style
+  exponent bias 31, gradual underflow to subnormals, round-to-nearest-even, overflow to +-inf,
+  NaN preserved.
 
 All rounding starts from float32: the input is converted to float32 first (the engine's storage
-type) and then rounded once to the 16-bit format.
+type) and then rounded once to the 16-bit format. float16 and cbfloat16 share one exact kernel
+(``_round``) working on the float32 bits; NumPy's float16 cast and an exact rational rounding are
+the test oracles.
+
+The compute precision (``set_compute_precision``) is "mixed" on the CS system; target cpu also
+offers "float32" (no rounding) and "half" (weights stored in the half dtype).
 """
 
 from __future__ import annotations
