@@ -276,7 +276,11 @@ def _column_counts(shares: np.ndarray, fabric: Fabric) -> list[int]:
     per_column = max(1.0, fabric.height / average_side)
     middle = max(1, round(count / per_column))
     candidates = {middle, max(1, round(middle * 0.7)), round(middle * 1.4), max(1, middle - 1), middle + 1}
-    return sorted(c for c in candidates if 1 <= c <= min(count, fabric.width))
+    ordered = sorted(c for c in candidates if 1 <= c <= min(count, fabric.width))
+    # last resort: one kernel per column, which fits whenever each kernel fits a column of its own
+    if count <= fabric.width and count not in ordered:
+        ordered.append(count)
+    return ordered
 
 
 # --- the layout -----------------------------------------------------------------------------------
@@ -335,6 +339,8 @@ def place_kernels(
     for column_count in _column_counts(shares, fabric):
         if best is not None and time.perf_counter() - started > time_limit_s / 2:
             break
+        if best is not None and column_count == len(demands) and len(demands) > 1:
+            break  # the one-per-column fallback is only for when nothing else fitted
         columns = _column_partition(shares, column_count)
         if any(floor_cores[m].sum() > fabric.cores for m in columns):
             continue
