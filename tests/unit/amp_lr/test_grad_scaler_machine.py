@@ -75,7 +75,7 @@ def engine_with(scaler_class: type) -> types.ModuleType:
 
 
 BUDGET = settings(
-    max_examples=80, stateful_step_count=30, phases=[Phase.generate], derandomize=True, database=None, deadline=None
+    max_examples=200, stateful_step_count=40, phases=[Phase.generate], derandomize=True, database=None, deadline=None
 )
 
 
