@@ -631,7 +631,9 @@ def shape_lower_bound(instance: Instance, grids: list[ShapeGrid] | None = None) 
         low, high = high, high * 2
         if high > 1e18:
             raise InfeasibleError(f"{instance.source}: the kernels do not fit the fabric at any time")
-    while high - low > 1e-6 * high:
+    for _ in range(200):  # bisection, capped
+        if high - low <= 1e-6 * high:
+            break
         middle = (low + high) / 2
         if fits(middle):
             high = middle

@@ -108,7 +108,9 @@ def legalise_columns(
     low = max(lower_bound_cycles * (1 - 1e-6), 0.0)
     if slowest_possible == 0.0:
         high = 0.0
-    while high - low > RELATIVE_TOLERANCE * high:
+    for _ in range(200):  # bisection, capped
+        if high - low <= RELATIVE_TOLERANCE * high:
+            break
         middle = (low + high) / 2
         if _column_widths(work_cycles, floor_cores, columns, fabric_width, fabric_height, middle) is None:
             low = middle

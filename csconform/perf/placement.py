@@ -32,7 +32,7 @@ convex):
    fabric width``, ``sum of h in a column <= fabric height``, ``work_i <= w_c h_i T`` and
    ``floor_i <= w_c h_i`` (memory and ``min_cores``).  Its optimum is the continuous bound.
 3. :mod:`csconform.perf.legalize` finds the best integer column widths and row counts for the same
-   partition (a bisection on ``T`` starting at the GP optimum), so the legal placement can never
+   partition (a bisection on ``T`` starting at the area relaxation), so the legal placement can never
    beat the bound, and the ratio bound/achieved says how much rounding cost.
 
 Several column counts are tried within ``time_limit_s`` and the fastest legal layout is kept.
@@ -221,7 +221,9 @@ def area_bound_cycles(work: np.ndarray, floor_cores: np.ndarray, total_cores: in
         return float(np.maximum(work / target, floor_cores).sum())
 
     low, high = 0.0, float(work.sum() / (total_cores - floor_cores.sum())) + float(work.max())
-    while high - low > 1e-12 * high:
+    for _ in range(200):  # bisection; the cap guards against subnormal inputs
+        if high - low <= 1e-12 * high:
+            break
         middle = (low + high) / 2
         if middle > 0 and needed(middle) <= total_cores:
             high = middle
@@ -254,7 +256,7 @@ def _solve_column_gp(
     widths = cp.Variable(len(columns), pos=True)
     slowest = cp.Variable(pos=True)  # cycles per sample
     cores = cp.multiply(heights, widths[column_of])
-    busy = work > 0
+    busy = work > 1e-12  # work is normalised to max 1; dropping negligible kernels keeps a valid bound
     constraints = [cp.sum(widths) <= fabric.width, floor_cores <= cores]
     constraints += [cp.sum(heights[members[0] : members[-1] + 1]) <= fabric.height for members in columns]
     constraints.append(work[busy] <= cp.multiply(cores[np.flatnonzero(busy)], slowest))
@@ -332,8 +334,11 @@ def place_kernels(
     work = np.array([d.core_cycles_per_sample for d in demands], dtype=float)
     floor_cores = _floor_cores(demands, fabric)
     _refuse_if_infeasible(demands, fabric, floor_cores)
-    area_bound = area_bound_cycles(work, floor_cores, fabric.cores)
-    shares = np.maximum(work / area_bound, floor_cores) if area_bound > 0 else floor_cores.copy()
+    # solve in units of the largest work, so tiny or huge cycle counts stay well conditioned
+    scale = float(work.max()) if work.max() > 0 else 1.0
+    unit_work = work / scale
+    unit_area_bound = area_bound_cycles(unit_work, floor_cores, fabric.cores)
+    shares = np.maximum(unit_work / unit_area_bound, floor_cores) if unit_area_bound > 0 else floor_cores.copy()
 
     best: tuple[float, list[np.ndarray], ColumnLayout] | None = None
     for column_count in _column_counts(shares, fabric):
@@ -344,7 +349,7 @@ def place_kernels(
         columns = _column_partition(shares, column_count)
         if any(floor_cores[m].sum() > fabric.cores for m in columns):
             continue
-        layout = legalise_columns(work, floor_cores, columns, fabric.width, fabric.height, area_bound)
+        layout = legalise_columns(unit_work, floor_cores, columns, fabric.width, fabric.height, unit_area_bound)
         if layout is None:
             continue
         slowest = float(layout.cycles_per_sample.max())
@@ -357,14 +362,14 @@ def place_kernels(
         )
     _, columns, layout = best
     remaining_s = max(time_limit_s - (time.perf_counter() - started), 1.0)
-    bound = _solve_column_gp(work, floor_cores, columns, fabric, remaining_s)
+    bound = _solve_column_gp(unit_work, floor_cores, columns, fabric, remaining_s) * scale
     rects = _rects(demands, columns, layout, fabric)
-    achieved = [float(c) for c in layout.cycles_per_sample]
+    achieved = [float(d.core_cycles_per_sample / r.cores) for d, r in zip(demands, rects, strict=True)]
     return Placement(
         rects=rects,
         cycles_per_sample=achieved,
         bound_cycles_per_sample=bound,
-        area_bound_cycles_per_sample=area_bound,
+        area_bound_cycles_per_sample=unit_area_bound * scale,
         wirelength_byte_cores=wirelength(rects, checked_edges),
         columns=len(columns),
         solve_s=time.perf_counter() - started,
