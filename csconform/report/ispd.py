@@ -100,7 +100,7 @@ def placement_map(solution: ispd.IspdSolution, path: Path) -> Path:
         if entry["width"] * entry["height"] > 0.01 * instance.width * instance.height:
             axes.text(
                 entry["x"] + entry["width"] / 2, entry["y"] + entry["height"] / 2, entry["name"],
-                ha="center", va="center", fontsize=6, color="white",
+                ha="center", va="center", fontsize=6, color="black",
             )
     axes.set_xlim(0, instance.width)
     axes.set_ylim(0, instance.height)
