@@ -151,7 +151,8 @@ def ispd_violations(
             continue
         box_w, box_h = (cost["width"], cost["height"]) if entry["rotation"] == 0 else (cost["height"], cost["width"])
         if (entry["width"], entry["height"]) != (box_w, box_h):
-            problems.append(f"{kernel['name']}: reported size {entry['width']} x {entry['height']} != {box_w} x {box_h}")
+            reported = f"{entry['width']} x {entry['height']}"
+            problems.append(f"{kernel['name']}: reported size {reported} != {box_w} x {box_h}")
         if not math.isclose(entry["time"], cost["time"]) or entry["memory"] != cost["memory"]:
             problems.append(f"{kernel['name']}: reported time/memory differ from the cost model")
         if cost["memory"] > memlimit:

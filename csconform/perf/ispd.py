@@ -228,7 +228,8 @@ def _kernel(number: int, index: int, kind: str, assignments: dict[str, str], rea
         raise reader.fail(number, f"{kind}[{index}] needs exactly {', '.join(expected)}, got {', '.join(assignments)}")
     args = {key: reader.integer(number, key, assignments[key]) for key in expected}
     if kind == "conv":
-        convolutions: tuple[Convolution, ...] = (Convolution(*(args[k] for k in ("H", "W", "R", "S", "C", "K", "T", "U"))),)
+        order = ("H", "W", "R", "S", "C", "K", "T", "U")
+        convolutions: tuple[Convolution, ...] = (Convolution(*(args[key] for key in order)),)
     else:
         if args["f"] % 4:
             raise reader.fail(number, f"{kind}[{index}]: f={args['f']} must be a multiple of 4")
@@ -282,7 +283,9 @@ def parse_kgraph_text(text: str, source: str = "<string>") -> Instance:
             raise reader.fail(number, f"node {src} is connected to itself")
         edges.append((src, dst))
     ordered = tuple(kernels[i] for i in sorted(kernels))
-    return Instance(source, sizes["width"], sizes["height"], sizes["memlimit"], weights, ordered, terminals, tuple(edges))
+    return Instance(
+        source, sizes["width"], sizes["height"], sizes["memlimit"], weights, ordered, terminals, tuple(edges)
+    )
 
 
 def parse_kgraph(path: str | Path) -> Instance:
@@ -546,7 +549,9 @@ def _pack(
     return None if shelves is None else (shelves, options)
 
 
-def _layout(instance: Instance, grids: list[ShapeGrid], order: list[int], shelves: list, options: list[_Options]) -> list[dict]:
+def _layout(
+    instance: Instance, grids: list[ShapeGrid], order: list[int], shelves: list, options: list[_Options]
+) -> list[dict]:
     """Concrete rectangles: each kernel takes its narrowest shape under its shelf's height."""
     placed: dict[int, dict] = {}
     y = 0
@@ -619,7 +624,9 @@ def shape_lower_bound(instance: Instance, grids: list[ShapeGrid] | None = None) 
     every legal solution; it is never below the README's bound and shows how much of the gap to
     that bound is forced by the ceilings, the ``c + 1`` rows and the memory limit.
     """
-    grids = grids if grids is not None else [shape_grid(k, instance.memlimit, max(instance.width, instance.height)) for k in instance.kernels]
+    if grids is None:
+        longest = max(instance.width, instance.height)
+        grids = [shape_grid(kernel, instance.memlimit, longest) for kernel in instance.kernels]
     capacity = instance.width * instance.height
 
     def fits(target: float) -> bool:

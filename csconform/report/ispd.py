@@ -137,7 +137,10 @@ def ratio_chart(table: pd.DataFrame, path: Path) -> Path:
 
 def markdown(table: pd.DataFrame, time_limit_s: float) -> str:
     shown = table[
-        ["instance", "kernels", "max_time", "lower_bound", "bound/achieved", "shape_bound/achieved", "wirelength", "solve_s"]
+        [
+            "instance", "kernels", "max_time", "lower_bound", "bound/achieved", "shape_bound/achieved",
+            "wirelength", "solve_s",
+        ]
     ]
     at_floor = table.loc[table["shape_bound/achieved"] >= 1 - 1e-5, "instance"].tolist()
     far_from_readme = table.loc[table["shape_lower_bound"] > 1.25 * table["lower_bound"], "instance"].tolist()
@@ -167,7 +170,8 @@ def markdown(table: pd.DataFrame, time_limit_s: float) -> str:
         "![bound ratios](figures/ispd_ratios.png)",
         "",
     ]
-    lines += [f"![placement {name}](figures/ispd_map_{name}.png)" for name in MAP_INSTANCES if name in set(table["instance"])]
+    solved = set(table["instance"])
+    lines += [f"![placement {name}](figures/ispd_map_{name}.png)" for name in MAP_INSTANCES if name in solved]
     return "\n".join(lines) + "\n"
 
 

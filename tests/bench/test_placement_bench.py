@@ -37,7 +37,10 @@ def test_place_kernels_scaling(benchmark, count: int) -> None:
     edges = [(i, i + 1, 1e5) for i in range(count - 1)]
     placement = benchmark.pedantic(place_kernels, args=(kernels, WSE2, edges), rounds=3, iterations=1)
     memory = [d.memory_bytes for d in kernels]
-    assert check.placement_violations(placement.rects, WSE2.width, WSE2.height, WSE2.memory_per_core_bytes, memory) == []
+    violations = check.placement_violations(
+        placement.rects, WSE2.width, WSE2.height, WSE2.memory_per_core_bytes, memory
+    )
+    assert violations == []
     benchmark.extra_info.update(
         kernels=count,
         bound_ratio=placement.bound_ratio,

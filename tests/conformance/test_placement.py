@@ -162,7 +162,8 @@ def test_cost_model_of_a_convolution_and_blocks() -> None:
     assert cost["time"] == 7 * 2 * 8 * 16 * 9 / 4
     assert cost["memory"] == 8 * 16 * 9 + math.ceil(16 / 7) * math.ceil(16 / 2) * 16
     dblock = ispd.Kernel(0, "d", "dblock", {"f": 256, "h": 56, "w": 56}, ispd.block_convolutions("dblock", 256, 56, 56))
-    parts = [ispd.convolution_cost(cv, 4, 4, c, k) for cv, c, k in zip(dblock.convolutions, [8, 4, 2], [4, 8, 16])]
+    chosen = zip(dblock.convolutions, [8, 4, 2], [4, 8, 16], strict=True)
+    parts = [ispd.convolution_cost(cv, 4, 4, c, k) for cv, c, k in chosen]
     total = ispd.kernel_cost(dblock, 4, 4, [8, 4, 2], [4, 8, 16])
     assert total["height"] == max(p["height"] for p in parts) == 16 * 9
     assert total["width"] == sum(p["width"] for p in parts) == 84
@@ -199,7 +200,8 @@ def test_the_checker_rejects_a_broken_solution() -> None:
     document = json.loads(json.dumps(solution.to_json()))
     first, second = document["kernels"][0], document["kernels"][1]
     second["x"], second["y"] = first["x"], first["y"]
-    assert any("more than once" in p for p in check.ispd_violations(as_checker_kernels(instance), document, 633, 633, 24576))
+    problems = check.ispd_violations(as_checker_kernels(instance), document, 633, 633, 24576)
+    assert any("more than once" in p for p in problems)
     document = json.loads(json.dumps(solution.to_json()))
     document["kernels"][0]["exec"]["k"][0] = 1  # narrower: time and width no longer match
     assert check.ispd_violations(as_checker_kernels(instance), document, 633, 633, 24576)
@@ -216,11 +218,11 @@ def test_solver_is_near_the_shape_bound(name: str) -> None:
 @pytest.mark.parametrize(
     "mutate, line",
     [
-        (lambda lines: [l for l in lines if not l.startswith("memlimit")], 1),
-        (lambda lines: [l.replace("cblock[ 1]", "tblock[ 1]") if l.startswith("cblock[ 1] f") else l for l in lines], 13),
-        (lambda lines: [l.replace("f=2048 h=14", "f=2048 h=x") for l in lines], 13),
-        (lambda lines: [l.replace("dblock[ 5] f", "dblock[ 6] f") for l in lines], 18),
-        (lambda lines: [l.replace("-> output[17]", "-> output[18]") for l in lines], 37),
+        (lambda lines: [t for t in lines if not t.startswith("memlimit")], 1),
+        (lambda lines: [t.replace("cblock[ 1] f", "tblock[ 1] f") for t in lines], 13),
+        (lambda lines: [t.replace("f=2048 h=14", "f=2048 h=x") for t in lines], 13),
+        (lambda lines: [t.replace("dblock[ 5] f", "dblock[ 6] f") for t in lines], 18),
+        (lambda lines: [t.replace("-> output[17]", "-> output[18]") for t in lines], 37),
         (lambda lines: lines[:5], 1),  # the header comment never closes
     ],
 )
@@ -264,7 +266,8 @@ def test_mutated_instances_parse_or_raise_the_format_error(data) -> None:
 @pytest.mark.spec("PLACE-013")
 def test_place_command_writes_the_documented_json(tmp_path: Path, capsys) -> None:
     out = tmp_path / "N.json"
-    assert cli_main(["place", str(INSTANCES / "N.kgraph"), "--json", str(out), "--time-limit", "10", "--no-gp-bound"]) == 0
+    command = ["place", str(INSTANCES / "N.kgraph"), "--json", str(out), "--time-limit", "10", "--no-gp-bound"]
+    assert cli_main(command) == 0
     assert "max_time" in capsys.readouterr().out
     document = json.loads(out.read_text())
     assert {"kernels", "max_time", "lower_bound", "wirelength"} <= set(document)

@@ -25,7 +25,8 @@ def parser() -> argparse.ArgumentParser:
 
 def test_register_adds_place_with_its_handler(tmp_path: Path, capsys) -> None:
     out = tmp_path / "K.json"
-    args = parser().parse_args(["place", str(INSTANCES / "K.kgraph"), "--json", str(out), "--time-limit", "5", "--no-gp-bound"])
+    command = ["place", str(INSTANCES / "K.kgraph"), "--json", str(out), "--time-limit", "5", "--no-gp-bound"]
+    args = parser().parse_args(command)
     assert args.handler(args) == 0
     document = json.loads(out.read_text())
     assert len(document["kernels"]) == 16 and document["max_time"] >= document["lower_bound"]
