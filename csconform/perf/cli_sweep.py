@@ -29,7 +29,13 @@ def run(args: argparse.Namespace) -> int:
 
     modes = [None if m == "auto" else m for m in args.modes]
     points = design_space(args.models, args.wafers, args.systems, args.batches or [None], modes)
-    frame = run_sweep(points, scheduler=args.scheduler, time_limit_s=args.time_limit, progress=not args.quiet)
+    frame = run_sweep(
+        points,
+        scheduler=args.scheduler,
+        time_limit_s=args.time_limit,
+        progress=not args.quiet,
+        connect_timeout_s=args.scheduler_timeout,
+    )
     out = Path(args.out)
     if out.suffix:
         raise InvalidInputError(f"--out names a directory, got {out}")
@@ -71,6 +77,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         metavar="ADDRESS",
         help="Dask scheduler address (tcp://host:port); default: run locally",
+    )
+    parser.add_argument(
+        "--scheduler-timeout", type=float, default=10.0, help="seconds to wait for the Dask scheduler (default 10)"
     )
     parser.add_argument("--time-limit", type=float, default=5.0, help="placement time limit per point, seconds")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -106,7 +106,9 @@ def _run_local(points: Sequence[Point], time_limit_s: float, progress: bool) -> 
         yield evaluate(point, time_limit_s)
 
 
-def _run_dask(points: Sequence[Point], scheduler: str, time_limit_s: float, progress: bool) -> list[dict[str, Any]]:
+def _run_dask(
+    points: Sequence[Point], scheduler: str, time_limit_s: float, progress: bool, connect_timeout_s: float
+) -> list[dict[str, Any]]:
     try:
         from distributed import Client, as_completed
     except ImportError:
@@ -114,7 +116,7 @@ def _run_dask(points: Sequence[Point], scheduler: str, time_limit_s: float, prog
             "a sweep on a Dask cluster needs the 'distributed' package: pip install 'csconform[cluster]'"
         ) from None
     try:
-        client = Client(scheduler, timeout="10s")
+        client = Client(scheduler, timeout=f"{connect_timeout_s}s")
     except (OSError, TimeoutError) as exc:
         raise CsConformError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from None
     with client:
@@ -135,12 +137,13 @@ def run_sweep(
     time_limit_s: float = 5.0,
     progress: bool = True,
     runner: Callable[..., Iterable[dict[str, Any]]] | None = None,
+    connect_timeout_s: float = 10.0,
 ) -> pd.DataFrame:
     """Evaluate every point, locally or on the Dask scheduler at ``scheduler``; one row per point."""
     if not points:
         raise InvalidInputError("the design space is empty")
     if scheduler:
-        rows = _run_dask(points, scheduler, time_limit_s, progress)
+        rows = _run_dask(points, scheduler, time_limit_s, progress, connect_timeout_s)
     else:
         rows = list((runner or _run_local)(points, time_limit_s, progress))
     return pd.DataFrame(rows).reindex(columns=COLUMNS)

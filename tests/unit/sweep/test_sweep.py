@@ -68,7 +68,18 @@ def test_dask_sweep_on_a_loopback_cluster_matches_the_local_one() -> None:
 def test_unreachable_scheduler_is_a_clear_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     pytest.importorskip("distributed")
     code = main(
-        ["sweep", "--models", "fc_mnist", "--scheduler", "tcp://127.0.0.1:9", "--out", str(tmp_path), "--quiet"]
+        [
+            "sweep",
+            "--models",
+            "fc_mnist",
+            "--scheduler",
+            "tcp://127.0.0.1:9",
+            "--scheduler-timeout",
+            "2",
+            "--out",
+            str(tmp_path),
+            "--quiet",
+        ]
     )
     assert code == 2
     assert "cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'" in capsys.readouterr().err
