@@ -47,7 +47,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import cvxpy as cp
 import numpy as np
@@ -133,7 +133,6 @@ class Placement:
     wirelength_byte_cores: float = 0.0  # sum over edges of bytes x L1 distance between centres
     columns: int = 0  # how many columns the chosen layout has
     solve_s: float = 0.0
-    notes: list[str] = field(default_factory=list)
 
     @property
     def slowest_cycles_per_sample(self) -> float:
