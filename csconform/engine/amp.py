@@ -149,15 +149,15 @@ class GradScaler:
             raise GradScalerConfigError(f"overflow_tolerance must be a real number, got {overflow_tolerance!r}")
         if not float(overflow_tolerance) >= 0.0:  # also refuses NaN
             raise GradScalerConfigError(f"overflow_tolerance must be >= 0, got {overflow_tolerance!r}")
-        self.overflow_tolerance = float(overflow_tolerance)
-        self.max_gradient_norm = (
+        self.overflow_tolerance: float = float(overflow_tolerance)
+        self.max_gradient_norm: float | None = (
             None if max_gradient_norm is None else _positive_scale("max_gradient_norm", max_gradient_norm)
         )
 
-        self._loss_scale = self.init_scale if self.dynamic else _positive_scale("loss_scale", loss_scale)
-        self._steps_since_rescale = 0
-        self._overflows_since_rescale = 0
-        self._num_skipped_steps = 0
+        self._loss_scale: float = self.init_scale if self.dynamic else _positive_scale("loss_scale", loss_scale)
+        self._steps_since_rescale: int = 0
+        self._overflows_since_rescale: int = 0
+        self._num_skipped_steps: int = 0
         # Per-iteration protocol state, keyed by id(optimizer); cleared by update().
         self._finite: dict[int, bool] = {}
         self._stepped: set[int] = set()

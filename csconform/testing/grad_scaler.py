@@ -149,6 +149,12 @@ def make_grad_scaler_machine(engine: ModuleType) -> type[RuleBasedStateMachine]:
             self.scaler: Any = None
             self.model: LossScaleModel | None = None
 
+        @property
+        def reference(self) -> LossScaleModel:
+            """The reference model; the initialize rule always runs before any other rule."""
+            assert self.model is not None, "the machine's initialize rule runs first"
+            return self.model
+
         # --- setup ---------------------------------------------------------------------------------
 
         # Dynamic scaling has far more behaviour to explore: two chances in three.
@@ -174,7 +180,7 @@ def make_grad_scaler_machine(engine: ModuleType) -> type[RuleBasedStateMachine]:
         # --- one training iteration --------------------------------------------------------------------
 
         def _set_scaled_gradients(self, unscaled: list[np.ndarray], finite: bool) -> None:
-            scale = np.float32(self.model.scale)
+            scale = np.float32(self.reference.scale)
             with np.errstate(invalid="ignore", over="ignore"):
                 self.scaled_grads = [np.asarray(g, dtype=np.float32) * scale for g in unscaled]
             for param, grad in zip(self.params, self.scaled_grads, strict=True):
@@ -204,9 +210,9 @@ def make_grad_scaler_machine(engine: ModuleType) -> type[RuleBasedStateMachine]:
                 self._check_unscaled_gradients()
 
         def _check_unscaled_gradients(self) -> None:
-            inverse = np.float32(1.0 / self.model.scale)
+            inverse = np.float32(1.0 / self.reference.scale)
             expected = [g * inverse for g in self.scaled_grads]
-            limit = self.config.get("max_gradient_norm") if self.model.dynamic else None
+            limit = self.config.get("max_gradient_norm") if self.reference.dynamic else None
             if limit is not None:
                 norm = math.sqrt(sum(float(np.sum(np.square(g.astype(np.float64)))) for g in expected))
                 factor = min(1.0, limit / (norm + 1e-6))
@@ -223,11 +229,11 @@ def make_grad_scaler_machine(engine: ModuleType) -> type[RuleBasedStateMachine]:
             before_global_step = int(self.optimizer.global_step)
             with np.errstate(invalid="ignore", over="ignore"):  # static scaling steps on inf/NaN
                 self.scaler.step(self.optimizer)
-            self.model.step(self.finite)
+            self.reference.step(self.finite)
             if not explicit_unscale and self.finite:
                 self._check_unscaled_gradients()
             self.phase = "stepped"
-            if self.model.skip_expected(self.finite):
+            if self.reference.skip_expected(self.finite):
                 assert int(self.optimizer.global_step) == before_global_step, "a skipped step advanced global_step"
                 for param, before in zip(self.params, before_params, strict=True):
                     assert bitwise_equal(param.data, before), "a skipped step changed a parameter"
@@ -244,7 +250,7 @@ def make_grad_scaler_machine(engine: ModuleType) -> type[RuleBasedStateMachine]:
         @precondition(lambda self: self.phase == "stepped")
         @rule()
         def update(self) -> None:
-            unrecoverable = self.model.update(self.finite)
+            unrecoverable = self.reference.update(self.finite)
             self.phase = "idle"
             if unrecoverable:
                 try:
@@ -320,13 +326,16 @@ def make_grad_scaler_machine(engine: ModuleType) -> type[RuleBasedStateMachine]:
         def scale_and_counters_match_the_model(self) -> None:
             if self.scaler is None:
                 return
-            assert self.scaler.get_scale() == self.model.scale, (self.scaler.get_scale(), self.model.scale)
-            assert self.scaler.state_dict() == self.model.state(), (self.scaler.state_dict(), self.model.state())
+            assert self.scaler.get_scale() == self.reference.scale, (self.scaler.get_scale(), self.reference.scale)
+            assert self.scaler.state_dict() == self.reference.state(), (
+                self.scaler.state_dict(),
+                self.reference.state(),
+            )
 
         @invariant()
         def dynamic_scale_stays_in_range(self) -> None:
-            if self.model is not None and self.model.dynamic:
-                assert self.model.min_scale <= self.scaler.get_scale() <= self.model.max_scale
+            if self.model is not None and self.reference.dynamic:
+                assert self.reference.min_scale <= self.scaler.get_scale() <= self.reference.max_scale
 
     GradScalerMachine.__name__ = GradScalerMachine.__qualname__ = f"GradScalerMachine[{engine.__name__}]"
     return GradScalerMachine

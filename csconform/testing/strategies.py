@@ -57,7 +57,9 @@ def dynamic_grad_scaler_configs(draw: st.DrawFn, max_steps_per_increase: int = 4
     max_exponent = draw(st.integers(min_value=min_exponent, max_value=min_exponent + 6))
     # start at either clamp as often as in between: the clamps are where scalers go wrong
     init_exponent = draw(
-        st.one_of(st.just(min_exponent), st.just(max_exponent), st.integers(min_value=min_exponent, max_value=max_exponent))
+        st.one_of(
+            st.just(min_exponent), st.just(max_exponent), st.integers(min_value=min_exponent, max_value=max_exponent)
+        )
     )
     config: dict[str, Any] = {
         "loss_scale": "dynamic",

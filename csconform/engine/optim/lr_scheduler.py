@@ -159,7 +159,7 @@ class PolynomialLR(LRScheduler):
 
     def _rates(self, steps: Steps) -> Rates:
         t = steps.astype(np.float64)
-        period = float(self.total_iters)
+        period: np.ndarray | float = float(self.total_iters)
         if self.cycle:
             period = period * np.ceil((t + 1.0) / period)
         fraction_left = 1.0 - t / period
@@ -463,6 +463,8 @@ class OneCycleLR(LRScheduler):
         self.min_lr = self.initial_learning_rate / self.final_div_factor
         warmup_end = self.pct_start * self.total_steps - 1.0
         last = float(self.total_steps - 1)
+        ends: tuple[float, ...]
+        levels: tuple[float, ...]
         if self.three_phase:
             ends = (warmup_end, 2.0 * self.pct_start * self.total_steps - 2.0, last)
             levels = (self.initial_learning_rate, self.max_lr, self.initial_learning_rate, self.min_lr)
