@@ -513,8 +513,8 @@ class IspdSolution:
     lower_bound: float
     wirelength: float
     solve_s: float
+    shape_lower_bound: float
     gp_lower_bound: float | None = None
-    shape_lower_bound: float | None = None
     orders_tried: int = 0
 
     @property
@@ -533,8 +533,7 @@ class IspdSolution:
         }
         if self.gp_lower_bound is not None:
             document["gp_lower_bound"] = self.gp_lower_bound
-        if self.shape_lower_bound is not None:
-            document["shape_lower_bound"] = self.shape_lower_bound
+        document["shape_lower_bound"] = self.shape_lower_bound
         return document
 
 
@@ -573,7 +572,8 @@ def _layout(
             k = [int(v) for v in opts.k[row]]
             cost = kernel_cost(kernel, h, w, c, k)
             rotation = 90 if opts.rotated[chosen] else 0
-            box_w, box_h = (cost["width"], cost["height"]) if rotation == 0 else (cost["height"], cost["width"])
+            unrotated = (int(cost["width"]), int(cost["height"]))
+            box_w, box_h = unrotated if rotation == 0 else unrotated[::-1]
             if shelf_number % 2 == 1:
                 x -= box_w
             placed[kernel_position] = {
