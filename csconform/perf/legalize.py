@@ -143,28 +143,22 @@ class Shelf:
     height: int
 
 
-def pack_shelves(min_width: np.ndarray, fabric_width: int, fabric_height: int) -> list[Shelf] | None:
-    """Split kernels (in order) into shelves of least total height, or None if over ``fabric_height``.
+def _shelf_program(min_width: np.ndarray, fabric_width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The dynamic program behind :func:`pack_shelves`: least total height of kernels 0..j-1, for every j.
 
-    ``min_width[i, H]`` is the narrowest legal width of kernel ``i`` when its height may not exceed
-    ``H`` (``inf`` when no shape fits), for ``H = 0 .. fabric_height``; it must be non-increasing in
-    ``H``.  A shelf of height ``H`` holding kernels ``i..j-1`` is feasible when their widths sum to at
-    most ``fabric_width``; the smallest such ``H`` is found for every (i, j) at once with
-    cumulative sums, and a dynamic program over the split points minimises the total height.
+    Returns (best_height, previous split, shelf height), or None when some kernel fits no shelf alone.
     """
     count = len(min_width)
     # any width beyond the fabric is as bad as "no shape": clip so that sums stay finite
     clipped = np.minimum(min_width, fabric_width + 1.0)
+    if (clipped[:, -1] > fabric_width).any():
+        return None  # a kernel fits no shelf on its own
     cumulative = np.vstack([np.zeros((1, clipped.shape[1])), np.cumsum(clipped, axis=0)])
     best_height = np.full(count + 1, np.inf)
     best_height[0] = 0.0
     previous = np.zeros(count + 1, dtype=int)
     shelf_height = np.full(count + 1, 0, dtype=int)
     for start in range(count):
-        if not np.isfinite(best_height[start]):
-            continue
-        if clipped[start, -1] > fabric_width:
-            return None  # this kernel fits no shelf on its own
         # total width of a shelf start..stop-1, for every stop and every height cap
         widths = cumulative[start + 1 :] - cumulative[start]
         fits = widths <= fabric_width  # shape (count - start, fabric_height + 1)
@@ -176,6 +170,29 @@ def pack_shelves(min_width: np.ndarray, fabric_width: int, fabric_height: int) -
         best_height[stops] = totals[better]
         previous[stops] = start
         shelf_height[stops] = first_height[better]
+    return best_height, previous, shelf_height
+
+
+def shelf_total_height(min_width: np.ndarray, fabric_width: int) -> float:
+    """Least total height of shelves holding the kernels in this order (inf if one fits no shelf)."""
+    program = _shelf_program(min_width, fabric_width)
+    return np.inf if program is None else float(program[0][-1])
+
+
+def pack_shelves(min_width: np.ndarray, fabric_width: int, fabric_height: int) -> list[Shelf] | None:
+    """Split kernels (in order) into shelves of least total height, or None if over ``fabric_height``.
+
+    ``min_width[i, H]`` is the narrowest legal width of kernel ``i`` when its height may not exceed
+    ``H`` (``inf`` when no shape fits), for ``H = 0 .. fabric_height``; it must be non-increasing in
+    ``H``.  A shelf of height ``H`` holding kernels ``i..j-1`` is feasible when their widths sum to at
+    most ``fabric_width``; the smallest such ``H`` is found for every (i, j) at once with
+    cumulative sums, and a dynamic program over the split points minimises the total height.
+    """
+    program = _shelf_program(min_width, fabric_width)
+    if program is None:
+        return None
+    best_height, previous, shelf_height = program
+    count = len(min_width)
     if best_height[count] > fabric_height:
         return None
     shelves: list[Shelf] = []

@@ -11,7 +11,13 @@ from hypothesis import strategies as st
 
 from csconform.errors import PlacementError
 from csconform.perf import check
-from csconform.perf.legalize import legalise_columns, narrowest_column, pack_shelves, rows_needed
+from csconform.perf.legalize import (
+    legalise_columns,
+    narrowest_column,
+    pack_shelves,
+    rows_needed,
+    shelf_total_height,
+)
 from csconform.perf.placement import Fabric, KernelDemand, Rect, area_bound_cycles, place_kernels
 
 
@@ -99,6 +105,7 @@ def test_pack_shelves_matches_brute_force(data) -> None:
     table = np.array(rows)
     shelves = pack_shelves(table, fabric_width=6, fabric_height=6)
     expected = brute_force_shelves(table, 6)
+    assert shelf_total_height(table, 6) == expected
     if expected > 6:
         assert shelves is None
     else:
