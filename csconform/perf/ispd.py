@@ -45,7 +45,7 @@ from pathlib import Path
 import cvxpy as cp
 import numpy as np
 
-from csconform.errors import InfeasibleError, InstanceFormatError, InvalidInputError
+from csconform.errors import InfeasibleError, InstanceFormatError, InvalidInputError, PlacementError
 from csconform.perf.legalize import pack_shelves, shelf_total_height
 
 #: Largest integer accepted for any parameter of an instance (guards against absurd inputs).
@@ -437,9 +437,12 @@ def gp_lower_bound(instance: Instance, time_limit_s: float = 30.0) -> float:
             ]
         constraints.append(3 * h * w * (c_max + 1) * cp.sum(k) <= areas[number])
     problem = cp.Problem(cp.Minimize(slowest), constraints)
-    problem.solve(gp=True, solver=cp.CLARABEL, time_limit=time_limit_s)
+    try:
+        problem.solve(gp=True, solver=cp.CLARABEL, time_limit=time_limit_s)
+    except cp.error.SolverError as error:
+        raise PlacementError(f"{instance.source}: the relaxation's solver failed: {error}") from error
     if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or slowest.value is None:
-        raise InfeasibleError(f"{instance.source}: the continuous relaxation is {problem.status}")
+        raise PlacementError(f"{instance.source}: the continuous relaxation ended {problem.status}")
     return float(slowest.value) * (1 - 1e-6)  # interior-point slack: never overstate a bound
 
 
@@ -784,7 +787,10 @@ def solve(
     gp_bound = None
     remaining = started + time_limit_s - time.perf_counter()
     if with_gp_bound and remaining > 1.0:
-        gp_bound = gp_lower_bound(instance, time_limit_s=remaining)
+        try:
+            gp_bound = gp_lower_bound(instance, time_limit_s=remaining)
+        except PlacementError:
+            gp_bound = None  # an auxiliary figure: the placement stands without it
     return IspdSolution(
         instance=instance,
         kernels=best[2],
