@@ -198,8 +198,13 @@ def test_the_relaxation_bound_lies_below_the_solution() -> None:
 def test_the_checker_rejects_a_broken_solution() -> None:
     instance, solution = solved("A")
     document = json.loads(json.dumps(solution.to_json()))
-    first, second = document["kernels"][0], document["kernels"][1]
-    second["x"], second["y"] = first["x"], first["y"]
+    first, second = next(
+        (a, b)
+        for a in document["kernels"]
+        for b in document["kernels"]
+        if a is not b and a["x"] + b["width"] <= 633 and a["y"] + b["height"] <= 633
+    )
+    second["x"], second["y"] = first["x"], first["y"]  # still inside the fabric, now on top of `first`
     problems = check.ispd_violations(as_checker_kernels(instance), document, 633, 633, 24576)
     assert any("more than once" in p for p in problems)
     document = json.loads(json.dumps(solution.to_json()))
