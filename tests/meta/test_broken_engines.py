@@ -9,15 +9,9 @@ same areas, must fail nothing.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from csconform.report.conformance import run_conformance
 
 BROKEN_ENGINES = {
     # name: (conformance areas to run, rules the suite must report as failed)
@@ -36,42 +30,32 @@ BROKEN_ENGINES = {
 ALL_AREAS = sorted({area for areas, _rules in BROKEN_ENGINES.values() for area in areas} | {"runner", "execution"})
 
 
-def failed_rules(engine: str, areas: tuple[str, ...] | list[str], tmp_path: Path) -> tuple[set[str], dict]:
-    report = tmp_path / "matrix.json"
-    files = [f"tests/conformance/test_{area}.py" for area in areas]
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        *files,
-        "--engine",
-        engine,
-        "--conformance-json",
-        str(report),
-        "-p",
-        "no:cacheprovider",
-        "-q",
-    ]
-    environment = {**os.environ, "CI": "1", "HYPOTHESIS_PROFILE": "ci"}
-    completed = subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300)
-    assert report.is_file(), f"no conformance matrix written:\n{completed.stdout[-3000:]}\n{completed.stderr[-3000:]}"
-    matrix = json.loads(report.read_text())
+def failed_rules(engine: str, areas: tuple[str, ...] | list[str]) -> tuple[set[str], dict]:
+    """Run the areas' conformance files against ``engine`` the way ``csconform check`` does."""
+    matrix = run_conformance(engine, areas=areas, echo=False)
     assert matrix["engine"] == engine
     failed = {rule for rule, entry in matrix["rules"].items() if entry["outcome"] == "failed"}
     return failed, matrix
 
 
+@pytest.fixture(autouse=True)
+def _ci_profile(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The subprocess runs derandomized, like CI, whatever profile this run uses."""
+    monkeypatch.setenv("CI", "1")
+    monkeypatch.setenv("HYPOTHESIS_PROFILE", "ci")
+
+
 @pytest.mark.parametrize("name", sorted(BROKEN_ENGINES))
-def test_suite_catches_the_broken_rule(name, tmp_path):
+def test_suite_catches_the_broken_rule(name):
     areas, expected = BROKEN_ENGINES[name]
-    failed, matrix = failed_rules(f"tests.meta.broken_engines.{name}", areas, tmp_path)
+    failed, matrix = failed_rules(f"tests.meta.broken_engines.{name}", areas)
     assert failed == expected, f"{name}: expected failures {sorted(expected)}, got {sorted(failed)}"
     for rule in expected:
         assert matrix["rules"][rule]["tests"] >= 1
 
 
-def test_reference_engine_passes_the_same_areas(tmp_path):
-    failed, matrix = failed_rules("csconform.engine", ALL_AREAS, tmp_path)
+def test_reference_engine_passes_the_same_areas():
+    failed, matrix = failed_rules("csconform.engine", ALL_AREAS)
     assert failed == set()
     checked = [rule for rule, entry in matrix["rules"].items() if entry["outcome"] == "passed"]
     assert len(checked) > 50
