@@ -93,6 +93,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--benchmark-json", help="pytest-benchmark JSON (default: OUT/benchmarks.json, from tox -e bench)"
     )
     parser.add_argument(
-        "--ispd-time-limit", type=float, default=20.0, help="seconds per ISPD 2020 instance (default 20)"
+        "--ispd-time-limit", type=float, default=60.0, help="seconds per ISPD 2020 instance (default 60)"
     )
     parser.set_defaults(handler=report)
