@@ -112,8 +112,13 @@ class CerebrasEstimator:
         steps: int,
         hooks: Sequence[SessionRunHook] = (),
         artifact: compiler.CompiledArtifact | None = None,
+        on_loss: Callable[[int, float], None] | None = None,
     ) -> TrainResult:
-        """Train for exactly ``steps`` steps (fewer only on cpu, if the input runs out)."""
+        """Train for exactly ``steps`` steps (fewer only on cpu, if the input runs out).
+
+        ``on_loss(global_step, loss)`` receives every step's loss on the host as soon as it is
+        computed (the loss stream of seed 002); unlike a user hook it is allowed on the CS system.
+        """
         if not isinstance(steps, int) or steps < 1:
             raise InvalidInputError(f"train needs an explicit positive number of steps, got {steps!r}")
         self.config.check_for_system(self.env)
@@ -139,6 +144,8 @@ class CerebrasEstimator:
             loss = float(np.asarray(spec.loss))
             result.losses.append(loss)
             result.steps_run += 1
+            if on_loss is not None:
+                on_loss(self.global_step, loss)
             for hook in [*hooks, *spec.training_hooks]:
                 hook.after_run(self.global_step, loss)
             self.global_step += 1

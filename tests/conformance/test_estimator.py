@@ -289,3 +289,21 @@ def test_save_checkpoint_steps_lower_bound_on_cs(engine):
     engine.set_target("cpu")
     estimator, _w = make_estimator(engine, config=engine.estimator.CSRunConfig(save_checkpoint_steps=1))
     assert estimator.train(input_fn_for(engine), steps=2).steps_run == 2
+
+
+@pytest.mark.spec("ESTIMATOR-017")
+@pytest.mark.parametrize("target", ["cs", "cpu"])
+def test_losses_stream_to_the_host_step_by_step(engine, target):
+    seen = []
+    estimator, w = make_estimator(engine, seen=seen)
+    streamed = []
+
+    def on_loss(step, loss):
+        # the callback sees step k before step k+1 has pulled its batch
+        streamed.append((step, loss, len(seen)))
+
+    with engine.use_target(target):
+        result = estimator.train(input_fn_for(engine), steps=6, on_loss=on_loss)
+    assert [step for step, _, _ in streamed] == list(range(6))
+    assert [loss for _, loss, _ in streamed] == result.losses
+    assert [batches for _, _, batches in streamed] == list(range(1, 7))
