@@ -69,8 +69,16 @@ def _table_html(csv_path: Path) -> str:
     return table
 
 
+# the front page reads top-down: does it conform, how fast is it, how good is the placer, what it costs
+PAGE_ORDER = ("conformance", "performance", "ispd2020", "mixed_precision_benchmark", "benchmarks")
+
+
+def _page_rank(page: Path) -> tuple[int, str]:
+    return (PAGE_ORDER.index(page.stem) if page.stem in PAGE_ORDER else len(PAGE_ORDER), page.stem)
+
+
 def write_index(out_dir: Path) -> list[Path]:
-    pages = sorted(p for p in out_dir.glob("*.md") if p.name not in ("index.md", "README.md"))
+    pages = sorted((p for p in out_dir.glob("*.md") if p.name not in ("index.md", "README.md")), key=_page_rank)
     figures = _figures(out_dir)
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
