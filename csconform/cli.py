@@ -53,6 +53,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CsConformError as exc:
         print(f"csconform: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a path the user gave cannot be read or written
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"csconform: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("csconform: interrupted", file=sys.stderr)
         return 130

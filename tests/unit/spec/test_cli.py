@@ -52,3 +52,11 @@ def test_check_reports_problems_and_uncovered_sections(spec_dir: Path, capsys: p
 def test_repository_spec_passes_its_own_check(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["spec", "check"]) == 0, capsys.readouterr().out
     assert "spec OK" in capsys.readouterr().out
+
+
+def test_an_unwritable_output_path_is_a_clear_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    assert main(["sweep", "--models", "fc_mnist", "--out", str(blocker / "sweep"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("csconform: error: ") and "Traceback" not in err and str(blocker) in err
