@@ -94,7 +94,7 @@ def encode(state: dict[str, Any]) -> bytes:
 def decode(data: bytes, source: str = "<bytes>") -> dict[str, Any]:
     """Verify and decode file contents; refuse anything damaged."""
     header_length = len(MAGIC) + DIGEST_HEX_CHARS + 1
-    if len(data) < header_length or not data.startswith(MAGIC):
+    if len(data) < header_length or not data.startswith(MAGIC) or data[header_length - 1 : header_length] != b"\n":
         raise CheckpointError(f"{source} is not a csconform checkpoint (bad or truncated header)")
     digest = data[len(MAGIC) : len(MAGIC) + DIGEST_HEX_CHARS].decode(errors="replace")
     payload = data[header_length:]
