@@ -342,7 +342,9 @@ def test_scale_multiplies_loss_and_gradients(engine, exponent):
 @given(scale=loss_scales(-4, 20), value=st.floats(-100.0, 100.0, width=32))
 def test_scale_of_a_plain_number(engine, scale, value):
     scaler = engine.amp.GradScaler(loss_scale=scale)
-    assert float(scaler.scale(np.float32(value))) == value * scale
+    # the exact product (scale is a power of two) rounded once to float32: a subnormal loss may
+    # round to zero, as it does on the system
+    assert float(scaler.scale(np.float32(value))) == float(np.float32(value * scale))
 
 
 @pytest.mark.spec("GRADSCALER-012")
