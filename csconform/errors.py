@@ -9,6 +9,8 @@ so code written against the real stack keeps catching what it used to catch.
 
 from __future__ import annotations
 
+import unittest
+
 
 class CsConformError(Exception):
     """Base of every error csconform raises on purpose."""
@@ -31,6 +33,21 @@ class InstanceFormatError(InvalidInputError):
 
 class UnknownNameError(InvalidInputError):
     """An unknown model, wafer, engine, ... name; the message lists the known names."""
+
+
+class InterfaceError(CsConformError):
+    """An implementation under test does not offer what it declares (names, signatures, targets)."""
+
+
+class Unsupported(unittest.SkipTest):
+    """The implementation under test does not offer a capability, a target or a feature a check needs.
+
+    Raised by the harness (an undeclared capability or target) or by an adapter (a feature its
+    package cannot show on this backend, e.g. cbfloat16 values on a CPU). The conformance matrix
+    reports such a check as ``unsupported``, with this message as the reason: never as passed.
+    It is deliberately not a :class:`CsConformError` (it is not a refusal a rule could demand) but a
+    kind of ``SkipTest``, so pytest and Hypothesis stop the check at once instead of shrinking it.
+    """
 
 
 # --- documented limitations of the CS system ------------------------------------------------------

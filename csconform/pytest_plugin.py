@@ -3,7 +3,11 @@
 Registered through the ``pytest11`` entry point, so it is active wherever csconform is installed:
 
 - ``--engine MODULE`` (or ``CSCONFORM_ENGINE``) chooses the implementation under test, handed to
-  tests as the ``engine`` fixture; the default is the reference engine ``csconform.engine``.
+  tests as the ``engine`` fixture; the default is the reference engine ``csconform.engine``. The
+  module is validated against the implementation interface (:mod:`csconform.interface`) before any
+  test runs, and tests reach it through the capability gate: a check that needs a capability or a
+  target the implementation does not declare is reported ``unsupported`` (so is a test marked
+  ``@pytest.mark.capability("name")`` for an undeclared capability).
 - ``@pytest.mark.spec("ID", ...)`` binds a test to rules. The traceability gate refuses a run in
   which a test names an unknown, retired or pending rule, or (when the whole conformance suite is
   collected) a rule marked ``checked`` has no test — so a rule's ``status`` is always true.
@@ -22,20 +26,22 @@ import importlib
 import json
 import os
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-from csconform.errors import CsConformError
+from csconform.errors import CsConformError, Unsupported
+from csconform.interface import CAPABILITY_NAMES, declaration_of, validate
+from csconform.interface.gate import ImplementationUnderTest
 from csconform.spec import Spec, load_spec
 
 DEFAULT_ENGINE = "csconform.engine"
-ENGINE_INTERFACE = ("reset", "use_target", "set_target", "current_target")
 RULES_PROPERTY = "csconform_rules"
-OUTCOME_ORDER = ("failed", "xfailed", "skipped", "passed")
+UNSUPPORTED_PROPERTY = "csconform_unsupported"
+EMULATED_PROPERTY = "csconform_emulated"
+OUTCOME_ORDER = ("failed", "xfailed", "unsupported", "skipped", "passed")
 
 
 def register_hypothesis_profiles() -> str:
@@ -100,16 +106,26 @@ class Matrix:
 
     spec: Spec
     engine_name: str
+    declaration: dict[str, object] = field(default_factory=dict)
     test_rules: dict[str, list[str]] = field(default_factory=dict)
     test_outcomes: dict[str, str] = field(default_factory=dict)
+    test_reasons: dict[str, str] = field(default_factory=dict)
+    test_emulated: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
 
     def record(self, report: pytest.TestReport) -> None:
-        rules = dict(report.user_properties).get(RULES_PROPERTY)
+        properties = dict(report.user_properties)
+        rules = properties.get(RULES_PROPERTY)
         if not isinstance(rules, tuple) or not rules:
             return
         self.test_rules[report.nodeid] = [str(rule_id) for rule_id in rules]
+        emulated = properties.get(EMULATED_PROPERTY, ())
+        if isinstance(emulated, tuple):
+            self.test_emulated[report.nodeid].update(str(name) for name in emulated)
         if report.failed:
             outcome = "failed"
+        elif UNSUPPORTED_PROPERTY in properties:
+            outcome = "unsupported"
+            self.test_reasons[report.nodeid] = str(properties[UNSUPPORTED_PROPERTY])
         elif hasattr(report, "wasxfail"):
             outcome = "xfailed" if report.skipped else "passed"
         elif report.skipped:
@@ -124,26 +140,43 @@ class Matrix:
 
     def rules(self) -> dict[str, dict[str, object]]:
         per_rule: dict[str, Counter[str]] = defaultdict(Counter)
+        reasons: dict[str, set[str]] = defaultdict(set)
+        emulated: dict[str, set[str]] = defaultdict(set)
         for nodeid, rules in self.test_rules.items():
             outcome = self.test_outcomes.get(nodeid)
             if outcome is None:
                 continue
             for rule_id in rules:
                 per_rule[rule_id][outcome] += 1
+                if nodeid in self.test_reasons:
+                    reasons[rule_id].add(self.test_reasons[nodeid])
+                if outcome != "unsupported":
+                    emulated[rule_id].update(self.test_emulated.get(nodeid, ()))
         matrix: dict[str, dict[str, object]] = {}
         for rule in self.spec.active():
             counts = per_rule.get(rule.id, Counter())
             if rule.status == "pending":
                 outcome = "pending"
             else:
-                outcome = next((o for o in OUTCOME_ORDER[:3] if counts[o]), "passed")
+                # A rule passes only when all of its tests ran and passed.
+                outcome = next((o for o in OUTCOME_ORDER[:4] if counts[o]), "passed")
                 if not counts:
                     outcome = "skipped"  # not run in this session (deselected)
-            matrix[rule.id] = {"outcome": outcome, "tests": sum(counts.values()), **dict(counts)}
+            entry: dict[str, object] = {"outcome": outcome, "tests": sum(counts.values()), **dict(counts)}
+            if reasons.get(rule.id):
+                entry["unsupported_reasons"] = sorted(reasons[rule.id])
+            if emulated.get(rule.id):
+                entry["emulated"] = sorted(emulated[rule.id])
+            matrix[rule.id] = entry
         return matrix
 
     def to_json(self) -> dict[str, object]:
-        return {"engine": self.engine_name, "spec_rules": len(self.spec.active()), "rules": self.rules()}
+        return {
+            "engine": self.engine_name,
+            "implementation": self.declaration,
+            "spec_rules": len(self.spec.active()),
+            "rules": self.rules(),
+        }
 
 
 class CsConformPlugin:
@@ -156,34 +189,58 @@ class CsConformPlugin:
             self.spec = load_spec(specs_dir)
         except CsConformError as exc:
             raise pytest.UsageError(f"csconform: {exc}") from None
-        self.matrix = Matrix(self.spec, self.engine_name)
         xfails = config.getoption("csconform_expected_failures") or os.environ.get("CSCONFORM_EXPECTED_FAILURES")
         self.expected = ExpectedFailures.read(Path(xfails)) if xfails else None
         self.hypothesis_profile = register_hypothesis_profiles()
         self.engine = self._import_engine()
+        declaration = self.engine.declaration
+        self.matrix = Matrix(
+            self.spec,
+            self.engine_name,
+            {
+                "capabilities": sorted(declaration.capabilities),
+                "targets": list(declaration.targets),
+                "emulations": dict(declaration.emulations),
+            },
+        )
         self.gate_problems: list[str] = []
 
     # -- the implementation under test -------------------------------------------------------------
 
-    def _import_engine(self) -> ModuleType:
-        """Import the engine up front, so a wrong name stops the run before any test does."""
+    def _import_engine(self) -> ImplementationUnderTest:
+        """Import and validate the engine up front, so a wrong one stops the run before any test does."""
         try:
             module = importlib.import_module(self.engine_name)
         except ImportError as exc:
             raise pytest.UsageError(f"csconform: cannot import engine {self.engine_name!r}: {exc}") from None
-        missing = [name for name in ENGINE_INTERFACE if not hasattr(module, name)]
-        if missing:
+        problems = validate(module, self.engine_name)
+        declaration, _ = declaration_of(module)
+        if problems or declaration is None:
+            shown = problems[:25] + ([f"... and {len(problems) - 25} more"] if len(problems) > 25 else [])
             raise pytest.UsageError(
-                f"csconform: engine {self.engine_name!r} lacks the engine interface: {', '.join(missing)}"
+                f"csconform: engine {self.engine_name!r} does not implement the interface it declares "
+                "(see csconform/interface/):\n  " + "\n  ".join(shown)
             )
-        return module
+        return ImplementationUnderTest(module, declaration, self.engine_name)
+
+    def required_target(self, item: pytest.Item) -> str | None:
+        """Target cs when a rule the test checks is a CS-system limitation, else None (the default)."""
+        for mark in item.iter_markers("spec"):
+            for rule_id in mark.args:
+                if rule_id in self.spec and self.spec.get(rule_id).scope.target == "cs":
+                    return "cs"
+        return None
 
     # -- pytest hooks ------------------------------------------------------------------------------
 
     def pytest_report_header(self) -> list[str]:
         counts = self.spec.counts()
+        declaration = self.engine.declaration
+        emulated = ", ".join(sorted(declaration.emulations)) or "none"
         return [
             f"csconform engine: {self.engine_name}",
+            f"csconform capabilities: {', '.join(sorted(declaration.capabilities)) or 'none'}; "
+            f"targets: {', '.join(declaration.targets)}; emulated: {emulated}",
             f"csconform spec: {len(self.spec.active())} rules ({counts['checked']} checked, "
             f"{counts['pending']} pending, {counts['retired']} retired); "
             f"hypothesis profile: {self.hypothesis_profile}",
@@ -243,6 +300,32 @@ class CsConformPlugin:
             item.add_marker(pytest.mark.xfail(reason=f"expected failure for {self.engine_name}: {', '.join(entries)}"))
             item.user_properties.append(("csconform_expected", tuple(entries)))
 
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """A test marked with a capability the implementation does not declare is unsupported."""
+        for mark in item.iter_markers("capability"):
+            for name in mark.args:
+                if name not in CAPABILITY_NAMES:
+                    raise pytest.UsageError(f"{item.nodeid}: unknown capability {name!r}")
+                if name not in self.engine.declaration.capabilities:
+                    raise Unsupported(f"{self.engine_name} does not offer the capability {name!r}")
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        """Tag a report whose test stopped on :class:`Unsupported` (it is a skip to pytest).
+
+        Looked at before the report is made, because pytest turns a ``SkipTest`` into its own skip.
+        """
+        unsupported = call.excinfo is not None and call.excinfo.errisinstance(Unsupported)
+        reason = str(call.excinfo.value) if unsupported and call.excinfo is not None else ""
+        report = yield
+        if unsupported:
+            report.user_properties.append((UNSUPPORTED_PROPERTY, reason))
+            path, line, _name = item.location
+            report.longrepr = (path, (line or 0) + 1, f"unsupported: {reason}")
+        return report
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.matrix.record(report)
         if self.expected is not None and report.when == "call" and report.passed:
@@ -270,6 +353,11 @@ class CsConformPlugin:
             terminalreporter.write_line(
                 "rule outcomes this run: " + ", ".join(f"{v} {k}" for k, v in sorted(ran.items()))
             )
+            if outcomes["unsupported"]:
+                terminalreporter.write_line(
+                    f"{outcomes['unsupported']} rules could not be exercised on {self.engine_name} (unsupported: "
+                    "a capability or target it does not offer); see the matrix for the reasons"
+                )
         if self.expected is not None:
             for entry in self.expected.stale():
                 terminalreporter.write_line(f"WARNING stale expected-failure entry in {self.expected.path}: {entry}")
@@ -324,6 +412,9 @@ def _asked_for(config: pytest.Config) -> bool:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "spec(*rule_ids): the spec rules this test checks")
+    config.addinivalue_line(
+        "markers", "capability(*names): capabilities of the implementation interface this test needs"
+    )
     if _asked_for(config):
         plugin = CsConformPlugin(config, config.getoption("csconform_specs"))
         config.pluginmanager.register(plugin, "csconform-session")
@@ -340,22 +431,32 @@ def _session_plugin(config: pytest.Config) -> CsConformPlugin:
 
 
 @pytest.fixture(scope="session")
-def engine(pytestconfig: pytest.Config) -> ModuleType:
-    """The implementation under test (a module offering the csconform engine interface)."""
+def engine(pytestconfig: pytest.Config) -> ImplementationUnderTest:
+    """The implementation under test, behind the capability gate (see csconform.interface.gate)."""
     return _session_plugin(pytestconfig).engine
 
 
 @pytest.fixture(autouse=True)
 def _reset_engine(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Give every test that uses the engine a fresh engine: target cs, float16, no leftover state.
+    """Give every test that uses the engine a fresh engine: default target, float16, no leftover state.
 
-    The engine fixture itself is session-scoped (a module does not change), so hypothesis tests
-    may take it; this autouse fixture does the per-test reset around them.
+    A test of a CS-system limitation starts on target cs (unsupported where the implementation has
+    no cs target). The engine fixture itself is session-scoped (a module does not change), so
+    hypothesis tests may take it; this autouse fixture does the per-test reset around them, and
+    notes which capabilities the test touched that the implementation emulates.
     """
     if "engine" not in request.fixturenames:
         yield
         return
-    module = request.getfixturevalue("engine")
-    module.reset()
+    plugin = _session_plugin(request.config)
+    gate = request.getfixturevalue("engine")
+    gate.reset()
+    gate.take_touched()
+    target = plugin.required_target(request.node)
+    if target is not None:
+        gate.set_target(target)
     yield
-    module.reset()
+    emulated = gate.take_touched() & set(gate.declaration.emulations)
+    if emulated:
+        request.node.user_properties.append((EMULATED_PROPERTY, tuple(sorted(emulated))))
+    gate.reset()

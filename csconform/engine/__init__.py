@@ -1,8 +1,9 @@
 """The reference NumPy wafer engine: the default implementation under test.
 
-Any other implementation plugs in the same way: a module offering ``reset``, ``use_target``,
-``set_target``, ``current_target`` and the submodules named in ``SUBMODULES``. Submodules are
-imported on first use, so ``import csconform.engine`` stays cheap.
+It implements every capability of the implementation interface (:mod:`csconform.interface`) on
+both targets, natively (no emulations). Any other implementation plugs in the same way: a module
+with the same declaration and the submodules its capabilities list. Submodules are imported on
+first use, so ``import csconform.engine`` stays cheap.
 """
 
 from __future__ import annotations
@@ -12,6 +13,26 @@ from types import ModuleType
 
 from csconform.engine import context
 from csconform.engine.context import current_target, reset, set_target, use_target
+
+CAPABILITIES = frozenset(
+    {
+        "precision",
+        "amp",
+        "nn",
+        "optim",
+        "lr_schedule",
+        "data",
+        "graph",
+        "runner",
+        "metrics",
+        "estimator",
+        "execution",
+        "appliance",
+        "performance",
+    }
+)
+TARGETS = ("cs", "cpu")
+EMULATIONS: dict[str, str] = {}
 
 SUBMODULES = (
     "precision",
@@ -31,7 +52,17 @@ SUBMODULES = (
     "appliance",
 )
 
-__all__ = ["SUBMODULES", "context", "current_target", "reset", "set_target", "use_target"]
+__all__ = [
+    "CAPABILITIES",
+    "EMULATIONS",
+    "SUBMODULES",
+    "TARGETS",
+    "context",
+    "current_target",
+    "reset",
+    "set_target",
+    "use_target",
+]
 
 
 def __getattr__(name: str) -> ModuleType:

@@ -209,6 +209,11 @@ def set_half_dtype(value: str | np.dtype | type | ProxyDType) -> np.dtype | Prox
     return half_dtype()
 
 
+def half_dtype_name() -> str:
+    """The name of the 16-bit format in use ("float16" unless set)."""
+    return context.half_dtype_name()
+
+
 def half_dtype() -> np.dtype | ProxyDType:
     """The dtype (or proxy) of the current 16-bit format."""
     name = context.half_dtype_name()

@@ -20,7 +20,7 @@ from csconform.errors import CsConformError, InvalidInputError
 from csconform.spec import Spec, default_specs_dir, load_spec
 from csconform.spec.traceability import default_tests_dir
 
-OUTCOMES = ("passed", "failed", "xfailed", "skipped", "pending")
+OUTCOMES = ("passed", "failed", "xfailed", "unsupported", "skipped", "pending")
 
 
 def conformance_dir() -> Path:
@@ -69,8 +69,11 @@ def run_conformance(engine: str, areas: Sequence[str] = (), pytest_args: Sequenc
         return json.loads(matrix_path.read_text(encoding="utf-8"))
 
 
+MATRIX_COLUMNS = ["rule", "area", "title", "outcome", "tests", "emulated"]
+
+
 def matrix_frame(matrix: dict, spec: Spec | None = None) -> pd.DataFrame:
-    """One row per rule: id, area, title, outcome, number of tests."""
+    """One row per rule: id, area, title, outcome, number of tests, emulated capabilities touched."""
     spec = spec or load_spec()
     rows = []
     for rule_id, entry in sorted(matrix["rules"].items()):
@@ -82,9 +85,10 @@ def matrix_frame(matrix: dict, spec: Spec | None = None) -> pd.DataFrame:
                 "title": rule.title,
                 "outcome": entry["outcome"],
                 "tests": entry["tests"],
+                "emulated": ", ".join(entry.get("emulated", ())),
             }
         )
-    return pd.DataFrame(rows, columns=["rule", "area", "title", "outcome", "tests"])
+    return pd.DataFrame(rows, columns=MATRIX_COLUMNS)
 
 
 def summary_line(matrix: dict) -> str:

@@ -102,10 +102,10 @@ def test_amp_offers_the_three_entry_points(engine):
     amp = engine.amp
     assert callable(amp.GradScaler) and callable(amp.optimizer_step)
     returned = amp.set_half_dtype("bfloat16")
-    assert engine.context.half_dtype_name() == "bfloat16"
+    assert engine.precision.half_dtype_name() == "bfloat16"
     assert returned == engine.precision.set_half_dtype("bfloat16")
     amp.set_half_dtype("float16")
-    assert engine.context.half_dtype_name() == "float16"
+    assert engine.precision.half_dtype_name() == "float16"
 
 
 @pytest.mark.spec("GRADSCALER-002")
@@ -144,7 +144,7 @@ def test_constructor_signature_and_methods(engine):
 @pytest.mark.spec("GRADSCALER-003")
 @pytest.mark.parametrize("half, maximum", [("float16", 2.0**15), ("bfloat16", 2.0**15), ("cbfloat16", 2.0**31)])
 def test_dynamic_defaults(engine, half, maximum):
-    engine.context.set_half_dtype_name(half)
+    engine.precision.set_half_dtype(half)
     scaler = engine.amp.GradScaler(loss_scale="dynamic")
     assert scaler.get_scale() == maximum  # init_scale defaults to max_loss_scale
     params, optimizer = make_setup(engine)

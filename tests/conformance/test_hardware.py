@@ -19,6 +19,9 @@ from csconform.perf.hardware import MEMORYX, SWARMX, get_wafer
 from csconform.perf.plan import plan
 from csconform.perf.streaming import STREAMED_WEIGHT_BYTES_PER_PARAM, weight_streaming
 
+# These checks exercise csconform's own performance model, not the implementation under test.
+pytestmark = pytest.mark.capability("performance")
+
 GB = 1e9
 
 

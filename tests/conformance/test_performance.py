@@ -25,6 +25,9 @@ from csconform.perf.plan import plan
 from csconform.perf.streaming import scaling_efficiency, weight_streaming
 from csconform.perf.zoo import ZOO_NAMES, get_model
 
+# These checks exercise csconform's own performance model, not the implementation under test.
+pytestmark = pytest.mark.capability("performance")
+
 SMALL = ["fc_mnist", "resnet50", "bert_base", "bert_large", "gpt2_small", "gpt2_medium"]
 LARGE = ["gpt3_6.7b", "gpt3_13b", "gpt3_175b"]
 

@@ -21,6 +21,9 @@ from csconform.errors import InfeasibleError, InstanceFormatError, InvalidInputE
 from csconform.perf import check, ispd
 from csconform.perf.placement import Fabric, KernelDemand, place_kernels
 
+# These checks exercise csconform's own performance model, not the implementation under test.
+pytestmark = pytest.mark.capability("performance")
+
 INSTANCES = Path(__file__).resolve().parents[1] / "unit" / "placement" / "data" / "ispd2020"
 WSE2 = Fabric(width=750, height=994, memory_per_core_bytes=48 * 1024)
 

@@ -112,7 +112,7 @@ def test_pure_half_training_is_available_on_cpu_only(engine):
 @pytest.mark.spec("PRECISION-002")
 def test_mixed_precision_float16_is_the_default(engine):
     assert engine.precision.compute_precision() == "mixed"
-    assert engine.context.half_dtype_name() == "float16"
+    assert engine.precision.half_dtype_name() == "float16"
     layer, x = small_linear(engine, np.random.default_rng(2))
     q = lambda a: reference_quantize(a, "float16")  # noqa: E731
     expected = q(x) @ q(layer.weight.data).T + q(layer.bias.data)
@@ -218,7 +218,7 @@ def test_set_half_dtype_accepts_names_and_dtypes(engine, value, name, dtype):
     if name == "float16":
         engine.precision.set_half_dtype("bfloat16")  # start elsewhere so the change is visible
     assert engine.precision.set_half_dtype(value) == dtype
-    assert engine.context.half_dtype_name() == name
+    assert engine.precision.half_dtype_name() == name
 
 
 @pytest.mark.spec("PRECISION-009")
@@ -226,10 +226,10 @@ def test_cbfloat16_is_a_proxy_dtype(engine):
     proxy = engine.precision.set_half_dtype("cbfloat16")
     assert not isinstance(proxy, np.dtype)
     assert proxy.name == "cbfloat16" and proxy.itemsize == 2
-    assert engine.context.half_dtype_name() == "cbfloat16"
+    assert engine.precision.half_dtype_name() == "cbfloat16"
     engine.precision.set_half_dtype("float16")
     assert engine.precision.set_half_dtype(proxy) == proxy
-    assert engine.context.half_dtype_name() == "cbfloat16"
+    assert engine.precision.half_dtype_name() == "cbfloat16"
     layer, x = small_linear(engine, np.random.default_rng(9))
     q = lambda a: reference_quantize(a, "cbfloat16")  # noqa: E731
     assert np.array_equal(layer(x), q(x) @ q(layer.weight.data).T + q(layer.bias.data))
@@ -259,7 +259,7 @@ def test_unknown_half_dtype_is_refused(engine, value):
         engine.precision.set_half_dtype(value)
     for name in FORMATS:
         assert name in str(raised.value)
-    assert engine.context.half_dtype_name() == "bfloat16"
+    assert engine.precision.half_dtype_name() == "bfloat16"
 
 
 # --- the formats ---------------------------------------------------------------------------------

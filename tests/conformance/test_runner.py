@@ -268,7 +268,7 @@ def test_weights_fetched_on_any_step_on_cpu(engine, tmp_path):
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the first float16 steps overflow on purpose
 @pytest.mark.parametrize("half", ["float16", "bfloat16"])
 def test_runner_step_equals_the_documented_loop(engine, half):
-    engine.context.set_half_dtype_name(half)
+    engine.precision.set_half_dtype(half)
     options = {"loss_scale": "dynamic", "init_scale": 2.0**40, "max_loss_scale": 2.0**40, "steps_per_increase": 3}
     model, optimizer, scaler, runner = build(engine, scaler_options=options)
     outputs = list(runner.train(make_dataset(engine), 12, data_seed=5))

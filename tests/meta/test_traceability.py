@@ -51,6 +51,8 @@ rules:
 """
 
 FAKE_ENGINE = """\
+CAPABILITIES = frozenset()
+TARGETS = ("cs", "cpu")
 state = {"target": "cs", "resets": 0}
 def reset():
     state["target"] = "cs"; state["resets"] += 1
@@ -205,7 +207,13 @@ def test_engine_without_the_interface_is_refused(project: pytest.Pytester) -> No
     project.makepyfile(half_engine="def reset():\n    pass\n")
     result = run(project, "--engine", "half_engine")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*lacks the engine interface: use_target, set_target, current_target*"])
+    result.stderr.fnmatch_lines(
+        [
+            "*engine 'half_engine' does not implement the interface it declares*",
+            "*half_engine: CAPABILITIES must be a set of capability names*",
+            "*half_engine.set_target is missing*",
+        ]
+    )
 
 
 def test_invalid_spec_stops_the_run_with_the_file_and_rule(project: pytest.Pytester) -> None:
@@ -240,3 +248,151 @@ def test_hypothesis_profile_follows_the_environment(
     result.stdout.fnmatch_lines([f"*examples {examples} db *"])
     if expected == "ci":
         result.stdout.fnmatch_lines(["*examples 50 db None"])
+
+
+# --- the implementation interface: validation, unsupported checks, emulations -----------------------
+
+GATED_AREA = """\
+area: gated
+title: Gated
+rules:
+  - id: GATED-001
+    title: Metrics answer
+    statement: The engine's metrics answer.
+    source: "000_125af87d7ddd17a1.txt#Eval metrics"
+    kind: behaviour
+    scope: {target: both, mode: any}
+    status: checked
+  - id: GATED-002
+    title: A CS limitation
+    statement: Something is refused on the CS system.
+    source: "000_125af87d7ddd17a1.txt#Eval metrics"
+    kind: limitation
+    scope: {target: cs, mode: any}
+    status: checked
+  - id: GATED-003
+    title: Needs more
+    statement: Needs capabilities the engine lacks.
+    source: "000_125af87d7ddd17a1.txt#Eval metrics"
+    kind: behaviour
+    scope: {target: both, mode: any}
+    status: checked
+"""
+
+CPU_ENGINE = """\
+import contextlib
+import types
+
+CAPABILITIES = frozenset({"metrics"})
+TARGETS = ("cpu",)
+EMULATIONS = {"metrics": "the metrics run beside a stand-in backend"}
+state = {"target": "cpu"}
+
+def reset():
+    state["target"] = "cpu"
+def set_target(name):
+    state["target"] = name
+def current_target():
+    return state["target"]
+@contextlib.contextmanager
+def use_target(name):
+    yield name
+
+class _Metric:
+    def update(self, *args):
+        pass
+    def compute(self):
+        return 1.0
+
+metrics = types.SimpleNamespace(Metric=_Metric, Accuracy=_Metric, Mean=_Metric, evaluate=lambda metric, batches: 1.0)
+amp = types.SimpleNamespace(GradScaler=object)
+"""
+
+GATED_TESTS = """\
+import pytest
+
+@pytest.mark.spec("GATED-001")
+def test_metrics(engine):
+    assert engine.metrics.evaluate(engine.metrics.Mean(), []) == 1.0
+
+@pytest.mark.spec("GATED-002")
+def test_cs_limitation(engine):
+    assert engine.current_target() == "cs"
+
+@pytest.mark.spec("GATED-003")
+def test_needs_amp(engine):
+    assert engine.amp.GradScaler is not None
+
+@pytest.mark.spec("GATED-003")
+@pytest.mark.capability("performance")
+def test_needs_the_performance_model():
+    pass
+"""
+
+
+def test_undeclared_capabilities_and_targets_are_unsupported_and_emulations_marked(project: pytest.Pytester) -> None:
+    (project.path / "specs" / "gated.yaml").write_text(GATED_AREA, encoding="utf-8")
+    (project.path / "tests" / "conformance" / "test_gated.py").write_text(GATED_TESTS, encoding="utf-8")
+    project.makepyfile(cpu_engine=CPU_ENGINE)
+    result = run(project, "--engine", "cpu_engine", "--conformance-json", "m.json", "tests/conformance/test_gated.py")
+    result.assert_outcomes(passed=1, skipped=3)
+    result.stdout.fnmatch_lines(
+        [
+            "*csconform capabilities: metrics; targets: cpu; emulated: metrics*",
+            "*2 rules could not be exercised on cpu_engine (unsupported*",
+        ]
+    )
+    matrix = json.loads((project.path / "m.json").read_text())
+    assert matrix["implementation"] == {
+        "capabilities": ["metrics"],
+        "targets": ["cpu"],
+        "emulations": {"metrics": "the metrics run beside a stand-in backend"},
+    }
+    rules = matrix["rules"]
+    assert rules["GATED-001"] == {"outcome": "passed", "tests": 1, "passed": 1, "emulated": ["metrics"]}
+    assert rules["GATED-002"]["outcome"] == "unsupported"
+    assert rules["GATED-002"]["unsupported_reasons"] == ["cpu_engine does not run on target 'cs' (it runs cpu)"]
+    assert rules["GATED-003"] == {
+        "outcome": "unsupported",
+        "tests": 2,
+        "unsupported": 2,
+        "unsupported_reasons": [
+            "cpu_engine does not offer the capability 'amp'",
+            "cpu_engine does not offer the capability 'performance'",
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("amp", "message"),
+    [
+        ("types.SimpleNamespace(set_half_dtype=f, optimizer_step=f)", "*half_amp.amp.GradScaler is missing*"),
+        (
+            "types.SimpleNamespace(GradScaler=Scaler, set_half_dtype=f, optimizer_step=f)",
+            "*half_amp.amp.GradScaler.step_if_finite is missing*",
+        ),
+        (
+            "types.SimpleNamespace(GradScaler=Scaler, set_half_dtype=f, optimizer_step=lambda loss: None)",
+            "*half_amp.amp.optimizer_step does not accept parameter(s) optimizer, grad_scaler, max_gradient_norm*",
+        ),
+    ],
+)
+def test_a_declared_capability_must_offer_every_name(project: pytest.Pytester, amp: str, message: str) -> None:
+    scaler = (
+        "class Scaler:\n"
+        "    def __init__(self, loss_scale=None, init_scale=None, steps_per_increase=None, min_loss_scale=None,\n"
+        "                 max_loss_scale=None, overflow_tolerance=0.0, max_gradient_norm=None): pass\n"
+        + "".join(
+            f"    def {name}(self, *args, **kwargs): pass\n"
+            for name in ("scale", "get_scale", "unscale_", "step", "clip_gradients_and_return_isfinite", "update")
+            + ("state_dict", "load_state_dict")
+        )
+    )
+    engine = CPU_ENGINE.replace('CAPABILITIES = frozenset({"metrics"})', 'CAPABILITIES = frozenset({"metrics", "amp"})')
+    engine = engine.replace(
+        "amp = types.SimpleNamespace(GradScaler=object)", f"def f(*a, **k): pass\n{scaler}amp = {amp}"
+    )
+    project.makepyfile(half_amp=engine)
+    result = run(project, "--engine", "half_amp")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])

@@ -1,0 +1,68 @@
+"""Capability ``runner``: the training loop of seed 002, checkpoints and resuming.
+
+Losses stream to the host as each step finishes; with ``checkpoint_steps=N`` weights are saved
+after steps N-1, 2N-1, ... and the last step (FACTS.md), and on the CS system weights can be
+fetched only on those steps. A checkpoint restores the run exactly.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class StepOutput(Protocol):
+    """What the host receives after one step (``step`` counts from 0)."""
+
+    step: int
+    loss: float
+    loss_scale: float | None
+    global_step: int
+    checkpoint: Path | None
+
+
+class Runner(Protocol):
+    """``engine.runner.Runner``: one run of one model, in mode "train" or "eval"."""
+
+    steps_completed: int
+
+    def __init__(
+        self,
+        model: Any,
+        loss_fn: Callable[..., Any],
+        optimizer: Any = None,
+        *,
+        grad_scaler: Any = None,
+        mode: str = "train",
+        checkpoint_steps: int | None = None,
+        checkpoint_dir: str | Path | None = None,
+    ) -> None: ...
+
+    def train(
+        self, dataset: Any, steps: int, resume_from: str | Path | None = None, data_seed: int | None = None
+    ) -> Iterator[StepOutput]:
+        """A generator: each step's output is yielded as soon as the step is done."""
+
+    def evaluate(self, dataset: Any, metric: Any = None, steps: int | None = None) -> Any:
+        """The metric's single final value over ``dataset`` (mean loss by default)."""
+
+    def fetch_weights(self) -> Mapping[str, Any]:
+        """Copies of the weights; on the CS system only right after a checkpoint step."""
+
+
+class RunnerModule(Protocol):
+    """``engine.runner``"""
+
+    Runner: type[Runner]
+
+
+class CheckpointModule(Protocol):
+    """``engine.checkpoint``: how a checkpoint file is written and read back."""
+
+    def save(self, path: str | os.PathLike[str], state: Mapping[str, Any]) -> Path:
+        """Write ``state`` so that no reader ever sees a partial file."""
+
+    def load(self, path: str | os.PathLike[str]) -> dict[str, Any]:
+        """Read a checkpoint back; a damaged file is refused."""

@@ -1,0 +1,155 @@
+"""Check an implementation against the interface, and name everything it lacks.
+
+For every declared capability, each submodule must exist and offer every name of its Protocol:
+annotated attributes, and functions whose signature accepts the Protocol's parameter names. A
+name annotated ``type[P]`` must be a class offering the methods of ``P``. Names an implementation
+offers beyond the contract are its own business.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, get_args, get_origin, get_type_hints
+
+from csconform.interface.capabilities import CAPABILITY_NAMES, TARGETS, get_capability
+from csconform.interface.core import ImplementationModule
+
+_PROTOCOL_DUNDERS = {"__init__", "__call__", "__iter__", "__next__", "__mul__"}
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """What an implementation says it offers."""
+
+    capabilities: frozenset[str]
+    targets: tuple[str, ...]
+    emulations: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def default_target(self) -> str:
+        return self.targets[0]
+
+
+def declaration_of(module: ModuleType) -> tuple[Declaration | None, list[str]]:
+    """The module's declaration, or the problems that keep it from being one."""
+    problems = []
+    capabilities = getattr(module, "CAPABILITIES", None)
+    targets = getattr(module, "TARGETS", None)
+    emulations = getattr(module, "EMULATIONS", {})
+    if not isinstance(capabilities, frozenset | set | tuple | list) or not all(
+        isinstance(c, str) for c in capabilities
+    ):
+        problems.append("CAPABILITIES must be a set of capability names")
+        capabilities = ()
+    unknown = sorted(set(capabilities) - set(CAPABILITY_NAMES))
+    if unknown:
+        problems.append(f"CAPABILITIES names unknown capabilities {unknown}; known: {', '.join(CAPABILITY_NAMES)}")
+    if not isinstance(targets, tuple | list) or not targets or not set(targets) <= set(TARGETS):
+        problems.append(f"TARGETS must be a non-empty sequence of {', '.join(TARGETS)}")
+        targets = ()
+    if not isinstance(emulations, Mapping) or not all(
+        name in set(capabilities) and isinstance(text, str) and text.strip() for name, text in emulations.items()
+    ):
+        problems.append("EMULATIONS must map declared capabilities to a description of the emulation")
+        emulations = {}
+    if problems:
+        return None, problems
+    return Declaration(frozenset(capabilities), tuple(targets), dict(emulations)), []
+
+
+def protocol_members(protocol: type) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(annotated attributes -> type, methods -> function) that a Protocol class lists."""
+    attributes = dict(get_type_hints(protocol))
+    methods = {
+        name: value
+        for name, value in vars(protocol).items()
+        if (callable(value) or isinstance(value, staticmethod | property))
+        and (not name.startswith("_") or name in _PROTOCOL_DUNDERS)
+    }
+    for name in methods:
+        attributes.pop(name, None)
+    return attributes, methods
+
+
+def _required_parameters(function: Any) -> list[inspect.Parameter]:
+    parameters = list(inspect.signature(function).parameters.values())
+    if parameters and parameters[0].name == "self":
+        parameters = parameters[1:]
+    return [p for p in parameters if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
+def _signature_problem(where: str, expected: Any, actual: Any) -> str | None:
+    """None if ``actual`` accepts every named parameter of ``expected``, else what is wrong."""
+    if isinstance(expected, property) or isinstance(actual, property):
+        return None
+    expected = expected.__func__ if isinstance(expected, staticmethod) else expected
+    try:
+        actual_parameters = inspect.signature(actual).parameters
+    except (TypeError, ValueError):
+        return None  # builtins without a signature: trust them
+    takes_any_keyword = any(p.kind is p.VAR_KEYWORD for p in actual_parameters.values())
+    takes_any_position = any(p.kind is p.VAR_POSITIONAL for p in actual_parameters.values())
+    missing = [
+        p.name
+        for p in _required_parameters(expected)
+        if p.name not in actual_parameters
+        and not takes_any_keyword
+        and not (takes_any_position and p.default is p.empty)
+    ]
+    if missing:
+        return f"{where} does not accept parameter(s) {', '.join(missing)}"
+    return None
+
+
+def _check_object(where: str, value: Any, protocol: type, problems: list[str]) -> None:
+    attributes, methods = protocol_members(protocol)
+    instance_attributes = inspect.isclass(value)  # a class may set attributes in __init__
+    for name, annotation in attributes.items():
+        if not hasattr(value, name):
+            if not instance_attributes:
+                problems.append(f"{where}.{name} is missing")
+            continue
+        member = getattr(value, name)
+        if get_origin(annotation) is type:
+            (member_protocol,) = get_args(annotation)
+            if not inspect.isclass(member):
+                problems.append(f"{where}.{name} must be a class")
+            elif isinstance(member_protocol, type):
+                _check_object(f"{where}.{name}", member, member_protocol, problems)
+    for name, expected in methods.items():
+        member = getattr(value, name, None)
+        if member is None or not (callable(member) or isinstance(inspect.getattr_static(value, name), property)):
+            problems.append(f"{where}.{name} is missing")
+            continue
+        problem = _signature_problem(f"{where}.{name}", expected, member)
+        if problem:
+            problems.append(problem)
+
+
+def _resolve(module: ModuleType, path: str) -> Any:
+    value: Any = module
+    for part in path.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def validate(module: ModuleType, name: str | None = None) -> list[str]:
+    """Every problem that keeps ``module`` from being an implementation of what it declares."""
+    label = name or module.__name__
+    declaration, problems = declaration_of(module)
+    problems = [f"{label}: {problem}" for problem in problems]
+    _check_object(label, module, ImplementationModule, problems)
+    if declaration is None:
+        return problems
+    for capability_name in sorted(declaration.capabilities):
+        for path, protocol in get_capability(capability_name).modules.items():
+            try:
+                submodule = _resolve(module, path)
+            except AttributeError:
+                problems.append(f"{label}.{path} is missing (capability {capability_name})")
+                continue
+            _check_object(f"{label}.{path}", submodule, protocol, problems)
+    return problems
