@@ -182,10 +182,12 @@ class CsConformPlugin:
 
     def pytest_report_header(self) -> list[str]:
         counts = self.spec.counts()
+        levels = self.spec.level_counts()
         return [
             f"csconform engine: {self.engine_name}",
             f"csconform spec: {len(self.spec.active())} rules ({counts['checked']} checked, "
-            f"{counts['pending']} pending, {counts['retired']} retired); "
+            f"{counts['pending']} pending, {counts['retired']} retired), by level: {levels['documented']} "
+            f"documented, {levels['public']} public, {levels['reference']} reference; "
             f"hypothesis profile: {self.hypothesis_profile}",
         ]
 
