@@ -35,7 +35,8 @@ import pytest
 from csconform.errors import CsConformError, Unsupported
 from csconform.interface import CAPABILITY_NAMES, declaration_of, validate
 from csconform.interface.gate import ImplementationUnderTest
-from csconform.spec import Spec, load_spec
+from csconform.spec import LEVELS, Spec, load_spec
+from csconform.spec.verdict import BINDING_LEVELS, levels_summary
 
 DEFAULT_ENGINE = "csconform.engine"
 RULES_PROPERTY = "csconform_rules"
@@ -171,11 +172,13 @@ class Matrix:
         return matrix
 
     def to_json(self) -> dict[str, object]:
+        rules = self.rules()
         return {
             "engine": self.engine_name,
             "implementation": self.declaration,
             "spec_rules": len(self.spec.active()),
-            "rules": self.rules(),
+            "levels": levels_summary(self.spec, rules),
+            "rules": rules,
         }
 
 
@@ -237,12 +240,14 @@ class CsConformPlugin:
         counts = self.spec.counts()
         declaration = self.engine.declaration
         emulated = ", ".join(sorted(declaration.emulations)) or "none"
+        levels = self.spec.level_counts()
         return [
             f"csconform engine: {self.engine_name}",
             f"csconform capabilities: {', '.join(sorted(declaration.capabilities)) or 'none'}; "
             f"targets: {', '.join(declaration.targets)}; emulated: {emulated}",
             f"csconform spec: {len(self.spec.active())} rules ({counts['checked']} checked, "
-            f"{counts['pending']} pending, {counts['retired']} retired); "
+            f"{counts['pending']} pending, {counts['retired']} retired), by level: {levels['documented']} "
+            f"documented, {levels['public']} public, {levels['reference']} reference; "
             f"hypothesis profile: {self.hypothesis_profile}",
         ]
 
@@ -353,6 +358,12 @@ class CsConformPlugin:
             terminalreporter.write_line(
                 "rule outcomes this run: " + ", ".join(f"{v} {k}" for k, v in sorted(ran.items()))
             )
+            levels = levels_summary(self.spec, self.matrix.rules())
+            for level in LEVELS:
+                terminalreporter.write_line(
+                    f"  {level}: {levels[level]['passed']} of {levels[level]['applicable']} applicable rules pass"
+                    + ("" if level in BINDING_LEVELS else " (informative)")
+                )
             if outcomes["unsupported"]:
                 terminalreporter.write_line(
                     f"{outcomes['unsupported']} rules could not be exercised on {self.engine_name} (unsupported: "

@@ -11,29 +11,28 @@ from pathlib import Path
 from tabulate import tabulate
 
 from csconform.pytest_plugin import DEFAULT_ENGINE
-from csconform.report.conformance import matrix_frame, run_conformance, summary_line
+from csconform.report.conformance import level_lines, matrix_frame, run_conformance, summary_line
+from csconform.spec.verdict import BINDING_LEVELS
 
 
 def check(args: argparse.Namespace) -> int:
     engine = args.engine or os.environ.get("CSCONFORM_ENGINE", DEFAULT_ENGINE)
     matrix = run_conformance(engine, areas=args.area or (), echo=args.verbose)
     frame = matrix_frame(matrix)
+    binding = set(frame.loc[frame["level"].isin(BINDING_LEVELS), "rule"])
     if args.failed_only:
         frame = frame[frame["outcome"] == "failed"]
     frame = frame.assign(title=[textwrap.shorten(t, 64) for t in frame["title"]])
-    print(
-        tabulate(
-            frame[["rule", "title", "outcome", "tests"]].values.tolist(),
-            headers=["rule", "title", "outcome", "tests"],
-            tablefmt="simple",
-        )
-    )
+    columns = ["rule", "level", "title", "outcome", "tests"]
+    print(tabulate(frame[columns].values.tolist(), headers=columns, tablefmt="simple"))
     print()
     print(summary_line(matrix))
+    for line in level_lines(matrix):
+        print(line)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(matrix, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    failed = any(entry["outcome"] == "failed" for entry in matrix["rules"].values())
+    failed = any(entry["outcome"] == "failed" and rule in binding for rule, entry in matrix["rules"].items())
     return 1 if failed else 0
 
 

@@ -17,8 +17,9 @@ from pathlib import Path
 import pandas as pd
 
 from csconform.errors import CsConformError, InvalidInputError
-from csconform.spec import Spec, default_specs_dir, load_spec
+from csconform.spec import LEVELS, Spec, default_specs_dir, load_spec
 from csconform.spec.traceability import default_tests_dir
+from csconform.spec.verdict import BINDING_LEVELS, conforms
 
 OUTCOMES = ("passed", "failed", "xfailed", "unsupported", "skipped", "pending")
 
@@ -69,11 +70,11 @@ def run_conformance(engine: str, areas: Sequence[str] = (), pytest_args: Sequenc
         return json.loads(matrix_path.read_text(encoding="utf-8"))
 
 
-MATRIX_COLUMNS = ["rule", "area", "title", "outcome", "tests", "emulated"]
+MATRIX_COLUMNS = ["rule", "area", "level", "title", "outcome", "tests", "emulated"]
 
 
 def matrix_frame(matrix: dict, spec: Spec | None = None) -> pd.DataFrame:
-    """One row per rule: id, area, title, outcome, number of tests, emulated capabilities touched."""
+    """One row per rule: id, area, level, title, outcome, number of tests, emulated capabilities touched."""
     spec = spec or load_spec()
     rows = []
     for rule_id, entry in sorted(matrix["rules"].items()):
@@ -82,6 +83,7 @@ def matrix_frame(matrix: dict, spec: Spec | None = None) -> pd.DataFrame:
             {
                 "rule": rule_id,
                 "area": rule.area,
+                "level": rule.level,
                 "title": rule.title,
                 "outcome": entry["outcome"],
                 "tests": entry["tests"],
@@ -95,6 +97,24 @@ def summary_line(matrix: dict) -> str:
     counts = Counter(entry["outcome"] for entry in matrix["rules"].values())
     parts = [f"{counts[o]} {o}" for o in OUTCOMES if counts[o]]
     return f"{matrix['engine']}: {len(matrix['rules'])} rules — " + ", ".join(parts)
+
+
+def level_lines(matrix: dict) -> list[str]:
+    """Per level: how many applicable rules pass; then the verdict on the binding levels."""
+    levels = matrix.get("levels")
+    if not levels:
+        return []
+    lines = []
+    for level in LEVELS:
+        entry = levels[level]
+        outcomes = ", ".join(f"{n} {o}" for o, n in entry["outcomes"].items())
+        role = "binding" if level in BINDING_LEVELS else "informative"
+        lines.append(
+            f"  {level} ({role}): {entry['passed']} of {entry['applicable']} applicable rules pass ({outcomes})"
+        )
+    verdict = "conforms" if conforms(levels) else "does not conform"
+    lines.append(f"{matrix['engine']} {verdict}: every applicable documented and public rule must pass")
+    return lines
 
 
 def area_frame(matrix: dict, spec: Spec | None = None) -> pd.DataFrame:

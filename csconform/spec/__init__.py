@@ -1,10 +1,11 @@
 """The executable spec: rules loaded from ``specs/*.yaml``, validated, and queryable."""
 
 from csconform.spec.loader import SpecReport, check_spec, default_specs_dir, load_spec, uncovered_sections
-from csconform.spec.model import Area, ErrorSpec, Rule, Scope, Source, Spec
+from csconform.spec.model import LEVELS, Area, ErrorSpec, Rule, Scope, Source, Spec
 from csconform.spec.sources import Registry, load_registry
 
 __all__ = [
+    "LEVELS",
     "Area",
     "ErrorSpec",
     "Registry",

@@ -9,7 +9,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from csconform.spec.loader import check_spec, default_specs_dir, load_spec, uncovered_sections
-from csconform.spec.model import STATUSES
+from csconform.spec.model import LEVELS, STATUSES, Spec
 from csconform.spec.sources import load_registry
 from csconform.spec.traceability import count_checks, default_tests_dir
 
@@ -23,28 +23,36 @@ def _check_counts(specs_dir: Path) -> dict[str, int] | None:
     return dict(count_checks(tests_dir)) if tests_dir else None
 
 
+def _level_summary(spec: Spec) -> str:
+    counts = spec.level_counts()
+    return ", ".join(f"{counts[level]} {level}" for level in LEVELS)
+
+
 def list_rules(args: argparse.Namespace) -> int:
     specs_dir = _specs_dir(args)
     spec = load_spec(specs_dir)
     rules = spec.by_area(args.area) if args.area else list(spec)
     if args.status:
         rules = [rule for rule in rules if rule.status == args.status]
+    if args.level:
+        rules = [rule for rule in rules if rule.level == args.level]
     checks = _check_counts(specs_dir)
     rows = [
         [
             rule.id,
             textwrap.shorten(rule.title, 60),
             textwrap.shorten(rule.source_text, 58),
+            rule.level,
             rule.status,
             "-" if checks is None else checks.get(rule.id, 0),
         ]
         for rule in rules
     ]
-    print(tabulate(rows, headers=["id", "title", "source", "status", "checks"], tablefmt=args.format))
+    print(tabulate(rows, headers=["id", "title", "source", "level", "status", "checks"], tablefmt=args.format))
     counts = spec.counts()
     print(
         f"\n{len(rules)} of {len(spec)} rules shown; spec: {counts['checked']} checked, "
-        f"{counts['pending']} pending, {counts['retired']} retired"
+        f"{counts['pending']} pending, {counts['retired']} retired; in force: {_level_summary(spec)}"
     )
     return 0
 
@@ -58,6 +66,7 @@ def show_rule(args: argparse.Namespace) -> int:
         ("title", rule.title),
         ("area", f"{rule.area} ({rule.file})"),
         ("kind", rule.kind),
+        ("level", rule.level),
         ("scope", f"target {rule.scope.target}, mode {rule.scope.mode}"),
         ("status", rule.status + (f" — {rule.reason}" if rule.reason else "")),
         ("source", "\n".join(str(s) for s in rule.sources)),
@@ -97,14 +106,14 @@ def check(args: argparse.Namespace) -> int:
             problems += [f"a test names unknown rule {rule_id}" for rule_id in sorted(set(checks) - known)]
     for problem in problems:
         print(problem)
-    if problems:
+    if problems or report.spec is None:
         print(f"\n{len(problems)} problem(s) in {specs_dir}")
         return 1
-    counts = report.spec.counts() if report.spec else {}
+    counts = report.spec.counts()
     print(
-        f"spec OK: {len(report.spec or [])} rules in {len(report.spec.areas) if report.spec else 0} areas "
-        f"({counts.get('checked', 0)} checked, {counts.get('pending', 0)} pending, "
-        f"{counts.get('retired', 0)} retired); every documented section has a rule"
+        f"spec OK: {len(report.spec)} rules in {len(report.spec.areas)} areas "
+        f"({counts['checked']} checked, {counts['pending']} pending, {counts['retired']} retired; "
+        f"in force: {_level_summary(report.spec)}); every documented section has a rule"
     )
     return 0
 
@@ -114,9 +123,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     spec.add_argument("--specs-dir", default=None, help="spec directory (default: the bundled specs)")
     commands = spec.add_subparsers(dest="spec_command", metavar="SUBCOMMAND", required=True)
 
-    listing = commands.add_parser("list", help="a table of rules: id, title, source, status, checks")
+    listing = commands.add_parser("list", help="a table of rules: id, title, source, level, status, checks")
     listing.add_argument("--area", help="only this area (spec file stem), e.g. grad_scaler")
     listing.add_argument("--status", choices=STATUSES, help="only rules with this status")
+    listing.add_argument(
+        "--level", choices=LEVELS, help="only rules this binding: documented (seeds), public (FACTS.md), reference"
+    )
     listing.add_argument("--format", default="simple", help="table format (tabulate), e.g. github")
     listing.set_defaults(handler=list_rules)
 

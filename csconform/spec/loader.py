@@ -17,13 +17,14 @@ from typing import Any
 
 import csconform.errors as error_family
 from csconform.errors import SpecError
-from csconform.spec.model import KINDS, MODES, STATUSES, TARGETS, Area, ErrorSpec, Rule, Scope, Source, Spec
-from csconform.spec.sources import SOURCES_FILE, Registry, load_registry
+from csconform.spec.model import KINDS, LEVELS, MODES, STATUSES, TARGETS, Area, ErrorSpec, Rule, Scope, Source, Spec
+from csconform.spec.sources import FACTS_FILE, SOURCES_FILE, Registry, load_registry
 from csconform.spec.yaml_io import read_yaml
 
 AREA_KEYS = {"area", "title", "rules"}
-RULE_KEYS = {"id", "title", "statement", "source", "kind", "scope", "status", "error", "reason", "notes"}
-REQUIRED_RULE_KEYS = ("id", "title", "statement", "source", "kind", "scope", "status")
+RULE_KEYS = {"id", "title", "statement", "source", "kind", "level", "scope", "status", "error", "reason", "notes"}
+REQUIRED_RULE_KEYS = ("id", "title", "statement", "source", "kind", "level", "scope", "status")
+KEY_HINTS = {"level": f" (how binding the rule is: {', '.join(LEVELS)})"}
 SCOPE_KEYS = {"target", "mode"}
 ERROR_KEYS = {"type", "message"}
 ID_PATTERN = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*-\d{3}$")
@@ -131,7 +132,7 @@ def _parse_rule(data: Any, area: str, path: Path, registry: Registry, problems: 
             problems.add(path, label, f"unknown key {key!r}; allowed: {', '.join(sorted(RULE_KEYS))}")
     for key in REQUIRED_RULE_KEYS:
         if key not in data:
-            problems.add(path, label, f"missing required key {key!r}")
+            problems.add(path, label, f"missing required key {key!r}{KEY_HINTS.get(key, '')}")
     if "id" in data and not (isinstance(rule_id, str) and ID_PATTERN.match(rule_id)):
         problems.add(path, label, f"bad id {rule_id!r}: expected AREA-NNN, e.g. GRADSCALER-004")
     for key in ("title", "statement"):
@@ -142,6 +143,9 @@ def _parse_rule(data: Any, area: str, path: Path, registry: Registry, problems: 
             problems.add(path, label, f"'{key}' must be non-empty text")
     if "kind" in data and data["kind"] not in KINDS:
         problems.add(path, label, f"kind {data['kind']!r} is not one of {', '.join(KINDS)}")
+    level = data.get("level")
+    if "level" in data and level not in LEVELS:
+        problems.add(path, label, f"level {level!r} is not one of {', '.join(LEVELS)}")
     status = data.get("status")
     if "status" in data and status not in STATUSES:
         problems.add(path, label, f"status {status!r} is not one of {', '.join(STATUSES)}")
@@ -152,6 +156,8 @@ def _parse_rule(data: Any, area: str, path: Path, registry: Registry, problems: 
         sources, messages = _parse_sources(data["source"], registry)
         for message in messages:
             problems.add(path, label, message)
+    if level == "documented" and sources and all(source.document == FACTS_FILE for source in sources):
+        problems.add(path, label, f"a documented rule must cite a seed document; {FACTS_FILE} alone makes it public")
     scope = None
     if "scope" in data:
         scope, messages = _parse_scope(data["scope"])
@@ -172,6 +178,7 @@ def _parse_rule(data: Any, area: str, path: Path, registry: Registry, problems: 
         kind=data["kind"],
         scope=scope,
         status=str(status),
+        level=str(level),
         area=area,
         file=path.name,
         error=error,

@@ -16,6 +16,10 @@ KINDS = ("limitation", "behaviour", "interface", "hardware", "performance")
 TARGETS = ("cs", "cpu", "both")
 MODES = ("pipelined", "weight_streaming", "any")
 STATUSES = ("checked", "pending", "retired")
+# How binding a rule is: the seed documents state it; the vendor's public source or docs decide
+# what the seeds leave open (FACTS.md); or it is our reference engine's own choice. An
+# implementation conforms when its documented and public rules pass; reference rules inform.
+LEVELS = ("documented", "public", "reference")
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,7 @@ class Rule:
     kind: str
     scope: Scope
     status: str
+    level: str
     area: str
     file: str
     error: ErrorSpec | None = None
@@ -79,7 +84,7 @@ class Area:
 
 @dataclass
 class Spec:
-    """Every rule of every area, queryable by id, area, source document and status."""
+    """Every rule of every area, queryable by id, area, source document, status and level."""
 
     areas: tuple[Area, ...]
     _by_id: dict[str, Rule] = field(init=False, repr=False)
@@ -114,6 +119,11 @@ class Spec:
             raise SpecError(f"unknown status {status!r}; known statuses: {', '.join(STATUSES)}")
         return [rule for rule in self if rule.status == status]
 
+    def by_level(self, level: str) -> list[Rule]:
+        if level not in LEVELS:
+            raise SpecError(f"unknown level {level!r}; known levels: {', '.join(LEVELS)}")
+        return [rule for rule in self if rule.level == level]
+
     def by_source(self, document: str, section: str | None = None) -> list[Rule]:
         """Rules citing a document (matched by file name or its prefix, e.g. ``003``) and section."""
         return [
@@ -128,6 +138,10 @@ class Spec:
 
     def counts(self) -> dict[str, int]:
         return {status: len(self.by_status(status)) for status in STATUSES}
+
+    def level_counts(self) -> dict[str, int]:
+        """Rules in force (not retired) per level."""
+        return {level: sum(rule.level == level for rule in self.active()) for level in LEVELS}
 
     def select(self, ids: Iterable[str]) -> list[Rule]:
         return [self.get(rule_id) for rule_id in ids]

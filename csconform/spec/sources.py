@@ -16,6 +16,8 @@ from csconform.errors import SpecError
 from csconform.spec.yaml_io import read_yaml
 
 SOURCES_FILE = "sources.yaml"
+# The one registered document that is not a seed: public facts that fill the seeds' gaps.
+FACTS_FILE = "FACTS.md"
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ rules:
     statement: The engine says one.
     source: "000_125af87d7ddd17a1.txt#Eval metrics"
     kind: behaviour
+    level: documented
     scope: {target: both, mode: any}
     status: checked
   - id: DEMO-002
@@ -30,6 +31,7 @@ rules:
     statement: The engine says two.
     source: "000_125af87d7ddd17a1.txt#Eval metrics"
     kind: behaviour
+    level: public
     scope: {target: both, mode: any}
     status: checked
   - id: DEMO-003
@@ -37,6 +39,7 @@ rules:
     statement: Not checkable yet.
     source: "000_125af87d7ddd17a1.txt#Eval metrics"
     kind: behaviour
+    level: reference
     scope: {target: both, mode: any}
     status: pending
     reason: waiting for the engine
@@ -45,6 +48,7 @@ rules:
     statement: An old behaviour.
     source: "000_125af87d7ddd17a1.txt#Eval metrics"
     kind: behaviour
+    level: documented
     scope: {target: both, mode: any}
     status: retired
     reason: replaced by DEMO-002
@@ -113,6 +117,7 @@ def test_conforming_engine_passes_and_writes_the_matrix(project: pytest.Pytester
     result = run(project, "--engine", "fake_engine", "--conformance-json", "matrix.json")
     result.assert_outcomes(passed=5)
     result.stdout.fnmatch_lines(["csconform engine: fake_engine", "*3 rules (2 checked, 1 pending, 1 retired)*"])
+    result.stdout.fnmatch_lines(["*by level: 1 documented, 1 public, 1 reference;*"])
     result.stdout.fnmatch_lines(["*2 rules checked, 1 pending, 1 retired*"])
     matrix = json.loads((project.path / "matrix.json").read_text())
     assert matrix["engine"] == "fake_engine" and matrix["spec_rules"] == 3
@@ -261,6 +266,7 @@ rules:
     statement: The engine's metrics answer.
     source: "000_125af87d7ddd17a1.txt#Eval metrics"
     kind: behaviour
+    level: documented
     scope: {target: both, mode: any}
     status: checked
   - id: GATED-002
@@ -268,6 +274,7 @@ rules:
     statement: Something is refused on the CS system.
     source: "000_125af87d7ddd17a1.txt#Eval metrics"
     kind: limitation
+    level: documented
     scope: {target: cs, mode: any}
     status: checked
   - id: GATED-003
@@ -275,6 +282,7 @@ rules:
     statement: Needs capabilities the engine lacks.
     source: "000_125af87d7ddd17a1.txt#Eval metrics"
     kind: behaviour
+    level: documented
     scope: {target: both, mode: any}
     status: checked
 """

@@ -9,6 +9,7 @@ rules:
     statement: Training on the CS system uses mixed precision only.
     source: "000_125af87d7ddd17a1.txt#Floating Point Precision"
     kind: limitation
+    level: documented
     scope: {target: cs, mode: any}
     error: {type: PrecisionError}
     status: checked
@@ -19,6 +20,7 @@ rules:
       - "000_125af87d7ddd17a1.txt#Weight Streaming mode"
       - "FACTS.md#LR schedules"
     kind: behaviour
+    level: public
     scope: {target: both, mode: weight_streaming}
     status: pending
     reason: not yet checkable

@@ -15,12 +15,31 @@ def test_list_shows_every_rule_with_its_status(spec_dir: Path, capsys: pytest.Ca
     out = capsys.readouterr().out
     assert "DEMO-001" in out and "DEMO-002" in out and "pending" in out
     assert "2 of 2 rules shown; spec: 1 checked, 1 pending, 0 retired" in out
+    assert "in force: 1 documented, 1 public, 0 reference" in out
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.strip()}
+    assert rows["id"] == ["id", "title", "source", "level", "status", "checks"]
+    assert rows["DEMO-002"][-3:-1] == ["public", "pending"]
 
 
 def test_list_filters_by_status_and_area(spec_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["spec", "--specs-dir", str(spec_dir), "list", "--status", "pending", "--area", "demo"]) == 0
     out = capsys.readouterr().out
     assert "DEMO-002" in out and "DEMO-001" not in out
+
+
+def test_list_filters_by_level(spec_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["spec", "--specs-dir", str(spec_dir), "list", "--level", "public"]) == 0
+    out = capsys.readouterr().out
+    assert "DEMO-002" in out and "DEMO-001" not in out and "1 of 2 rules shown" in out
+    assert main(["spec", "--specs-dir", str(spec_dir), "list", "--level", "reference"]) == 0
+    assert "0 of 2 rules shown" in capsys.readouterr().out
+
+
+def test_unknown_level_is_refused_by_the_command_line(spec_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["spec", "--specs-dir", str(spec_dir), "list", "--level", "normative"])
+    assert exited.value.code == 2
+    assert "invalid choice: 'normative' (choose from 'documented', 'public', 'reference')" in capsys.readouterr().err
 
 
 def test_unknown_area_is_a_clear_error(spec_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -32,6 +51,7 @@ def test_show_prints_the_rule(spec_dir: Path, capsys: pytest.CaptureFixture[str]
     assert main(["spec", "--specs-dir", str(spec_dir), "show", "DEMO-002"]) == 0
     out = capsys.readouterr().out
     assert "pending — not yet checkable" in out
+    assert "\nlevel      public\n" in out
     assert "000_125af87d7ddd17a1.txt#Weight Streaming mode" in out and "FACTS.md#LR schedules" in out
 
 
@@ -47,11 +67,15 @@ def test_check_reports_problems_and_uncovered_sections(spec_dir: Path, capsys: p
     (spec_dir / "demo.yaml").write_text(VALID_AREA.replace("kind: limitation", "kind: wish"), encoding="utf-8")
     assert main(["spec", "--specs-dir", str(spec_dir), "check"]) == 1
     assert "rule DEMO-001: kind 'wish'" in capsys.readouterr().out
+    (spec_dir / "demo.yaml").write_text(VALID_AREA.replace("    level: public\n", ""), encoding="utf-8")
+    assert main(["spec", "--specs-dir", str(spec_dir), "check"]) == 1
+    assert "rule DEMO-002: missing required key 'level'" in capsys.readouterr().out
 
 
 def test_repository_spec_passes_its_own_check(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["spec", "check"]) == 0, capsys.readouterr().out
-    assert "spec OK" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "spec OK" in out and "in force: " in out and " documented, " in out and " reference)" in out
 
 
 def test_an_unwritable_output_path_is_a_clear_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

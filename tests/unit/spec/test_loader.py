@@ -22,6 +22,11 @@ def test_valid_spec_loads_and_answers_queries(spec_dir: Path) -> None:
     assert [r.id for r in spec.by_source("FACTS.md")] == ["DEMO-002"]
     assert [r.id for r in spec.by_source("000", "Floating Point Precision")] == ["DEMO-001"]
     assert spec.counts() == {"checked": 1, "pending": 1, "retired": 0}
+    assert rule.level == "documented" and spec.get("DEMO-002").level == "public"
+    assert [r.id for r in spec.by_level("public")] == ["DEMO-002"] and spec.by_level("reference") == []
+    assert spec.level_counts() == {"documented": 1, "public": 1, "reference": 0}
+    with pytest.raises(SpecError, match="unknown level 'binding'; known levels: documented, public, reference"):
+        spec.by_level("binding")
 
 
 @pytest.mark.parametrize(
@@ -41,6 +46,18 @@ def test_valid_spec_loads_and_answers_queries(spec_dir: Path) -> None:
         ("    reason: not yet checkable\n", "", "rule DEMO-002: a pending rule needs a 'reason'"),
         ("status: checked", "status: done", "status 'done' is not one of"),
         ("kind: limitation", "kind: wish", "kind 'wish' is not one of"),
+        (
+            "    level: documented\n",
+            "",
+            "rule DEMO-001: missing required key 'level' (how binding the rule is: documented, public, reference)",
+        ),
+        ("level: documented", "level: binding", "rule DEMO-001: level 'binding' is not one of documented, public"),
+        ("level: documented", "level: [public]", "rule DEMO-001: level ['public'] is not one of"),
+        (
+            '"000_125af87d7ddd17a1.txt#Floating Point Precision"',
+            '"FACTS.md#Number formats"',
+            "rule DEMO-001: a documented rule must cite a seed document; FACTS.md alone makes it public",
+        ),
         ("target: cs,", "target: gpu,", "scope target 'gpu'"),
         ("{type: PrecisionError}", "{type: NoSuchError}", "error type 'NoSuchError'"),
         ("area: demo", "area: other", "'area' must equal the file name stem"),

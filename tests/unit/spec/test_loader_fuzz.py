@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from csconform.errors import SpecError
-from csconform.spec import check_spec, default_specs_dir, load_spec
+from csconform.spec import LEVELS, check_spec, default_specs_dir, load_spec
+from csconform.spec.loader import SpecReport
 
 SOURCES = (default_specs_dir() / "sources.yaml").read_text(encoding="utf-8")
 
@@ -31,6 +32,7 @@ rule_fields = st.fixed_dictionaries(
         "statement": scalars,
         "source": st.sampled_from(["000_125af87d7ddd17a1.txt#Static Graphs", "x#y", "FACTS.md#Hardware"]) | documents,
         "kind": st.sampled_from(["limitation", "behaviour", "nonsense"]) | scalars,
+        "level": st.sampled_from([*LEVELS, "normative"]) | scalars,
         "scope": documents | st.just({"target": "cs", "mode": "any"}),
         "status": st.sampled_from(["checked", "pending", "retired"]) | scalars,
         "error": documents | st.just({"type": "ValueError", "message": "m"}),
@@ -39,7 +41,26 @@ rule_fields = st.fixed_dictionaries(
 )
 
 
-def _load_text(text: str) -> None:
+SEED_SOURCE = "000_125af87d7ddd17a1.txt#Static Graphs"
+FACTS_SOURCE = "FACTS.md#Hardware"
+well_formed_rules = st.lists(
+    st.fixed_dictionaries(
+        {
+            "title": st.just("t"),
+            "statement": st.just("s"),
+            "source": st.sampled_from([[SEED_SOURCE], [FACTS_SOURCE], [SEED_SOURCE, FACTS_SOURCE]]),
+            "kind": st.sampled_from(["limitation", "behaviour", "hardware"]),
+            "level": st.sampled_from(LEVELS),
+            "scope": st.just({"target": "both", "mode": "any"}),
+            "status": st.just("checked"),
+        }
+    ),
+    min_size=1,
+    max_size=5,
+)
+
+
+def _load_text(text: str) -> SpecReport:
     with tempfile.TemporaryDirectory() as folder:
         directory = Path(folder)
         (directory / "sources.yaml").write_text(SOURCES, encoding="utf-8")
@@ -50,6 +71,7 @@ def _load_text(text: str) -> None:
             assert "demo.yaml" in str(exc)
         report = check_spec(directory)
         assert (report.spec is None) == bool(report.problems)
+        return report
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
@@ -66,6 +88,21 @@ def test_any_yaml_structure(document: object) -> None:
 @given(st.lists(rule_fields, min_size=1, max_size=3), st.sampled_from(["demo", "other", None]))
 def test_rules_with_arbitrary_fields(rules: list[dict], area: str | None) -> None:
     _load_text(yaml.safe_dump({"area": area, "title": "t", "rules": rules}))
+
+
+@given(well_formed_rules)
+def test_levels_load_unless_a_documented_rule_cites_facts_alone(rules: list[dict]) -> None:
+    for number, rule in enumerate(rules, start=1):
+        rule["id"] = f"DEMO-{number:03d}"
+    report = _load_text(yaml.safe_dump({"area": "demo", "title": "t", "rules": rules}))
+    facts_only = [r["id"] for r in rules if r["level"] == "documented" and r["source"] == [FACTS_SOURCE]]
+    if facts_only:
+        assert len(report.problems) == len(facts_only)
+        assert all("a documented rule must cite a seed document" in problem for problem in report.problems)
+    else:
+        assert report.spec is not None
+        assert [rule.level for rule in report.spec] == [r["level"] for r in rules]
+        assert sum(report.spec.level_counts().values()) == len(rules)
 
 
 @given(st.data())
