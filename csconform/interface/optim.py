@@ -26,6 +26,12 @@ class Optimizer(Protocol):
 
     def zero_grad(self) -> None: ...
 
+    def lr_at(self, step: int) -> list[np.float32]:
+        """The learning rate of every group for update number ``step`` (a function of the step)."""
+
+    def current_lrs(self) -> list[np.float32]:
+        """The learning rates the next ``step()`` will use."""
+
     def state_dict(self) -> Mapping[str, Any]:
         """``global_step``, per-parameter ``state`` (arrays by index) and ``param_groups``."""
 

@@ -1,0 +1,127 @@
+"""Capability ``amp`` over ``cstorch.amp``: the package's own GradScaler and ``optimizer_step``.
+
+The GradScaler is the package's class, constructed under a backend that reports CSX and driven with
+the CS backend's per-iteration duties around it (backend.py): off CS it would scale nothing and
+keep no state. Values cross as plain numbers; the package's refusals become the typed errors
+(``ValueError`` on construction -> GradScalerConfigError, on ``update(new_scale)`` and ``RuntimeError``
+on protocol misuse -> GradScalerUsageError), with the package's message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import cerebras.pytorch as cstorch
+
+
+from csconform.adapters.cstorch import backend
+from csconform.adapters.cstorch.nn import Loss
+from csconform.adapters.cstorch.optim import Optimizer
+from csconform.adapters.cstorch.precision import set_half_dtype
+from csconform.adapters.cstorch.refusals import refusals
+from csconform.adapters.cstorch.tensors import scalar
+from csconform.errors import GradScalerConfigError, GradScalerUsageError
+
+__all__ = ["GradScaler", "optimizer_step", "set_half_dtype"]
+
+_USAGE = {RuntimeError: GradScalerUsageError, ValueError: GradScalerUsageError}
+
+
+def _torch_optimizer(optimizer: Any) -> Any:
+    return optimizer.torch if isinstance(optimizer, Optimizer) else optimizer
+
+
+class GradScaler:
+    def __init__(
+        self,
+        loss_scale: str | float | None = None,
+        init_scale: float | None = None,
+        steps_per_increase: int | None = None,
+        min_loss_scale: float | None = None,
+        max_loss_scale: float | None = None,
+        overflow_tolerance: float = 0.0,
+        max_gradient_norm: float | None = None,
+    ) -> None:
+        backend.amp_handle()
+        with backend.csx_view(), refusals({ValueError: GradScalerConfigError, TypeError: GradScalerConfigError}):
+            self.torch = cstorch.amp.GradScaler(
+                loss_scale=loss_scale,
+                init_scale=init_scale,
+                steps_per_increase=steps_per_increase,
+                min_loss_scale=min_loss_scale,
+                max_loss_scale=max_loss_scale,
+                overflow_tolerance=overflow_tolerance,
+                max_gradient_norm=max_gradient_norm,
+            )
+
+    def get_scale(self) -> float:
+        return float(scalar(self.torch.get_scale()))
+
+    def scale(self, loss: Loss) -> Loss:
+        backend.begin_iteration()
+        with refusals(_USAGE):
+            return Loss(self.torch.scale(loss.torch))
+
+    def unscale_(self, optimizer: Any) -> None:
+        backend.begin_iteration()
+        with refusals(_USAGE):
+            self.torch.unscale_(_torch_optimizer(optimizer))
+
+    def step(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+        backend.begin_iteration()
+        with refusals(_USAGE):
+            result = self.torch.step(_torch_optimizer(optimizer), *args, **kwargs)
+        if isinstance(optimizer, Optimizer):
+            optimizer.after_step()
+        return result
+
+    def step_if_finite(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+        backend.begin_iteration()
+        with refusals(_USAGE):
+            result = self.torch.step_if_finite(_torch_optimizer(optimizer), *args, **kwargs)
+        if isinstance(optimizer, Optimizer):
+            optimizer.after_step()
+        return result
+
+    def clip_gradients_and_return_isfinite(self, optimizers: Any) -> bool:
+        group = [optimizers] if isinstance(optimizers, Optimizer) else list(optimizers)
+        with refusals(_USAGE):
+            finite = self.torch.clip_gradients_and_return_isfinite([_torch_optimizer(o) for o in group])
+        return bool(scalar(finite))
+
+    def update(self, new_scale: float | None = None) -> None:
+        try:
+            with refusals(_USAGE):
+                self.torch.update(new_scale)
+        finally:
+            backend.end_iteration()
+
+    def state_dict(self) -> dict[str, float | int]:
+        return {key: scalar(value) for key, value in self.torch.state_dict().items()}
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        with refusals({ValueError: GradScalerConfigError, TypeError: GradScalerConfigError}):
+            self.torch.load_state_dict(dict(state_dict))
+
+
+def optimizer_step(
+    loss: Loss,
+    optimizer: Any,
+    grad_scaler: GradScaler,
+    max_gradient_norm: float | None = None,
+    max_gradient_value: float | None = None,
+) -> Any:
+    """``cstorch.amp.optimizer_step`` as one iteration of the CS backend."""
+    with backend.iteration(), refusals({ValueError: GradScalerConfigError, RuntimeError: GradScalerUsageError}):
+        result = cstorch.amp.optimizer_step(
+            loss.torch,
+            _torch_optimizer(optimizer),
+            grad_scaler.torch,
+            max_gradient_norm=max_gradient_norm,
+            max_gradient_value=max_gradient_value,
+        )
+    if isinstance(optimizer, Optimizer):
+        optimizer.after_step()
+    return result
+

@@ -1,0 +1,187 @@
+"""Capability ``optim`` over ``cstorch.optim``: the package's SGD, Adam and AdamW.
+
+Each param group gets one package scheduler (a plain number becomes ``ConstantLR``), targeted at
+the group by a tag, and the optimizer's global step is the scheduler's step counter: the package
+restores it, like the parameters, when the GradScaler skips a step. As the CS backend does
+(``ltc_backend.setup_optimizer``), the learning rate is recomputed from the schedule's step right
+before each update; on the bare CPU backend the value left by the previous scheduler step is used,
+which differs only after a skipped step.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterator, Mapping, MutableMapping
+from typing import Any
+
+import cerebras.pytorch as cstorch
+import numpy as np
+import torch
+
+from csconform.adapters.cstorch import backend
+from csconform.adapters.cstorch.nn import Parameter
+from csconform.adapters.cstorch.optim import lr_scheduler
+from csconform.adapters.cstorch.optim.lr_scheduler import LRScheduler
+from csconform.adapters.cstorch.refusals import refusals
+from csconform.adapters.cstorch.tensors import scalar
+from csconform.errors import InvalidInputError
+
+__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "lr_scheduler"]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+class _GroupView(MutableMapping[str, Any]):
+    """A package param group as the interface sees it: adapter Parameters, plain numbers."""
+
+    def __init__(self, group: dict[str, Any]) -> None:
+        self._group = group
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "params":
+            return [Parameter.of(tensor) for tensor in self._group["params"]]
+        value = self._group[key]
+        return scalar(value) if isinstance(value, torch.Tensor) else value
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if key == "params":
+            raise InvalidInputError("a param group's parameters cannot be replaced")
+        self._group[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self._group[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return (key for key in self._group if key != "tags")
+
+    def __len__(self) -> int:
+        return sum(1 for _key in self)
+
+
+class Optimizer:
+    package_class: Any = None
+
+    def __init__(self, params: Any, lr: Any, **hyperparameters: Any) -> None:
+        backend.cpu_backend()
+        groups = self._groups(params)
+        schedules = [group.pop("lr", lr) for group in groups]
+        schedules = [lr_scheduler.ConstantLR(learning_rate=s) if _is_number(s) else s for s in schedules]
+        if not all(isinstance(s, LRScheduler) for s in schedules):
+            raise InvalidInputError("lr must be a number or a schedule of the lr_scheduler module")
+        for index, (group, schedule) in enumerate(zip(groups, schedules, strict=True)):
+            group["tags"] = {f"group{index}"}
+            group["lr"] = float(schedule(0))
+        with refusals({ValueError: InvalidInputError, TypeError: InvalidInputError}):
+            self.torch = self.package_class(groups, lr=groups[0]["lr"], **hyperparameters)
+        self.schedulers = [schedule.bind(self.torch, f"group{i}") for i, schedule in enumerate(schedules)]
+        self._schedules = schedules
+        self.torch.register_step_pre_hook(self._recompute_learning_rates)
+
+    @staticmethod
+    def _groups(params: Any) -> list[dict[str, Any]]:
+        if isinstance(params, Parameter):
+            raise InvalidInputError("params must be an iterable of Parameters or of param-group dicts")
+        items = list(params)
+        if not items:
+            raise InvalidInputError("optimizer got an empty parameter list")
+        if all(isinstance(item, Parameter) for item in items):
+            items = [{"params": items}]
+        if not all(isinstance(item, Mapping) and "params" in item for item in items):
+            raise InvalidInputError("params must be an iterable of Parameters or of param-group dicts")
+        groups = []
+        for item in items:
+            params_of_group = item["params"]
+            params_of_group = [params_of_group] if isinstance(params_of_group, Parameter) else list(params_of_group)
+            if not all(isinstance(p, Parameter) for p in params_of_group):
+                raise InvalidInputError("param groups may only contain Parameters")
+            groups.append({**item, "params": [p.torch for p in params_of_group]})
+        return groups
+
+    def _recompute_learning_rates(self, *_args: Any) -> None:
+        for scheduler in self.schedulers:
+            scheduler.update_last_value()
+
+    @property
+    def param_groups(self) -> list[_GroupView]:
+        return [_GroupView(group) for group in self.torch.param_groups]
+
+    @property
+    def global_step(self) -> int:
+        return int(scalar(self.schedulers[0].last_epoch))
+
+    def lr_at(self, step: int) -> list[np.float32]:
+        return [np.float32(schedule(step)) for schedule in self._schedules]
+
+    def current_lrs(self) -> list[np.float32]:
+        return self.lr_at(self.global_step)
+
+    def step(self) -> None:
+        with backend.iteration():
+            self.torch.step()
+            self.after_step()
+
+    def after_step(self) -> None:
+        """Advance the schedules, as a training step does after ``optimizer.step()``."""
+        for scheduler in self.schedulers:
+            scheduler.step()
+
+    def zero_grad(self) -> None:
+        self.torch.zero_grad()
+
+    def state_dict(self) -> dict[str, Any]:
+        saved = self.torch.state_dict()
+        state = {
+            int(index): {key: np.array(scalar(v) if v.ndim == 0 else v.numpy(), copy=True) for key, v in entry.items()}
+            for index, entry in saved["state"].items()
+        }
+        return {
+            "global_step": self.global_step,
+            "state": state,
+            "param_groups": saved["param_groups"],
+            "schedulers": [scheduler.state_dict() for scheduler in self.schedulers],
+        }
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        try:
+            state = {
+                int(index): {key: torch.as_tensor(np.asarray(value)) for key, value in entry.items()}
+                for index, entry in state_dict["state"].items()
+            }
+            saved = {"state": state, "param_groups": state_dict["param_groups"]}
+            schedulers = state_dict.get("schedulers")
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise InvalidInputError(f"not an optimizer state dict: {exc}") from exc
+        with refusals({ValueError: InvalidInputError, KeyError: InvalidInputError}):
+            self.torch.load_state_dict(saved)
+            if schedulers is not None:
+                for scheduler, scheduler_state in zip(self.schedulers, schedulers, strict=True):
+                    scheduler.load_state_dict(dict(scheduler_state))
+            elif "global_step" in state_dict:
+                for scheduler in self.schedulers:
+                    scheduler.last_epoch = torch.tensor(int(state_dict["global_step"]))
+                self._recompute_learning_rates()
+
+
+class SGD(Optimizer):
+    package_class = cstorch.optim.SGD
+
+    def __init__(
+        self, params: Any, lr: Any, momentum: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False
+    ) -> None:
+        super().__init__(params, lr, momentum=momentum, weight_decay=weight_decay, nesterov=nesterov)
+
+
+class Adam(Optimizer):
+    package_class = cstorch.optim.Adam
+
+    def __init__(self, params: Any, lr: Any = 0.001, **hyperparameters: Any) -> None:
+        super().__init__(params, lr, **hyperparameters)
+
+
+class AdamW(Optimizer):
+    package_class = cstorch.optim.AdamW
+
+    def __init__(self, params: Any, lr: Any = 0.001, **hyperparameters: Any) -> None:
+        super().__init__(params, lr, **hyperparameters)
