@@ -52,7 +52,7 @@ SMALL_KERNELS = [
 def test_shape_grid_finds_the_least_area_brute_force_finds(position: int, target: float) -> None:
     memlimit, side = 30, 40
     grid = ispd.shape_grid(SMALL_KERNELS[position], memlimit, side)
-    vectorised = ispd._min_areas([grid], target, side, side)[0]
+    vectorised = ispd._min_areas(ispd.ShapeCatalogue.of([grid]), target, side, side)[0]
     shapes = every_shape(position, memlimit, side)
     fast_enough = shapes[shapes[:, 0] <= target]
     assert vectorised == (fast_enough[:, 1].min() if len(fast_enough) else np.inf)
