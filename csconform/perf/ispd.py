@@ -385,13 +385,22 @@ def shape_grid(kernel: Kernel, memlimit: int, longest_side: int) -> ShapeGrid:
         big["H"][None, :] + big["R"] - 1, hh3[:, None]
     )
     per_k_step_words = c_steps * big["R"] * big["S"] + halo
+    height = hh3 * ww3 * (cc3 + 1)
+    steps = steps.astype(float)
+    k_steps_for_memory = (memlimit // per_k_step_words).astype(float)
+    # rows with the same steps and memory allowance take the same k and time at every target: only
+    # the lowest (the first stored among equals) can ever be chosen, so the others are dropped
+    profile = np.hstack([steps, k_steps_for_memory])
+    grouped = np.lexsort((np.arange(len(height)), height, *profile.T))  # by profile, then lowest first
+    new_profile = np.r_[True, (np.diff(profile[grouped], axis=0) != 0).any(axis=1)]
+    kept = np.sort(grouped[new_profile])
     return ShapeGrid(
-        h=hh3,
-        w=ww3,
-        c=c,
-        height=hh3 * ww3 * (cc3 + 1),
-        steps_per_k_step=steps.astype(float),
-        k_steps_for_memory=(memlimit // per_k_step_words).astype(float),
+        h=hh3[kept],
+        w=ww3[kept],
+        c=c[kept],
+        height=height[kept],
+        steps_per_k_step=steps[kept],
+        k_steps_for_memory=k_steps_for_memory[kept],
         K=big["K"],
     )
 
@@ -906,7 +915,13 @@ def solve(
     if isinstance(time_limit_s, bool) or not isinstance(time_limit_s, int | float) or not time_limit_s > 0:
         raise InvalidInputError(f"time limit must be a positive number of seconds, got {time_limit_s!r}")
     longest = max(instance.width, instance.height)
-    grids = [shape_grid(kernel, instance.memlimit, longest) for kernel in instance.kernels]
+    # kernels with the same type and arguments share one grid
+    signatures = [(kernel.type, tuple(sorted(kernel.args.items()))) for kernel in instance.kernels]
+    grid_of = {
+        signature: shape_grid(kernel, instance.memlimit, longest)
+        for signature, kernel in dict(zip(signatures, instance.kernels, strict=True)).items()
+    }
+    grids = [grid_of[signature] for signature in signatures]
     for kernel, grid in zip(instance.kernels, grids, strict=True):
         if not (grid.k_steps_for_memory >= 1).all(axis=1).any():
             raise InfeasibleError(

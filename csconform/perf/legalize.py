@@ -206,9 +206,10 @@ class ShelfTable:
         Splitting kernels into shelves is a shortest path from split point 0 to ``count``, each shelf
         an arc weighted by its height; scipy's Dijkstra finds it.
         """
+        first_arc = np.searchsorted(starts, np.arange(count + 2))
+        # int32 indices spare scipy a scan of the arrays to choose the index type
         arcs = csr_matrix(
-            (heights.astype(float), stops, np.searchsorted(starts, np.arange(count + 2))),
-            shape=(count + 1, count + 1),
+            (heights.astype(float), stops.astype(np.int32), first_arc.astype(np.int32)), shape=(count + 1, count + 1)
         )
         return dijkstra(arcs, indices=0)
 

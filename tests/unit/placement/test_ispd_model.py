@@ -92,6 +92,15 @@ def test_area_lower_bound_is_the_readme_sum() -> None:
     assert ispd.area_lower_bound(instance) == pytest.approx(3 * 2 * 3 * 4 * 5 / 200)
 
 
+@pytest.mark.parametrize("name", ["A", "C", "M", "N"])
+def test_the_checker_recomputes_the_same_readme_bound(name: str) -> None:
+    instance = ispd.parse_kgraph(INSTANCES / f"{name}.kgraph")
+    kernels = [{"name": k.name, "type": k.type, "args": k.args} for k in instance.kernels]
+    assert check.ispd_area_bound(kernels, instance.width, instance.height) == pytest.approx(
+        ispd.area_lower_bound(instance), rel=1e-12
+    )
+
+
 @pytest.mark.parametrize(
     "text, line, words",
     [
