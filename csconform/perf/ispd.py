@@ -7,20 +7,27 @@ per convolution), which fix the kernel's rectangle and its time, and places the 
 (optionally rotated by 90 degrees) on the fabric without overlap.  The figure of merit is the
 slowest kernel's time; the README's area bound says how far from optimal a solution can be.
 
-Solver, in three steps:
+Solver:
 
 1. **Shapes for a target time** (vectorised with numpy).  For every kernel a grid of candidate
    ``(h, w, c_max)`` is enumerated once: only the values where a ceiling changes matter
    (``h = ceil(H/q)`` for q = 1..H, the same for ``w`` and ``c``), and only shapes that fit the
    fabric.  Each convolution of the kernel takes ``c_i = min(c_max, C_i)`` (a larger ``c`` never
    hurts time or memory and the height is set by ``c_max`` anyway); for a target time ``t`` the
-   narrowest ``k_i`` meeting both the time and the memory limit follows in closed form.
+   narrowest ``k_i`` meeting both the time and the memory limit follows in closed form.  The grids
+   of all kernels are stacked in one :class:`ShapeCatalogue`, so a target is one numpy pass.
 2. **Shelves.**  Kernels in pipeline order (a depth-first topological order of the connectivity)
    go into horizontal shelves, filled alternately left-to-right and right-to-left so that
    neighbours in the pipeline stay close.  Given every kernel's narrowest shape under each height
    cap (both rotations), :class:`csconform.perf.legalize.ShelfTable` splits the order into shelves
    of least total height.
-3. **Bisection on t**: the smallest target whose shelves fit the fabric height.
+3. **Bisection on t**: the smallest target at which the shelves of some kernel order (the
+   pipeline's, by area, by height, a few random ones) fit the fabric height.  The shapes at a
+   target do not depend on the order, so each step builds them once for every order.
+4. **Local search**, level after level: reorder the kernels (swaps and moves) until the shelves
+   fit at the next faster time; then, at the time reached, move kernels next to the ones they are
+   connected to while the wires get shorter.  Both stop after a number of moves without progress
+   (``patience``); the time limit is only a safety net.
 
 Bounds: :func:`area_lower_bound` is the README's bound, sum over convolutions of
 ``3 H W C K R S / (T U)`` divided by the fabric area.  :func:`gp_lower_bound` is a tighter one from

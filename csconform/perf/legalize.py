@@ -8,9 +8,10 @@ that the integer problem stays a one-dimensional search:
   integer number of rows.  For a target time the smallest width of each column follows from a
   monotone search, so a bisection on the target time finds the best integer layout of that
   partition exactly (up to a relative tolerance).
-* **shelves** (used by the ISPD 2020 solver): kernels in pipeline order are split into consecutive
-  horizontal shelves; a dynamic program picks the split that needs the least total height, given
-  for every kernel the narrowest legal shape under each height cap.
+* **shelves** (used by the ISPD 2020 solver): kernels in a given order are split into consecutive
+  horizontal shelves; a shortest path over the split points picks the split that needs the least
+  total height, given for every kernel the narrowest legal shape under each height cap
+  (:class:`ShelfTable`, prepared once per table and asked for many orders).
 
 Both return layouts that the independent checker (:mod:`csconform.perf.check`) validates.
 """
