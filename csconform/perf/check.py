@@ -115,6 +115,17 @@ def ispd_kernel_cost(kernel: Mapping[str, Any], h: int, w: int, c: Sequence[int]
     return {"height": max(heights), "width": sum(widths), "time": max(times), "memory": max(memories)}
 
 
+def ispd_area_bound(kernels: Sequence[Mapping[str, Any]], width: int, height: int) -> float:
+    """The README's lower bound on the slowest kernel's time: every convolution needs an area of at
+    least 3 H W C K R S / (T U t) at time t, and all of them share the width x height fabric."""
+    total = sum(
+        3 * big_h * big_w * big_c * big_k * r * s / (t * u)
+        for kernel in kernels
+        for big_h, big_w, r, s, big_c, big_k, t, u in _convolutions(kernel)
+    )
+    return total / (width * height)
+
+
 def ispd_violations(
     kernels: Sequence[Mapping[str, Any]], solution: Mapping[str, Any], width: int, height: int, memlimit: int
 ) -> list[str]:

@@ -7,20 +7,27 @@ per convolution), which fix the kernel's rectangle and its time, and places the 
 (optionally rotated by 90 degrees) on the fabric without overlap.  The figure of merit is the
 slowest kernel's time; the README's area bound says how far from optimal a solution can be.
 
-Solver, in three steps:
+Solver:
 
 1. **Shapes for a target time** (vectorised with numpy).  For every kernel a grid of candidate
    ``(h, w, c_max)`` is enumerated once: only the values where a ceiling changes matter
    (``h = ceil(H/q)`` for q = 1..H, the same for ``w`` and ``c``), and only shapes that fit the
    fabric.  Each convolution of the kernel takes ``c_i = min(c_max, C_i)`` (a larger ``c`` never
    hurts time or memory and the height is set by ``c_max`` anyway); for a target time ``t`` the
-   narrowest ``k_i`` meeting both the time and the memory limit follows in closed form.
+   narrowest ``k_i`` meeting both the time and the memory limit follows in closed form.  The grids
+   of all kernels are stacked in one :class:`ShapeCatalogue`, so a target is one numpy pass.
 2. **Shelves.**  Kernels in pipeline order (a depth-first topological order of the connectivity)
    go into horizontal shelves, filled alternately left-to-right and right-to-left so that
    neighbours in the pipeline stay close.  Given every kernel's narrowest shape under each height
-   cap (both rotations), :func:`csconform.perf.legalize.pack_shelves` splits the order into shelves
+   cap (both rotations), :class:`csconform.perf.legalize.ShelfTable` splits the order into shelves
    of least total height.
-3. **Bisection on t**: the smallest target whose shelves fit the fabric height.
+3. **Bisection on t**: the smallest target at which the shelves of some kernel order (the
+   pipeline's, by area, by height, a few random ones) fit the fabric height.  The shapes at a
+   target do not depend on the order, so each step builds them once for every order.
+4. **Local search**, level after level: reorder the kernels (swaps and moves) until the shelves
+   fit at the next faster time; then, at the time reached, move kernels next to the ones they are
+   connected to while the wires get shorter.  Both stop after a number of moves without progress
+   (``patience``); the time limit is only a safety net.
 
 Bounds: :func:`area_lower_bound` is the README's bound, sum over convolutions of
 ``3 H W C K R S / (T U)`` divided by the fabric area.  :func:`gp_lower_bound` is a tighter one from
@@ -46,7 +53,7 @@ import cvxpy as cp
 import numpy as np
 
 from csconform.errors import InfeasibleError, InstanceFormatError, InvalidInputError, PlacementError
-from csconform.perf.legalize import pack_shelves, shelf_total_height
+from csconform.perf.legalize import Shelf, ShelfTable
 
 #: Largest integer accepted for any parameter of an instance (guards against absurd inputs).
 MAX_PARAMETER = 1_000_000
@@ -385,15 +392,70 @@ def shape_grid(kernel: Kernel, memlimit: int, longest_side: int) -> ShapeGrid:
         big["H"][None, :] + big["R"] - 1, hh3[:, None]
     )
     per_k_step_words = c_steps * big["R"] * big["S"] + halo
+    height = hh3 * ww3 * (cc3 + 1)
+    steps = steps.astype(float)
+    k_steps_for_memory = (memlimit // per_k_step_words).astype(float)
+    # rows with the same steps and memory allowance take the same k and time at every target: only
+    # the lowest (the first stored among equals) can ever be chosen, so the others are dropped
+    profile = np.hstack([steps, k_steps_for_memory])
+    grouped = np.lexsort((np.arange(len(height)), height, *profile.T))  # by profile, then lowest first
+    new_profile = np.r_[True, (np.diff(profile[grouped], axis=0) != 0).any(axis=1)]
+    kept = np.sort(grouped[new_profile])
     return ShapeGrid(
-        h=hh3,
-        w=ww3,
-        c=c,
-        height=hh3 * ww3 * (cc3 + 1),
-        steps_per_k_step=steps.astype(float),
-        k_steps_for_memory=(memlimit // per_k_step_words).astype(float),
+        h=hh3[kept],
+        w=ww3[kept],
+        c=c[kept],
+        height=height[kept],
+        steps_per_k_step=steps[kept],
+        k_steps_for_memory=k_steps_for_memory[kept],
         K=big["K"],
     )
+
+
+@dataclass
+class ShapeCatalogue:
+    """The shape grids of every kernel stacked into one table, so one numpy pass serves all kernels.
+
+    Rows are grouped by kernel, in kernel order, each in its grid's order; there is one column per
+    convolution, and kernels with fewer convolutions are padded with columns that cost nothing.
+    """
+
+    grids: list[ShapeGrid]
+    kernel: np.ndarray  # (R,): position of the row's kernel in instance.kernels
+    grid_row: np.ndarray  # (R,): the row in that kernel's grid
+    height: np.ndarray  # (R,)
+    steps_per_k_step: np.ndarray  # (R, m); 1 in padding
+    k_steps_for_memory: np.ndarray  # (R, m); 1 in padding
+    K: np.ndarray  # (R, m); 1 in padding
+    is_convolution: np.ndarray  # (R, m): False in padding
+
+    @classmethod
+    def of(cls, grids: list[ShapeGrid]) -> ShapeCatalogue:
+        columns = max(len(grid.K) for grid in grids)
+
+        def stacked(values: list[np.ndarray], padding: float) -> np.ndarray:
+            return np.vstack([np.pad(v, ((0, 0), (0, columns - v.shape[1])), constant_values=padding) for v in values])
+
+        sizes = [len(grid.h) for grid in grids]
+        return cls(
+            grids=grids,
+            kernel=np.repeat(np.arange(len(grids)), sizes),
+            grid_row=np.concatenate([np.arange(size) for size in sizes]),
+            height=np.concatenate([grid.height for grid in grids]),
+            steps_per_k_step=stacked([grid.steps_per_k_step for grid in grids], 1.0),
+            k_steps_for_memory=stacked([grid.k_steps_for_memory for grid in grids], 1.0),
+            K=stacked([np.broadcast_to(grid.K, (len(grid.h), len(grid.K))) for grid in grids], 1),
+            is_convolution=stacked([np.ones((len(grid.h), len(grid.K)), bool) for grid in grids], False),
+        )
+
+    def shapes_for(self, target_time: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`ShapeGrid.shapes_for` of every row: (valid (R,), k (R, m), width (R,))."""
+        by_time = np.floor(target_time / self.steps_per_k_step * (1 + 1e-12))
+        k_steps = np.minimum(np.minimum(by_time, self.k_steps_for_memory), self.K)
+        k_steps = np.where(self.is_convolution, k_steps, 1.0)
+        valid = np.asarray((k_steps >= 1).all(axis=1))
+        k = _ceil_div(self.K, np.maximum(k_steps, 1).astype(np.int64))
+        return valid, k, 3 * np.where(self.is_convolution, k, 0).sum(axis=1)
 
 
 # --- bounds ---------------------------------------------------------------------------------------
@@ -406,44 +468,61 @@ def area_lower_bound(instance: Instance) -> float:
 
 
 def gp_lower_bound(instance: Instance, time_limit_s: float = 30.0) -> float:
-    """Continuous relaxation as a geometric program (cvxpy, ``gp=True``): a valid, tighter bound.
+    """Continuous relaxation, a geometric program, solved by cvxpy in its convex (logarithmic) form.
 
     Ceilings are dropped (ceil(x) >= x) and parameters are real; kept are the c + 1 rows, the shared
     height of a block, the memory limit, the sides within the fabric, and the total area.  Any legal
     solution, with each parameter clamped to where it stops mattering (h <= H, c <= C, ...), is
     feasible here, so the optimum bounds every legal slowest time from below.
+
+    In the logarithms of its variables a geometric program is convex: monomial constraints become
+    linear and posynomial ones log-sum-exp.  Written that way with one vector per parameter (a
+    kernel's ``h, w, c_max``, a convolution's ``c, k``), cvxpy compiles a few large constraints,
+    far faster than its ``gp=True`` path, which compiles one sum per convolution.
     """
     longest = max(instance.width, instance.height)
-    slowest = cp.Variable(pos=True)
-    areas = cp.Variable(len(instance.kernels), pos=True)  # one per kernel, so the total stays one sum
-    constraints = [cp.sum(areas) <= instance.width * instance.height]
-    for number, kernel in enumerate(instance.kernels):
-        convs = kernel.convolutions
-        h, w, c_max = cp.Variable(pos=True), cp.Variable(pos=True), cp.Variable(pos=True)
-        c, k = cp.Variable(len(convs), pos=True), cp.Variable(len(convs), pos=True)
-        constraints += [
-            h >= 1, w >= 1, h <= max(cv.H for cv in convs), w <= max(cv.W for cv in convs),
-            c >= 1, k >= 1, c <= c_max, c_max <= max(cv.C for cv in convs),
-            h * w * (c_max + 1) <= longest, 3 * cp.sum(k) <= longest,
-        ]
-        for i, cv in enumerate(convs):
-            steps = cv.H * cv.W * cv.C * cv.K * cv.R * cv.S / (cv.T * cv.U)
-            constraints += [
-                c[i] <= cv.C, k[i] <= cv.K,
-                steps * (h * w * c[i] * k[i]) ** -1 <= slowest,
-                cv.C * cv.K * cv.R * cv.S * (c[i] * k[i]) ** -1
-                + (cv.W + cv.S - 1) * (cv.H + cv.R - 1) * cv.K * (w * h * k[i]) ** -1
-                <= instance.memlimit,
-            ]
-        constraints.append(3 * h * w * (c_max + 1) * cp.sum(k) <= areas[number])
-    problem = cp.Problem(cp.Minimize(slowest), constraints)
+    kernels = instance.kernels
+    convs = [conv for kernel in kernels for conv in kernel.convolutions]
+    owner = np.repeat(np.arange(len(kernels)), [len(kernel.convolutions) for kernel in kernels])
+    member = (owner[None, :] == np.arange(len(kernels))[:, None]).astype(float)  # kernel x convolution
+
+    def log_of_convolutions(key: str) -> np.ndarray:
+        return np.log([float(getattr(conv, key)) for conv in convs])
+
+    def log_kernel_max(key: str) -> np.ndarray:
+        return np.log([float(max(getattr(conv, key) for conv in kernel.convolutions)) for kernel in kernels])
+
+    H, W, R, S, C, K, T, U = (log_of_convolutions(key) for key in ("H", "W", "R", "S", "C", "K", "T", "U"))
+    halo = np.log([float((conv.W + conv.S - 1) * (conv.H + conv.R - 1)) for conv in convs])  # input tile
+    # the logarithms of the relaxation's positive variables
+    log_slowest = cp.Variable()
+    log_area, log_width = cp.Variable(len(kernels)), cp.Variable(len(kernels))
+    log_h, log_w, log_c_max = cp.Variable(len(kernels)), cp.Variable(len(kernels)), cp.Variable(len(kernels))
+    log_c, log_k = cp.Variable(len(convs)), cp.Variable(len(convs))
+    log_image = log_h[owner] + log_w[owner]  # log(h w) of each convolution's kernel
+    log_height = log_h + log_w + cp.logistic(log_c_max)  # log(h w (c_max + 1))
+    constraints = [
+        cp.log_sum_exp(log_area) <= np.log(instance.width * instance.height),
+        log_h >= 0, log_w >= 0, log_c >= 0, log_k >= 0,
+        log_h <= log_kernel_max("H"), log_w <= log_kernel_max("W"), log_c_max <= log_kernel_max("C"),
+        log_c <= C, log_k <= K, log_c <= log_c_max[owner],
+        member @ cp.exp(np.log(3) + log_k - log_width[owner]) <= 1,  # width >= 3 * (sum of k)
+        log_height <= np.log(longest), log_width <= np.log(longest),
+        H + W + C + K + R + S - T - U - log_image - log_c - log_k <= log_slowest,  # steps / (h w c k)
+        cp.log_sum_exp(  # memory: C K R S / (c k) + (W + S - 1) (H + R - 1) K / (w h k)
+            cp.vstack([C + K + R + S - log_c - log_k, halo + K - log_image - log_k]), axis=0
+        )
+        <= np.log(instance.memlimit),
+        log_height + log_width <= log_area,
+    ]
+    problem = cp.Problem(cp.Minimize(log_slowest), constraints)
     try:
-        problem.solve(gp=True, solver=cp.CLARABEL, time_limit=time_limit_s)
+        problem.solve(solver=cp.CLARABEL, time_limit=time_limit_s)
     except cp.error.SolverError as error:
         raise PlacementError(f"{instance.source}: the relaxation's solver failed: {error}") from error
-    if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or slowest.value is None:
+    if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or log_slowest.value is None:
         raise PlacementError(f"{instance.source}: the continuous relaxation ended {problem.status}")
-    return float(slowest.value) * (1 - 1e-6)  # interior-point slack: never overstate a bound
+    return float(np.exp(log_slowest.value)) * (1 - 1e-6)  # interior-point slack: never overstate a bound
 
 
 # --- the solver -----------------------------------------------------------------------------------
@@ -478,34 +557,69 @@ def pipeline_order(instance: Instance) -> list[int]:
 
 
 @dataclass
-class _Options:
-    """Every legal shape of one kernel at a target time, both rotations."""
+class _Shapes:
+    """Every legal shape of every kernel at one target time, both rotations, as flat arrays.
 
-    placed_height: np.ndarray
-    placed_width: np.ndarray
-    grid_row: np.ndarray
-    rotated: np.ndarray
-    k: np.ndarray  # (G, n_conv) for the grid rows
+    ``narrowest[i, H]`` is the least width of kernel ``i`` under the height cap ``H`` (inf if none),
+    what the shelf packing needs; :meth:`choice` names the shape a layout takes under each cap.
+    """
+
+    kernel: np.ndarray  # (S,): kernel position
+    row: np.ndarray  # (S,): catalogue row
+    rotated: np.ndarray  # (S,)
+    placed_height: np.ndarray  # (S,)
+    placed_width: np.ndarray  # (S,)
+    k: np.ndarray  # (R, m): k of every catalogue row at this target
+    narrowest: np.ndarray  # (n, fabric_h + 1)
+    shelves: ShelfTable  # the narrowest widths, prepared for packing kernels in any order
+    _choice: np.ndarray | None = None
+
+    def choice(self) -> np.ndarray:
+        """(n, fabric_h + 1): the shape a kernel takes under each height cap (-1 if none).
+
+        The narrowest shape, then the smallest area, then the first stored (unrotated before
+        rotated, grid rows ascending), so layouts are reproducible.  Among the narrowest, the smallest
+        area is the lowest: the shape at the cap where the narrowest width was first reached.
+        """
+        if self._choice is None:
+            count, caps = self.narrowest.shape
+            cell = self.kernel * caps + self.placed_height
+            narrowest_there = self.placed_width == self.narrowest.ravel()[cell]
+            first_stored = np.full(count * caps, len(cell))
+            np.minimum.at(first_stored, cell[narrowest_there], np.flatnonzero(narrowest_there))
+            # the cap at which each cap's narrowest width was first reached
+            narrower = self.narrowest < np.hstack([np.full((count, 1), np.inf), self.narrowest[:, :-1]])
+            reached_at = np.maximum.accumulate(np.where(narrower, np.arange(caps), 0), axis=1)
+            chosen = first_stored.reshape(count, caps)[np.arange(count)[:, None], reached_at]
+            self._choice = np.where(np.isfinite(self.narrowest), chosen, -1)
+        return self._choice
 
 
-def _options(grid: ShapeGrid, target: float, fabric_w: int, fabric_h: int) -> _Options:
-    valid, k, width = grid.shapes_for(target)
+def _shapes_at(catalogue: ShapeCatalogue, target: float, fabric_w: int, fabric_h: int) -> _Shapes:
+    valid, k, width = catalogue.shapes_for(target)
     rows = np.flatnonzero(valid)
-    height = grid.height[rows]
+    height = catalogue.height[rows]
     width = width[rows]
     placed_height = np.concatenate([height, width])
     placed_width = np.concatenate([width, height])
-    rotated = np.concatenate([np.zeros(len(rows), bool), np.ones(len(rows), bool)])
-    grid_row = np.concatenate([rows, rows])
     fits = (placed_height <= fabric_h) & (placed_width <= fabric_w)
-    return _Options(placed_height[fits], placed_width[fits], grid_row[fits], rotated[fits], k)
-
-
-def _narrowest_by_height(options: _Options, fabric_h: int) -> np.ndarray:
-    """narrowest[H] = least width of a shape at most H tall (inf if none)."""
-    narrowest = np.full(fabric_h + 1, np.inf)
-    np.minimum.at(narrowest, options.placed_height, options.placed_width.astype(float))
-    return np.minimum.accumulate(narrowest)
+    row = np.concatenate([rows, rows])[fits]
+    kernel = catalogue.kernel[row]
+    placed_height, placed_width = placed_height[fits], placed_width[fits]
+    count = len(catalogue.grids)
+    narrowest = np.full(count * (fabric_h + 1), np.inf)
+    np.minimum.at(narrowest, kernel * (fabric_h + 1) + placed_height, placed_width.astype(float))
+    narrowest = np.minimum.accumulate(narrowest.reshape(count, fabric_h + 1), axis=1)
+    return _Shapes(
+        kernel=kernel,
+        row=row,
+        rotated=np.concatenate([np.zeros(len(rows), bool), np.ones(len(rows), bool)])[fits],
+        placed_height=placed_height,
+        placed_width=placed_width,
+        k=k,
+        narrowest=narrowest,
+        shelves=ShelfTable(narrowest, fabric_w),
+    )
 
 
 @dataclass
@@ -540,61 +654,90 @@ class IspdSolution:
         return document
 
 
-def _pack(
-    grids: list[ShapeGrid], order: list[int], target: float, width: int, height: int
-) -> tuple[list, list[_Options]] | None:
-    options = [_options(grids[i], target, width, height) for i in order]
-    if any(len(o.placed_height) == 0 for o in options):
-        return None
-    table = np.vstack([_narrowest_by_height(o, height) for o in options])
-    shelves = pack_shelves(table, width, height)
-    return None if shelves is None else (shelves, options)
+@dataclass
+class _Layout:
+    """A shelf layout: per kernel (instance order) the chosen shape and its rectangle."""
+
+    order: list[int]
+    shape: np.ndarray  # index into _Shapes
+    x: np.ndarray
+    y: np.ndarray
+    width: np.ndarray
+    height: np.ndarray
 
 
-def _layout(
-    instance: Instance, grids: list[ShapeGrid], order: list[int], shelves: list, options: list[_Options]
-) -> list[dict]:
-    """Concrete rectangles: each kernel takes its narrowest shape under its shelf's height."""
-    placed: dict[int, dict] = {}
-    y = 0
-    for shelf_number, shelf in enumerate(shelves):
-        x = 0 if shelf_number % 2 == 0 else instance.width
-        for slot in range(shelf.start, shelf.stop):
-            kernel_position = order[slot]
-            kernel = instance.kernels[kernel_position]
-            opts = options[slot]
-            fits = opts.placed_height <= shelf.height
-            # narrowest first, then smallest area
-            area = opts.placed_height * opts.placed_width
-            choice = np.lexsort((area[fits], opts.placed_width[fits]))[0]
-            chosen = np.flatnonzero(fits)[choice]
-            row = opts.grid_row[chosen]
-            grid = grids[kernel_position]
-            h, w = int(grid.h[row]), int(grid.w[row])
-            c = [int(v) for v in grid.c[row]]
-            k = [int(v) for v in opts.k[row]]
-            cost = kernel_cost(kernel, h, w, c, k)
-            rotation = 90 if opts.rotated[chosen] else 0
-            unrotated = (int(cost["width"]), int(cost["height"]))
-            box_w, box_h = unrotated if rotation == 0 else unrotated[::-1]
-            if shelf_number % 2 == 1:
-                x -= box_w
-            placed[kernel_position] = {
+def _layout(shapes: _Shapes, order: list[int], shelves: list[Shelf], fabric_w: int) -> _Layout:
+    """Each kernel takes its chosen shape under its shelf's height; even shelves fill left to right,
+    odd ones right to left, so the pipeline snakes through the fabric."""
+    shelf_heights = np.array([shelf.height for shelf in shelves])
+    lengths = np.array([shelf.stop - shelf.start for shelf in shelves])
+    shelf_of_slot = np.repeat(np.arange(len(shelves)), lengths)
+    kernels = np.asarray(order)
+    chosen = shapes.choice()[kernels, shelf_heights[shelf_of_slot]]
+    width, height = shapes.placed_width[chosen], shapes.placed_height[chosen]
+    right_edge = np.cumsum(width)
+    left_of_shelf = np.repeat(right_edge[lengths.cumsum() - lengths] - width[lengths.cumsum() - lengths], lengths)
+    x_from_left = right_edge - width - left_of_shelf
+    x = np.where(shelf_of_slot % 2 == 0, x_from_left, fabric_w - x_from_left - width)
+    y = np.repeat(np.cumsum(shelf_heights) - shelf_heights, lengths)
+    by_kernel = np.empty(len(order), dtype=np.int64)
+    by_kernel[kernels] = np.arange(len(order))
+    return _Layout(
+        order=list(order),
+        shape=chosen[by_kernel],
+        x=x[by_kernel],
+        y=y[by_kernel],
+        width=width[by_kernel],
+        height=height[by_kernel],
+    )
+
+
+def _kernel_edges(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
+    """Kernel positions at both ends of every line between two kernels (input/output lines left out)."""
+    position = {kernel.index: i for i, kernel in enumerate(instance.kernels)}
+    pairs = [(position[src], position[dst]) for src, dst in instance.edges if src in position and dst in position]
+    ends = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    return ends[:, 0], ends[:, 1]
+
+
+def _layout_wirelength(layout: _Layout, edges: tuple[np.ndarray, np.ndarray]) -> float:
+    """:func:`wirelength` of a layout, from its rectangles."""
+    centre_x = layout.x + layout.width / 2
+    centre_y = layout.y + layout.height / 2
+    a, b = edges
+    return float((np.abs(centre_x[a] - centre_x[b]) + np.abs(centre_y[a] - centre_y[b])).sum())
+
+
+def _placed_kernels(instance: Instance, catalogue: ShapeCatalogue, shapes: _Shapes, layout: _Layout) -> list[dict]:
+    """The solution's kernels: execution parameters, rectangle, time and memory from the cost model."""
+    placed = []
+    for position, kernel in enumerate(instance.kernels):
+        shape = int(layout.shape[position])
+        row = int(shapes.row[shape])
+        grid = catalogue.grids[position]
+        grid_row = int(catalogue.grid_row[row])
+        h, w = int(grid.h[grid_row]), int(grid.w[grid_row])
+        c = [int(v) for v in grid.c[grid_row]]
+        k = [int(v) for v in shapes.k[row, : len(kernel.convolutions)]]
+        cost = kernel_cost(kernel, h, w, c, k)
+        rotated = bool(shapes.rotated[shape])
+        size = (int(cost["height"]), int(cost["width"])) if rotated else (int(cost["width"]), int(cost["height"]))
+        assert size == (int(layout.width[position]), int(layout.height[position]))  # the cost model agrees
+        placed.append(
+            {
                 "name": kernel.name,
                 "type": kernel.type,
                 "exec": {"h": h, "w": w, "c": c, "k": k},
-                "x": int(x),
-                "y": int(y),
-                "rotation": rotation,
-                "width": int(box_w),
-                "height": int(box_h),
+                "x": int(layout.x[position]),
+                "y": int(layout.y[position]),
+                "rotation": 90 if rotated else 0,
+                "width": size[0],
+                "height": size[1],
                 "time": cost["time"],
                 "memory": int(cost["memory"]),
             }
-            if shelf_number % 2 == 0:
-                x += box_w
-        y += shelf.height
-    return [placed[i] for i in range(len(instance.kernels))]
+        )
+    return placed
 
 
 def wirelength(instance: Instance, kernels: list[dict]) -> float:
@@ -609,31 +752,31 @@ def wirelength(instance: Instance, kernels: list[dict]) -> float:
     return total
 
 
-def _min_areas(grids: list[ShapeGrid], target: float, fabric_w: int, fabric_h: int) -> np.ndarray:
+def _min_areas(catalogue: ShapeCatalogue, target: float, fabric_w: int, fabric_h: int) -> np.ndarray:
     """Least area of a legal shape (either rotation fits) of every kernel at ``target`` (inf if none)."""
-    areas = np.empty(len(grids))
-    for number, grid in enumerate(grids):
-        valid, _, width = grid.shapes_for(target)
-        fits = ((grid.height <= fabric_h) & (width <= fabric_w)) | ((width <= fabric_h) & (grid.height <= fabric_w))
-        usable = valid & fits
-        areas[number] = (grid.height[usable] * width[usable]).min() if usable.any() else np.inf
+    valid, _, width = catalogue.shapes_for(target)
+    height = catalogue.height
+    fits = ((height <= fabric_h) & (width <= fabric_w)) | ((width <= fabric_h) & (height <= fabric_w))
+    areas = np.full(len(catalogue.grids), np.inf)
+    usable = valid & fits
+    np.minimum.at(areas, catalogue.kernel[usable], (height[usable] * width[usable]).astype(float))
     return areas
 
 
-def shape_lower_bound(instance: Instance, grids: list[ShapeGrid] | None = None) -> float:
+def shape_lower_bound(instance: Instance, catalogue: ShapeCatalogue | None = None) -> float:
     """Smallest t at which every kernel has a legal shape and their least areas fit the fabric area.
 
     The shape grid holds, up to dominance, every legal execution parameter set, so this bounds
     every legal solution; it is never below the README's bound and shows how much of the gap to
     that bound is forced by the ceilings, the ``c + 1`` rows and the memory limit.
     """
-    if grids is None:
+    if catalogue is None:
         longest = max(instance.width, instance.height)
-        grids = [shape_grid(kernel, instance.memlimit, longest) for kernel in instance.kernels]
+        catalogue = ShapeCatalogue.of([shape_grid(kernel, instance.memlimit, longest) for kernel in instance.kernels])
     capacity = instance.width * instance.height
 
     def fits(target: float) -> bool:
-        return float(_min_areas(grids, target, instance.width, instance.height).sum()) <= capacity
+        return float(_min_areas(catalogue, target, instance.width, instance.height).sum()) <= capacity
 
     low = area_lower_bound(instance)
     high = max(low, 1.0)
@@ -653,58 +796,62 @@ def shape_lower_bound(instance: Instance, grids: list[ShapeGrid] | None = None) 
 
 
 def _smallest_target(
-    grids: list[ShapeGrid], order: list[int], low: float, high: float, instance: Instance, deadline: float
-) -> tuple[float, tuple[list, list[_Options]]] | None:
-    """Bisect the target time for one kernel order; None if it does not pack even at ``high``."""
-    best = _pack(grids, order, high, instance.width, instance.height)
-    if best is None:
-        return None
+    catalogue: ShapeCatalogue, orders: list[list[int]], low: float, high: float, instance: Instance, deadline: float
+) -> tuple[_Shapes, list[tuple[list[int], list[Shelf]]]]:
+    """Bisect the target time down to the least at which some order's shelves fit the fabric.
+
+    The shapes at a target do not depend on the order, so each step builds them once and tries
+    every order.  Returns the shapes at the final target and every order that packs there (with its
+    shelves); ``orders[0]`` must pack at ``high``.
+    """
+
+    def packings(target: float) -> tuple[_Shapes, list[tuple[list[int], list[Shelf]]]]:
+        shapes = _shapes_at(catalogue, target, instance.width, instance.height)
+        packed = []
+        for order in orders:
+            shelves = shapes.shelves.pack(order, instance.height)
+            if shelves is not None:
+                packed.append((order, shelves))
+        return shapes, packed
+
+    best = packings(high)
+    assert best[1], "the first order must pack at the starting target"
     while high - low > 1e-4 * high and time.perf_counter() < deadline:
         middle = (low + high) / 2
-        attempt = _pack(grids, order, middle, instance.width, instance.height)
-        if attempt is None:
-            low = middle
-        else:
+        attempt = packings(middle)
+        if attempt[1]:
             high, best = middle, attempt
-    return high, best
+        else:
+            low = middle
+    return best
 
 
-def _orders(instance: Instance, grids: list[ShapeGrid], target: float, count: int) -> list[list[int]]:
+def _orders(instance: Instance, catalogue: ShapeCatalogue, target: float, count: int) -> list[list[int]]:
     """Kernel orders to try: the pipeline first (short wires), then by decreasing area and height."""
     pipeline = pipeline_order(instance)
-    smallest = _min_areas(grids, target, instance.width, instance.height)
+    smallest = _min_areas(catalogue, target, instance.width, instance.height)
     by_area = [int(i) for i in np.argsort(-smallest, kind="stable")]
-    tallest = [float(g.height.max()) for g in grids]
+    tallest = [float(g.height.max()) for g in catalogue.grids]
     by_height = [int(i) for i in np.argsort(-np.asarray(tallest), kind="stable")]
     rng = np.random.default_rng(2020)
     orders = [pipeline, by_area, by_height]
-    orders += [[int(i) for i in rng.permutation(len(grids))] for _ in range(max(count - len(orders), 0))]
+    orders += [[int(i) for i in rng.permutation(len(catalogue.grids))] for _ in range(max(count - len(orders), 0))]
     return orders[:count]
 
 
 def _reorder_to_pack(
-    grids: list[ShapeGrid],
-    order: list[int],
-    target: float,
-    instance: Instance,
-    rng: np.random.Generator,
-    patience: int,
+    shelves: ShelfTable, order: list[int], instance: Instance, rng: np.random.Generator, patience: int
 ) -> list[int] | None:
-    """Local search over kernel orders for one whose shelves fit the fabric at ``target``.
+    """Local search over kernel orders for one whose shelves fit the fabric.
 
-    At a fixed target every kernel's narrowest-shape table is fixed, so only the dynamic program
-    reruns per move.  Moves swap two kernels or move one elsewhere; a move is kept when the total
-    shelf height does not grow.  Gives up after ``patience`` moves without a strict improvement.
+    At a fixed target every kernel's narrowest-shape table is fixed, so only the shelf split reruns
+    per move.  Moves swap two kernels or move one elsewhere; a move is kept when the total shelf
+    height does not grow.  Gives up after ``patience`` moves without a strict improvement.
     """
-    tables = []
-    for grid in grids:
-        options = _options(grid, target, instance.width, instance.height)
-        if len(options.placed_height) == 0:
-            return None
-        tables.append(_narrowest_by_height(options, instance.height))
-    table = np.vstack(tables)
+    if not shelves.fits_alone:
+        return None  # some kernel has no legal shape at this target
     current = list(order)
-    height = shelf_total_height(table[current], instance.width)
+    height = shelves.total_height(current)
     stale = 0
     while height > instance.height and stale < patience:
         candidate = list(current)
@@ -713,7 +860,7 @@ def _reorder_to_pack(
             candidate[first], candidate[second] = candidate[second], candidate[first]
         else:
             candidate.insert(second, candidate.pop(first))
-        candidate_height = shelf_total_height(table[candidate], instance.width)
+        candidate_height = shelves.total_height(candidate, height_limit=height)  # inf: taller
         stale = 0 if candidate_height < height else stale + 1
         if candidate_height <= height:
             current, height = candidate, candidate_height
@@ -721,54 +868,40 @@ def _reorder_to_pack(
 
 
 def _polish_wires(
-    grids: list[ShapeGrid],
-    order: list[int],
-    target: float,
+    shapes: _Shapes,
+    layout: _Layout,
     instance: Instance,
     rng: np.random.Generator,
     patience: int,
     deadline: float,
-) -> tuple[list[int], list[dict]] | None:
+) -> _Layout:
     """Shorten the wires at a fixed target: move a kernel next to one it is connected to, and keep
-    the move when the shelves still fit and the wire length falls.  None if ``order`` does not pack."""
-    options = [_options(grid, target, instance.width, instance.height) for grid in grids]
-    if any(len(o.placed_height) == 0 for o in options):
-        return None
-    table = np.vstack([_narrowest_by_height(o, instance.height) for o in options])
-    position = {kernel.index: i for i, kernel in enumerate(instance.kernels)}
-    neighbours: dict[int, list[int]] = {i: [] for i in range(len(grids))}
-    for src, dst in instance.edges:
-        if src in position and dst in position:
-            neighbours[position[src]].append(position[dst])
-            neighbours[position[dst]].append(position[src])
-
-    def layout_of(candidate: list[int]) -> list[dict] | None:
-        shelves = pack_shelves(table[candidate], instance.width, instance.height)
-        if shelves is None:
-            return None
-        return _layout(instance, grids, candidate, shelves, [options[i] for i in candidate])
-
-    current = list(order)
-    kernels = layout_of(current)
-    if kernels is None:
-        return None
-    wires = wirelength(instance, kernels)
+    the move when the shelves still fit and the wire length falls."""
+    edges = _kernel_edges(instance)
+    neighbours: dict[int, list[int]] = {i: [] for i in range(len(instance.kernels))}
+    for a, b in zip(*edges, strict=True):
+        neighbours[int(a)].append(int(b))
+        neighbours[int(b)].append(int(a))
+    wires = _layout_wirelength(layout, edges)
     stale = 0
     while stale < patience and time.perf_counter() < deadline:
         stale += 1
-        moved = int(rng.integers(len(current)))
+        moved = int(rng.integers(len(layout.order)))
         if not neighbours[moved]:
             continue
         anchor = neighbours[moved][int(rng.integers(len(neighbours[moved])))]
-        candidate = [k for k in current if k != moved]
+        candidate = [k for k in layout.order if k != moved]
         candidate.insert(candidate.index(anchor) + int(rng.integers(2)), moved)
-        candidate_kernels = layout_of(candidate)
-        if candidate_kernels is None:
+        if candidate == layout.order:
+            continue  # already there
+        shelves = shapes.shelves.pack(candidate, instance.height)
+        if shelves is None:
             continue
-        candidate_wires = wirelength(instance, candidate_kernels)
-        if candidate_wires < wires and max(k["time"] for k in candidate_kernels) <= target:
-            current, kernels, wires, stale = candidate, candidate_kernels, candidate_wires, 0
-    return current, kernels
+        candidate_layout = _layout(shapes, candidate, shelves, instance.width)
+        candidate_wires = _layout_wirelength(candidate_layout, edges)
+        if candidate_wires < wires:
+            layout, wires, stale = candidate_layout, candidate_wires, 0
+    return layout
 
 
 def solve(
@@ -789,57 +922,64 @@ def solve(
     if isinstance(time_limit_s, bool) or not isinstance(time_limit_s, int | float) or not time_limit_s > 0:
         raise InvalidInputError(f"time limit must be a positive number of seconds, got {time_limit_s!r}")
     longest = max(instance.width, instance.height)
-    grids = [shape_grid(kernel, instance.memlimit, longest) for kernel in instance.kernels]
+    # kernels with the same type and arguments share one grid
+    signatures = [(kernel.type, tuple(sorted(kernel.args.items()))) for kernel in instance.kernels]
+    grid_of = {
+        signature: shape_grid(kernel, instance.memlimit, longest)
+        for signature, kernel in dict(zip(signatures, instance.kernels, strict=True)).items()
+    }
+    grids = [grid_of[signature] for signature in signatures]
     for kernel, grid in zip(instance.kernels, grids, strict=True):
         if not (grid.k_steps_for_memory >= 1).all(axis=1).any():
             raise InfeasibleError(
                 f"{instance.source}: kernel {kernel.name!r} exceeds memlimit {instance.memlimit} "
                 f"with every shape that fits the {instance.width} x {instance.height} fabric"
             )
+    catalogue = ShapeCatalogue.of(grids)
     lower = area_lower_bound(instance)
-    shape_bound = shape_lower_bound(instance, grids)
+    shape_bound = shape_lower_bound(instance, catalogue)
     deadline = started + time_limit_s * 0.7
-    # a target that packs in pipeline order, found by doubling; every order must beat it
-    candidates = _orders(instance, grids, shape_bound * 1.1, max(orders, 1))
+    edges = _kernel_edges(instance)
+    # a target that packs in pipeline order, found by doubling; then the least target some order packs
+    candidates = _orders(instance, catalogue, shape_bound * 1.1, max(orders, 1))
+    fabric = (instance.width, instance.height)
     high = shape_bound
-    while _pack(grids, candidates[0], high, instance.width, instance.height) is None:
+    while _shapes_at(catalogue, high, *fabric).shelves.total_height(candidates[0]) > instance.height:
         high *= 1.25
         if high > 1e18:
             raise InfeasibleError(f"{instance.source}: the kernels do not fit the fabric at any time")
-    best: tuple[float, float, list[dict]] | None = None  # (max_time, wirelength, kernels)
-    best_order = candidates[0]
-    tried = 0
-    for order in candidates:
-        if best is not None and time.perf_counter() > deadline:
-            break
-        ceiling = high if best is None else best[0]
-        found = _smallest_target(grids, order, shape_bound, ceiling, instance, deadline)
-        tried += 1
-        if found is None:
-            continue
-        shelves, options = found[1]
-        kernels = _layout(instance, grids, order, shelves, options)
-        achieved = max(k["time"] for k in kernels)
-        wires = wirelength(instance, kernels)
-        if best is None or (achieved, wires) < best[:2]:
-            best, best_order = (achieved, wires, kernels), order
-    assert best is not None  # the pipeline order packs at ``high`` by construction
+    shapes, packed = _smallest_target(catalogue, candidates, shape_bound, high, instance, deadline)
+    best: tuple[float, float, _Layout, _Shapes, list[dict]] | None = None  # max_time, wires, ...
+
+    def judged(layout: _Layout, shapes: _Shapes) -> tuple[float, float, _Layout, _Shapes, list[dict]]:
+        kernels = _placed_kernels(instance, catalogue, shapes, layout)
+        return max(k["time"] for k in kernels), _layout_wirelength(layout, edges), layout, shapes, kernels
+
+    for order, shelves in packed:
+        candidate = judged(_layout(shapes, order, shelves, instance.width), shapes)
+        if best is None or candidate[:2] < best[:2]:
+            best = candidate
+    assert best is not None  # _smallest_target returns at least one packing order
     # then local search: look for an order that packs strictly faster, level after level
     rng = np.random.default_rng(2020)
     while time.perf_counter() < deadline:
-        target = best[0] * (1 - 1e-9)
-        reordered = _reorder_to_pack(grids, best_order, target, instance, rng, patience)
+        shapes = _shapes_at(catalogue, best[0] * (1 - 1e-9), instance.width, instance.height)
+        reordered = _reorder_to_pack(shapes.shelves, best[2].order, instance, rng, patience)
         if reordered is None:
             break
-        packed = _pack(grids, reordered, target, instance.width, instance.height)
-        assert packed is not None  # the search only returns orders that pack
-        kernels = _layout(instance, grids, reordered, *packed)
-        best, best_order = (max(k["time"] for k in kernels), wirelength(instance, kernels), kernels), reordered
-    # last, shorten the wires without giving up any speed
-    polished = _polish_wires(grids, best_order, best[0], instance, rng, patience // 3, started + time_limit_s * 0.8)
-    if polished is not None and wirelength(instance, polished[1]) < best[1]:
-        kernels = polished[1]
-        best = (max(k["time"] for k in kernels), wirelength(instance, kernels), kernels)
+        packing = shapes.shelves.pack(reordered, instance.height)
+        assert packing is not None  # the search only returns orders that pack
+        best = judged(_layout(shapes, reordered, packing, instance.width), shapes)
+    # last, shorten the wires without giving up any speed: only shapes as fast as the best are allowed
+    shapes = _shapes_at(catalogue, best[0], instance.width, instance.height)
+    packing = shapes.shelves.pack(best[2].order, instance.height)
+    if packing is not None:
+        start = _layout(shapes, best[2].order, packing, instance.width)
+        polished = _polish_wires(shapes, start, instance, rng, patience // 3, started + time_limit_s * 0.8)
+        candidate = judged(polished, shapes)
+        if candidate[1] < best[1]:
+            best = candidate
+    max_time, wires, _, _, kernels = best
     gp_bound = None
     remaining = started + time_limit_s - time.perf_counter()
     if with_gp_bound and remaining > 1.0:
@@ -849,14 +989,14 @@ def solve(
             gp_bound = None  # an auxiliary figure: the placement stands without it
     return IspdSolution(
         instance=instance,
-        kernels=best[2],
-        max_time=best[0],
+        kernels=kernels,
+        max_time=max_time,
         lower_bound=lower,
-        wirelength=best[1],
+        wirelength=wires,
         solve_s=time.perf_counter() - started,
         gp_lower_bound=gp_bound,
         shape_lower_bound=shape_bound,
-        orders_tried=tried,
+        orders_tried=len(candidates),
     )
 
 

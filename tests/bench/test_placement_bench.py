@@ -2,15 +2,19 @@
 
 Solve time is what pytest-benchmark measures; the quality of each placement (bound / achieved and
 the slowest kernel's cycles) goes into ``extra_info``.  Every placement is validated by the
-independent checker, so a fast but illegal result fails the benchmark.  Target: 1000 kernels in
-<= 10 s.  The twenty ISPD instances run once each (round = 1): README bound / achieved per instance
-is recorded, and the geometric mean over all twenty must reach 0.80 (PLACE-012, measured here and
-in the report, not in the default test run).
+independent checker, so a fast but illegal result fails the benchmark.  Targets: 1000 kernels in
+<= 10 s; every ISPD 2020 instance in <= 10 s of the solving process's CPU time (wall time, also
+recorded, depends on what else the shared machine runs).  The twenty instances run once each
+(round = 1) with the solver's own 60 s limit, so the time measured is the time the algorithm needs,
+not a cut-off.  README bound / achieved and shape bound / achieved are recorded per instance; over
+all twenty the geometric means must reach 0.80 (PLACE-012, also checked in the conformance suite)
+and stay at or above 0.9838, what the solver reached before it was made faster (issue 11).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +25,8 @@ from csconform.perf.placement import Fabric, KernelDemand, place_kernels
 
 WSE2 = Fabric(width=750, height=994, memory_per_core_bytes=48 * 1024)
 INSTANCES = Path(__file__).resolve().parents[1] / "unit" / "placement" / "data" / "ispd2020"
-ISPD_RATIOS: dict[str, float] = {}
+ISPD_RATIOS: dict[str, float] = {}  # README bound / achieved
+ISPD_SHAPE_RATIOS: dict[str, float] = {}  # shape bound / achieved
 
 
 def demands(count: int, seed: int = 0) -> list[KernelDemand]:
@@ -55,27 +60,45 @@ def test_place_kernels_scaling(benchmark, count: int) -> None:
 @pytest.mark.parametrize("path", sorted(INSTANCES.glob("*.kgraph")), ids=lambda p: p.stem)
 def test_ispd2020_instance(benchmark, path: Path) -> None:
     instance = ispd.parse_kgraph(path)
-    solution = benchmark.pedantic(ispd.solve, args=(instance,), kwargs={"time_limit_s": 60.0}, rounds=1, iterations=1)
+    cpu_s: list[float] = []
+
+    def timed_solve() -> ispd.IspdSolution:
+        started = time.process_time()
+        solution = ispd.solve(instance, time_limit_s=60.0)
+        cpu_s.append(time.process_time() - started)
+        return solution
+
+    solution = benchmark.pedantic(timed_solve, rounds=1, iterations=1)
     kernels = [{"name": k.name, "type": k.type, "args": k.args} for k in instance.kernels]
     assert check.ispd_violations(kernels, solution.to_json(), instance.width, instance.height, instance.memlimit) == []
-    assert solution.solve_s <= 60.0
     assert solution.max_time >= solution.lower_bound
     ISPD_RATIOS[instance.name] = solution.bound_ratio
+    ISPD_SHAPE_RATIOS[instance.name] = solution.shape_lower_bound / solution.max_time
     benchmark.extra_info.update(
         instance=instance.name,
         kernels=len(instance.kernels),
         max_time=solution.max_time,
         lower_bound=solution.lower_bound,
         bound_ratio=solution.bound_ratio,
-        shape_bound_ratio=solution.shape_lower_bound / solution.max_time,
+        shape_bound_ratio=ISPD_SHAPE_RATIOS[instance.name],
         wirelength=solution.wirelength,
+        cpu_s=cpu_s[0],
     )
+    assert cpu_s[0] <= 10.0
+
+
+def geometric_mean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
 def test_ispd2020_geometric_mean(benchmark) -> None:
-    """Runs after the twenty instances (file order); the mean is over the ratios they recorded."""
+    """Runs after the twenty instances (file order); the means are over the ratios they recorded."""
     if len(ISPD_RATIOS) < 20:
         pytest.skip("needs the twenty instance benchmarks in the same run")
-    mean = benchmark(lambda: math.exp(sum(math.log(r) for r in ISPD_RATIOS.values()) / len(ISPD_RATIOS)))
-    benchmark.extra_info.update(geometric_mean_bound_ratio=mean, instances=len(ISPD_RATIOS))
+    mean = benchmark(lambda: geometric_mean(list(ISPD_RATIOS.values())))
+    shape_mean = geometric_mean(list(ISPD_SHAPE_RATIOS.values()))
+    benchmark.extra_info.update(
+        geometric_mean_bound_ratio=mean, geometric_mean_shape_bound_ratio=shape_mean, instances=len(ISPD_RATIOS)
+    )
     assert mean >= 0.80
+    assert shape_mean >= 0.9838

@@ -222,6 +222,23 @@ def test_solver_is_near_the_shape_bound(name: str) -> None:
     assert solution.shape_lower_bound / solution.max_time >= 0.95
 
 
+@pytest.mark.spec("PLACE-012")
+def test_all_twenty_instances_are_within_the_readme_bound_on_average() -> None:
+    """One solve per instance, under the rule's 60 s limit (the solver's deadline, not a timed test).
+    Legality, the slowest time and the README bound are the independent checker's figures."""
+    ratios = {}
+    for path in sorted(INSTANCES.glob("*.kgraph")):
+        instance = ispd.parse_kgraph(path)
+        document = ispd.solve(instance, time_limit_s=60.0, with_gp_bound=False).to_json()
+        kernels = as_checker_kernels(instance)
+        # the checker recomputes every kernel's time from its parameters and checks max_time is the slowest
+        assert check.ispd_violations(kernels, document, instance.width, instance.height, instance.memlimit) == []
+        ratios[instance.name] = check.ispd_area_bound(kernels, instance.width, instance.height) / document["max_time"]
+    assert sorted(ratios) == list("ABCDEFGHIJKLMNOPQRST")
+    assert all(0 < ratio <= 1 for ratio in ratios.values())
+    assert math.exp(np.mean(np.log(list(ratios.values())))) >= 0.80
+
+
 @pytest.mark.spec("PLACE-010")
 @pytest.mark.parametrize(
     "mutate, line",

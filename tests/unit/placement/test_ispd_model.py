@@ -52,7 +52,7 @@ SMALL_KERNELS = [
 def test_shape_grid_finds_the_least_area_brute_force_finds(position: int, target: float) -> None:
     memlimit, side = 30, 40
     grid = ispd.shape_grid(SMALL_KERNELS[position], memlimit, side)
-    vectorised = ispd._min_areas([grid], target, side, side)[0]
+    vectorised = ispd._min_areas(ispd.ShapeCatalogue.of([grid]), target, side, side)[0]
     shapes = every_shape(position, memlimit, side)
     fast_enough = shapes[shapes[:, 0] <= target]
     assert vectorised == (fast_enough[:, 1].min() if len(fast_enough) else np.inf)
@@ -90,6 +90,15 @@ def test_area_lower_bound_is_the_readme_sum() -> None:
         "(* width=10 height=20 memlimit=100 *)\nconv[1] W=2 H=3 R=1 S=1 C=4 K=5 T=1 U=1 name='a'\n", "x.kgraph"
     )
     assert ispd.area_lower_bound(instance) == pytest.approx(3 * 2 * 3 * 4 * 5 / 200)
+
+
+@pytest.mark.parametrize("name", ["A", "C", "M", "N"])
+def test_the_checker_recomputes_the_same_readme_bound(name: str) -> None:
+    instance = ispd.parse_kgraph(INSTANCES / f"{name}.kgraph")
+    kernels = [{"name": k.name, "type": k.type, "args": k.args} for k in instance.kernels]
+    assert check.ispd_area_bound(kernels, instance.width, instance.height) == pytest.approx(
+        ispd.area_lower_bound(instance), rel=1e-12
+    )
 
 
 @pytest.mark.parametrize(
