@@ -13,7 +13,8 @@ Registered through the ``pytest11`` entry point, so it is active wherever csconf
   engine is known to fail; they run as non-strict xfails, and entries that match nothing or now
   pass are reported as stale.
 - Hypothesis profiles ``dev``, ``ci`` (loaded when ``CI`` is set) and ``nightly``, chosen with
-  ``HYPOTHESIS_PROFILE``.
+  ``HYPOTHESIS_PROFILE``. Under ``ci`` (derandomized) a test draws the same examples whatever else
+  the run selects or imports (:mod:`csconform.testing.reproducible_examples`).
 """
 
 from __future__ import annotations
@@ -62,6 +63,11 @@ def register_hypothesis_profiles() -> str:
     )
     name = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
     settings.load_profile(name)
+    if settings.get_profile(name).derandomize:
+        # the same examples for a test whatever else the run selects or imports (see the module)
+        from csconform.testing.reproducible_examples import draw_independently_of_loaded_modules
+
+        draw_independently_of_loaded_modules()
     return name
 
 
