@@ -8,7 +8,9 @@ Registered through the ``pytest11`` entry point, so it is active wherever csconf
   which a test names an unknown, retired or pending rule, or (when the whole conformance suite is
   collected) a rule marked ``checked`` has no test — so a rule's ``status`` is always true.
 - ``--conformance-json PATH`` writes the conformance matrix; a rule passes only when all of its
-  tests pass.
+  tests pass. A test that fails with a :class:`~csconform.testing.violations.RuleViolation` naming
+  some of its rules fails those rules only; for its other rules it is ``inconclusive`` (it stopped
+  before exercising them fully) and does not count towards their outcome.
 - ``--expected-failures FILE`` (or ``CSCONFORM_EXPECTED_FAILURES``) lists rule ids or test ids an
   engine is known to fail; they run as non-strict xfails, and entries that match nothing or now
   pass are reported as stale.
@@ -23,7 +25,7 @@ import importlib
 import json
 import os
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -32,10 +34,13 @@ import pytest
 
 from csconform.errors import CsConformError
 from csconform.spec import Spec, load_spec
+from csconform.testing.violations import violated_rules
 
 DEFAULT_ENGINE = "csconform.engine"
 ENGINE_INTERFACE = ("reset", "use_target", "set_target", "current_target")
 RULES_PROPERTY = "csconform_rules"
+VIOLATED_PROPERTY = "csconform_violated_rules"
+INCONCLUSIVE = "inconclusive"
 OUTCOME_ORDER = ("failed", "xfailed", "skipped", "passed")
 
 
@@ -108,12 +113,18 @@ class Matrix:
     engine_name: str
     test_rules: dict[str, list[str]] = field(default_factory=dict)
     test_outcomes: dict[str, str] = field(default_factory=dict)
+    # a failed test whose failure named some of its rules: those rules (the others are inconclusive)
+    test_violations: dict[str, list[str]] = field(default_factory=dict)
 
     def record(self, report: pytest.TestReport) -> None:
-        rules = dict(report.user_properties).get(RULES_PROPERTY)
+        properties = dict(report.user_properties)
+        rules = properties.get(RULES_PROPERTY)
         if not isinstance(rules, tuple) or not rules:
             return
         self.test_rules[report.nodeid] = [str(rule_id) for rule_id in rules]
+        violated = properties.get(VIOLATED_PROPERTY)
+        if report.failed and isinstance(violated, tuple) and set(violated) <= set(rules):
+            self.test_violations[report.nodeid] = [str(rule_id) for rule_id in violated]
         if report.failed:
             outcome = "failed"
         elif hasattr(report, "wasxfail"):
@@ -134,8 +145,12 @@ class Matrix:
             outcome = self.test_outcomes.get(nodeid)
             if outcome is None:
                 continue
+            violated = self.test_violations.get(nodeid)
             for rule_id in rules:
-                per_rule[rule_id][outcome] += 1
+                if violated is not None and outcome == "failed" and rule_id not in violated:
+                    per_rule[rule_id][INCONCLUSIVE] += 1
+                else:
+                    per_rule[rule_id][outcome] += 1
         matrix: dict[str, dict[str, object]] = {}
         for rule in self.spec.active():
             counts = per_rule.get(rule.id, Counter())
@@ -143,8 +158,8 @@ class Matrix:
                 outcome = "pending"
             else:
                 outcome = next((o for o in OUTCOME_ORDER[:3] if counts[o]), "passed")
-                if not counts:
-                    outcome = "skipped"  # not run in this session (deselected)
+                if not any(counts[o] for o in OUTCOME_ORDER):
+                    outcome = "skipped"  # not run in this session (deselected), or no test was conclusive
             matrix[rule.id] = {"outcome": outcome, "tests": sum(counts.values()), **dict(counts)}
         return matrix
 
@@ -248,6 +263,18 @@ class CsConformPlugin:
             self.expected.matched.update(entries)
             item.add_marker(pytest.mark.xfail(reason=f"expected failure for {self.engine_name}: {', '.join(entries)}"))
             item.user_properties.append(("csconform_expected", tuple(entries)))
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        """Note on a failed test's report which of its rules the failure named, if it named any."""
+        report = yield
+        if report.failed and call.excinfo is not None:
+            rules = violated_rules(call.excinfo.value)
+            if rules:
+                report.user_properties.append((VIOLATED_PROPERTY, tuple(sorted(rules))))
+        return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.matrix.record(report)
