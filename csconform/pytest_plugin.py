@@ -12,12 +12,15 @@ Registered through the ``pytest11`` entry point, so it is active wherever csconf
   which a test names an unknown, retired or pending rule, or (when the whole conformance suite is
   collected) a rule marked ``checked`` has no test — so a rule's ``status`` is always true.
 - ``--conformance-json PATH`` writes the conformance matrix; a rule passes only when all of its
-  tests pass.
+  tests pass. A test that fails with a :class:`~csconform.testing.violations.RuleViolation` naming
+  some of its rules fails those rules only; for its other rules it is ``inconclusive`` (it stopped
+  before exercising them fully) and does not count towards their outcome.
 - ``--expected-failures FILE`` (or ``CSCONFORM_EXPECTED_FAILURES``) lists rule ids or test ids an
   engine is known to fail; they run as non-strict xfails, and entries that match nothing or now
   pass are reported as stale.
 - Hypothesis profiles ``dev``, ``ci`` (loaded when ``CI`` is set) and ``nightly``, chosen with
-  ``HYPOTHESIS_PROFILE``.
+  ``HYPOTHESIS_PROFILE``. Under ``ci`` (derandomized) a test draws the same examples whatever else
+  the run selects or imports (:mod:`csconform.testing.reproducible_examples`).
 """
 
 from __future__ import annotations
@@ -37,11 +40,14 @@ from csconform.interface import CAPABILITY_NAMES, declaration_of, validate
 from csconform.interface.gate import ImplementationUnderTest
 from csconform.spec import LEVELS, Spec, load_spec
 from csconform.spec.verdict import BINDING_LEVELS, levels_summary
+from csconform.testing.violations import violated_rules
 
 DEFAULT_ENGINE = "csconform.engine"
 RULES_PROPERTY = "csconform_rules"
 UNSUPPORTED_PROPERTY = "csconform_unsupported"
 EMULATED_PROPERTY = "csconform_emulated"
+VIOLATED_PROPERTY = "csconform_violated_rules"
+INCONCLUSIVE = "inconclusive"
 OUTCOME_ORDER = ("failed", "xfailed", "unsupported", "skipped", "passed")
 
 
@@ -69,6 +75,11 @@ def register_hypothesis_profiles() -> str:
     )
     name = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
     settings.load_profile(name)
+    if settings.get_profile(name).derandomize:
+        # the same examples for a test whatever else the run selects or imports (see the module)
+        from csconform.testing.reproducible_examples import draw_independently_of_loaded_modules
+
+        draw_independently_of_loaded_modules()
     return name
 
 
@@ -112,6 +123,8 @@ class Matrix:
     test_outcomes: dict[str, str] = field(default_factory=dict)
     test_reasons: dict[str, str] = field(default_factory=dict)
     test_emulated: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    # a failed test whose failure named some of its rules: those rules (the others are inconclusive)
+    test_violations: dict[str, list[str]] = field(default_factory=dict)
 
     def record(self, report: pytest.TestReport) -> None:
         properties = dict(report.user_properties)
@@ -122,6 +135,9 @@ class Matrix:
         emulated = properties.get(EMULATED_PROPERTY, ())
         if isinstance(emulated, tuple):
             self.test_emulated[report.nodeid].update(str(name) for name in emulated)
+        violated = properties.get(VIOLATED_PROPERTY)
+        if report.failed and isinstance(violated, tuple) and set(violated) <= set(rules):
+            self.test_violations[report.nodeid] = [str(rule_id) for rule_id in violated]
         if report.failed:
             outcome = "failed"
         elif UNSUPPORTED_PROPERTY in properties:
@@ -147,7 +163,11 @@ class Matrix:
             outcome = self.test_outcomes.get(nodeid)
             if outcome is None:
                 continue
+            violated = self.test_violations.get(nodeid)
             for rule_id in rules:
+                if violated is not None and outcome == "failed" and rule_id not in violated:
+                    per_rule[rule_id][INCONCLUSIVE] += 1
+                    continue
                 per_rule[rule_id][outcome] += 1
                 if nodeid in self.test_reasons:
                     reasons[rule_id].add(self.test_reasons[nodeid])
@@ -161,8 +181,8 @@ class Matrix:
             else:
                 # A rule passes only when all of its tests ran and passed.
                 outcome = next((o for o in OUTCOME_ORDER[:4] if counts[o]), "passed")
-                if not counts:
-                    outcome = "skipped"  # not run in this session (deselected)
+                if not any(counts[o] for o in OUTCOME_ORDER):
+                    outcome = "skipped"  # not run in this session (deselected), or no test was conclusive
             entry: dict[str, object] = {"outcome": outcome, "tests": sum(counts.values()), **dict(counts)}
             if reasons.get(rule.id):
                 entry["unsupported_reasons"] = sorted(reasons[rule.id])
@@ -318,7 +338,8 @@ class CsConformPlugin:
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        """Tag a report whose test stopped on :class:`Unsupported` (it is a skip to pytest).
+        """Tag a report: a test stopped on :class:`Unsupported` (a skip to pytest), or a failure that
+        named the rules it broke.
 
         Looked at before the report is made, because pytest turns a ``SkipTest`` into its own skip.
         """
@@ -329,6 +350,10 @@ class CsConformPlugin:
             report.user_properties.append((UNSUPPORTED_PROPERTY, reason))
             path, line, _name = item.location
             report.longrepr = (path, (line or 0) + 1, f"unsupported: {reason}")
+        elif report.failed and call.excinfo is not None:
+            rules = violated_rules(call.excinfo.value)
+            if rules:
+                report.user_properties.append((VIOLATED_PROPERTY, tuple(sorted(rules))))
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

@@ -2,9 +2,12 @@
 
 Seed 002 ("Layer pipelined mode"): the compiler extracts the graph of operations and maps each one
 to a supported kernel (``validate_only`` stops there, a lightweight check), then sizes and places a
-region per kernel (``compile_only`` produces this full artifact without touching a system). Seed
-000 ("Static Graphs"): only the modes "train" and "eval" exist on the CS system, because the fabric
-cannot be reprogrammed for eval after train in the same run. Seed 001 ("Compilation differences"):
+region per kernel and connects the regions of adjacent kernels with data paths, activations forward
+and gradients back (``compile_only`` produces this full artifact without touching a system). Seed
+000 ("Layer Pipelined model"): a pipelined training program also carries the learning-rate
+schedule of every param group, programmed into the fabric with the graph. Seed 000 ("Static
+Graphs"): only the modes "train" and "eval" exist on the CS system, because the fabric cannot be
+reprogrammed for eval after train in the same run. Seed 001 ("Compilation differences"):
 an artifact compiled for one system is refused by another (see :mod:`csconform.engine.system`;
 ``System`` is re-exported here so that ``engine.compiler.System`` reaches it through the engine
 interface).
@@ -12,6 +15,7 @@ interface).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,7 +78,12 @@ class ValidationReport:
 @dataclass(frozen=True)
 class CompiledArtifact:
     """A full compile: the graph, its kernels, the system it is bound to, and (when asked for) the
-    placement of its kernels on the wafer with the modeled throughput from csconform.perf."""
+    placement of its kernels on the wafer with the modeled throughput from csconform.perf and the
+    data paths between the placed regions.
+
+    ``learning_rate_schedules`` holds, for a pipelined training program, the schedule of every
+    optimizer param group (a function of the global step), programmed into the fabric with the graph.
+    """
 
     graph: Graph
     mode: str
@@ -83,6 +92,8 @@ class CompiledArtifact:
     placement: list[dict[str, Any]] | None = None
     modeled_samples_per_s: float | None = None
     execution: str = "pipelined"
+    data_paths: tuple[dict[str, Any], ...] = ()
+    learning_rate_schedules: tuple[Any, ...] = ()
 
 
 def check_mode(mode: str) -> None:
@@ -152,6 +163,33 @@ def model_performance(
     return modeled.kernels, float(modeled.samples_per_s)
 
 
+def _centre_cell(region: dict[str, Any]) -> tuple[int, int]:
+    return (region["x"] + region["width"] // 2, region["y"] + region["height"] // 2)
+
+
+def _data_path(source: dict[str, Any], destination: dict[str, Any], carries: str) -> dict[str, Any]:
+    """A route over the fabric's mesh from the centre core of one region to that of another: along x, then y."""
+    (x0, y0), (x1, y1) = _centre_cell(source), _centre_cell(destination)
+    return {
+        "source": source["name"],
+        "destination": destination["name"],
+        "carries": carries,
+        "route": ((x0, y0), (x1, y0), (x1, y1)),
+    }
+
+
+def connect_regions(placement: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    """Data paths between the regions of adjacent kernels (listed in pipeline order, input side first).
+
+    Activations flow from each kernel's region to the next kernel's; gradients flow back the other way.
+    """
+    paths: list[dict[str, Any]] = []
+    for upstream, downstream in zip(placement, placement[1:], strict=False):
+        paths.append(_data_path(upstream, downstream, "activations"))
+        paths.append(_data_path(downstream, upstream, "gradients"))
+    return tuple(paths)
+
+
 def compile_graph(
     graph: Graph,
     *,
@@ -163,13 +201,16 @@ def compile_graph(
     performance: bool = False,
     execution: str = "pipelined",
     systems: int = 1,
+    learning_rate_schedules: Sequence[Any] = (),
 ) -> ValidationReport | CompiledArtifact:
     """Compile ``graph`` for a system.
 
     ``validate_only`` returns a :class:`ValidationReport`. ``compile_only`` returns the full
     artifact for ``system_id`` (or ``system``) without loading it. Otherwise ``system`` is required
-    and is programmed with the artifact. ``performance=True`` also places the kernels and models
-    the throughput with csconform.perf (a solver run, so tests and quick runs leave it off).
+    and is programmed with the artifact. ``performance=True`` also places the kernels, connects
+    their regions and models the throughput with csconform.perf (a solver run, so tests and quick
+    runs leave it off). ``learning_rate_schedules`` (one per param group) go into a pipelined
+    training program; weight streaming keeps the schedule with the optimizer in MemoryX.
     """
     report = validate(graph, mode)
     if validate_only:
@@ -181,6 +222,7 @@ def compile_graph(
     if performance:
         wafer = system.wafer if system is not None else "WSE-2"
         placement, samples_per_s = model_performance(graph, wafer, execution, systems)
+    pipelined = execution == "pipelined"
     artifact = CompiledArtifact(
         graph=graph,
         mode=mode,
@@ -189,6 +231,8 @@ def compile_graph(
         placement=placement,
         modeled_samples_per_s=samples_per_s,
         execution=execution,
+        data_paths=connect_regions(placement) if placement and pipelined else (),
+        learning_rate_schedules=tuple(learning_rate_schedules) if pipelined and mode == "train" else (),
     )
     if compile_only:
         return artifact

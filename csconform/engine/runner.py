@@ -12,6 +12,10 @@ be fetched only on those steps.
 On the CS system every step's graph must equal the programmed one (seed 000, "Static Graphs"),
 the system is programmed once, "train_and_eval" is refused, and a pipelined model must fit the
 wafer. On the cpu target a changed graph is recompiled, and only then.
+
+Seed 002 names the machines of a job: it is launched from the chief node, compiled there, its
+batches are prepared on a worker node and streamed to the system, and the losses and checkpoints
+come back to the chief. ``Runner.job_log`` records each of those events with the node it ran on.
 """
 
 from __future__ import annotations
@@ -36,6 +40,17 @@ from csconform.engine.execution import (
 )
 from csconform.engine.system import System
 from csconform.errors import CheckpointError, ExecutionModeError, InvalidInputError, WeightFetchError
+
+CHIEF_NODE = "chief"
+WORKER_NODE = "worker-0"
+
+
+@dataclass(frozen=True)
+class JobEvent:
+    """One thing a job did, and where: ``node`` is the chief, a worker, or a system id."""
+
+    node: str
+    action: str  # "launch" | "compile" | "program" | "batch" | "step" | "loss" | "checkpoint"
 
 
 @dataclass(frozen=True)
@@ -95,6 +110,7 @@ class Runner:
         self.last_checkpoint_step: int | None = None
         self.artifact: compiler.CompiledArtifact | None = None
         self.compiles = 0
+        self.job_log: list[JobEvent] = []
 
     def _make_executor(self, execution: str) -> PipelinedExecutor | WeightStreamingExecutor:
         if execution == "pipelined":
@@ -125,6 +141,7 @@ class Runner:
             check_pipelined_fits(footprint, batch_size, self.systems[0])
         else:
             check_weight_streaming_fits(footprint, batch_size // len(self.systems), self.systems[0])
+        self.job_log.append(JobEvent(CHIEF_NODE, "compile"))
         artifact = compiler.compile_graph(
             step_graph,
             mode=mode,
@@ -132,12 +149,20 @@ class Runner:
             performance=self.model_performance,
             execution=self.executor.mode,
             systems=len(self.systems),
+            learning_rate_schedules=self._learning_rate_schedules(mode),
         )
         assert isinstance(artifact, compiler.CompiledArtifact)
         for system in self.systems[1:]:  # the same program, bound to each system of the cluster
             system.load(dataclasses.replace(artifact, system_id=system.system_id))
+        self.job_log += [JobEvent(system.system_id, "program") for system in self.systems]
         self.artifact = artifact
         self.compiles += 1
+
+    def _learning_rate_schedules(self, mode: str) -> tuple[Any, ...]:
+        """The schedule of every param group, handed to the compiler for a training program."""
+        if mode != "train" or self.optimizer is None:
+            return ()
+        return tuple(group["lr"] for group in self.optimizer.param_groups)
 
     # --- training --------------------------------------------------------------------------------
 
@@ -174,6 +199,7 @@ class Runner:
             raise ExecutionModeError('this run was compiled for mode "eval"; it cannot train')
         if not isinstance(steps, int) or steps < 1:
             raise InvalidInputError(f"steps must be a positive integer, got {steps!r}")
+        self.job_log.append(JobEvent(CHIEF_NODE, "launch"))
         if resume_from is None:
             iterator = dataset.iterator(seed_entropy=data_seed)
         else:
@@ -188,12 +214,15 @@ class Runner:
                 features, labels = next(iterator)
             except StopIteration:
                 return
+            self.job_log.append(JobEvent(WORKER_NODE, "batch"))
             # The graph is checked before anything is applied, so a refused step changes nothing.
             loss, step_graph = self._train_step(features, labels)
             self._ensure_programmed(step_graph, "train", features)
             self._apply_update()
+            self.job_log += [JobEvent(system.system_id, "step") for system in self.systems]
             self.steps_completed += 1
             saved = self.save_checkpoint(step, iterator) if step in checkpoint_at else None
+            self.job_log.append(JobEvent(CHIEF_NODE, "loss"))
             yield StepOutput(
                 step=step,
                 loss=loss,
@@ -210,6 +239,7 @@ class Runner:
             raise ExecutionModeError(
                 'this run programmed the fabric for "train"; it cannot be reprogrammed for eval in the same run'
             )
+        self.job_log.append(JobEvent(CHIEF_NODE, "launch"))
         metric = metric if metric is not None else metrics.Mean()
         self.model.eval()
         try:
@@ -250,6 +280,7 @@ class Runner:
     def save_checkpoint(self, step: int, iterator: DatasetIterator) -> Path:
         assert self.checkpoint_dir is not None
         path = checkpoint.save(checkpoint.path_for_step(self.checkpoint_dir, step), self.state(step, iterator))
+        self.job_log.append(JobEvent(CHIEF_NODE, "checkpoint"))
         self.last_checkpoint_step = step
         return path
 

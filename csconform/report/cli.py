@@ -1,4 +1,9 @@
-"""``csconform check``: the conformance suite against an implementation, printed as a matrix."""
+"""``csconform check``: the conformance suite against an implementation, printed as a matrix.
+
+With ``--area`` only those areas' test files run, and only the selection is shown and counted: every
+rule their tests named (and the areas' pending rules); rules of those areas checked in other files
+are named on a line of their own.
+"""
 
 from __future__ import annotations
 
@@ -11,13 +16,14 @@ from pathlib import Path
 from tabulate import tabulate
 
 from csconform.pytest_plugin import DEFAULT_ENGINE
-from csconform.report.conformance import level_lines, matrix_frame, run_conformance, summary_line
+from csconform.report.conformance import level_lines, matrix_frame, run_conformance, selected, summary_line
 from csconform.spec.verdict import BINDING_LEVELS
 
 
 def check(args: argparse.Namespace) -> int:
     engine = args.engine or os.environ.get("CSCONFORM_ENGINE", DEFAULT_ENGINE)
-    matrix = run_conformance(engine, areas=args.area or (), echo=args.verbose)
+    areas = args.area or ()
+    matrix = selected(run_conformance(engine, areas=areas, echo=args.verbose), areas)
     frame = matrix_frame(matrix)
     binding = set(frame.loc[frame["level"].isin(BINDING_LEVELS), "rule"])
     if args.failed_only:
@@ -29,6 +35,8 @@ def check(args: argparse.Namespace) -> int:
     print(summary_line(matrix))
     for line in level_lines(matrix):
         print(line)
+    if matrix.get("checked_elsewhere"):
+        print(f"not in this selection, checked by other areas' files: {', '.join(matrix['checked_elsewhere'])}")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(matrix, indent=2, sort_keys=True) + "\n", encoding="utf-8")

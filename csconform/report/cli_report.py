@@ -1,76 +1,64 @@
 """``csconform report``: the main job — regenerate the published report folder.
 
-The report gathers the conformance matrix (the suite run against an implementation), the
+The report gathers the sections of :mod:`csconform.report.sections` (the conformance matrix, the
 performance model's tables and figures, the placement results on Cerebras' ISPD 2020 instances and
-the benchmark results, then writes ``index.md`` and ``index.html`` over all of them. Each part can
-be skipped, so a quick look at one part does not pay for the others.
+the benchmark results), then writes ``index.md`` and ``index.html`` over all of them. Each section
+can be skipped, so a quick look at one part does not pay for the others. A section whose inputs are
+missing (no benchmark results yet) gets a page that names the command producing them, and the
+command still exits 0, with a one-line warning; a section that fails makes it exit 1.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from csconform.pytest_plugin import DEFAULT_ENGINE
+from csconform.report.sections import SECTIONS, ReportOptions, SectionResult, render_report
 
-PARTS = ("conformance", "performance", "placement", "benchmarks")
-
-
-def _conformance(args: argparse.Namespace, out: Path) -> list[Path]:
-    from csconform.report.conformance import run_conformance, summary_line, write_conformance_report
-
-    engine = args.engine or os.environ.get("CSCONFORM_ENGINE", DEFAULT_ENGINE)
-    matrix = run_conformance(engine, echo=False)
-    print(f"  {summary_line(matrix)}")
-    return write_conformance_report(out, matrix)
+PARTS = tuple(section.name for section in SECTIONS)
 
 
-def _performance(args: argparse.Namespace, out: Path) -> list[Path]:
-    from csconform.report.performance import write_performance_reports
-
-    return write_performance_reports(out)
-
-
-def _placement(args: argparse.Namespace, out: Path) -> list[Path]:
-    from csconform.report.ispd import write_ispd_report
-
-    return write_ispd_report(out, time_limit_s=args.ispd_time_limit)
-
-
-def _benchmarks(args: argparse.Namespace, out: Path) -> list[Path]:
-    from csconform.report.benchmarks import write_benchmark_report
-
-    return write_benchmark_report(out, Path(args.benchmark_json) if args.benchmark_json else out / "benchmarks.json")
-
-
-PRODUCERS: dict[str, Callable[[argparse.Namespace, Path], list[Path]]] = {
-    "conformance": _conformance,
-    "performance": _performance,
-    "placement": _placement,
-    "benchmarks": _benchmarks,
-}
+def _progress(result: SectionResult) -> None:
+    name = result.section.name
+    if result.status == "rendered":
+        print(f"{name}: {len(result.files)} files in {result.seconds:.1f} s", flush=True)
+    elif result.status == "missing":
+        print(f"{name}: not generated, inputs missing ({result.detail})", flush=True)
+    elif result.status == "failed":
+        print(f"{name}: FAILED after {result.seconds:.1f} s: {result.detail}", flush=True)
+    else:
+        print(f"{name}: skipped", flush=True)
 
 
 def report(args: argparse.Namespace) -> int:
     from csconform.report.site import write_index
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    for part in PARTS:
-        if part in args.skip:
-            print(f"{part}: skipped")
-            continue
-        started = time.perf_counter()
-        print(f"{part}: ...", flush=True)
-        files = PRODUCERS[part](args, out)
-        written += files
-        print(f"{part}: {len(files)} files in {time.perf_counter() - started:.1f} s")
-    written += write_index(out)
-    print(f"report: {len(written)} files in {out}; open {out / 'index.html'}")
+    options = ReportOptions(
+        out=Path(args.out),
+        engine=args.engine or os.environ.get("CSCONFORM_ENGINE", DEFAULT_ENGINE),
+        benchmark_json=Path(args.benchmark_json) if args.benchmark_json else None,
+        ispd_time_limit_s=args.ispd_time_limit,
+    )
+    started = time.perf_counter()
+    results = render_report(options, skip=args.skip, progress=_progress)
+    written = [path for result in results for path in result.files] + write_index(options.out)
+    elapsed = time.perf_counter() - started
+    print(f"report: {len(written)} files in {options.out} in {elapsed:.0f} s; open {options.out / 'index.html'}")
+    missing = [result.section.name for result in results if result.status == "missing"]
+    failed = [result.section.name for result in results if result.status == "failed"]
+    if missing:
+        print(
+            f"csconform: warning: not generated, inputs missing: {', '.join(missing)} "
+            "(each one's page says how to produce them)",
+            file=sys.stderr,
+        )
+    if failed:
+        print(f"csconform: error: sections failed: {', '.join(failed)} (see their pages)", file=sys.stderr)
+        return 1
     return 0
 
 

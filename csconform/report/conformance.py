@@ -2,11 +2,14 @@
 
 The suite is ordinary pytest; this module runs it in a subprocess (so the implementation under
 test is imported fresh, as a user's run would) and reads back the JSON matrix the plugin writes.
+The run uses the derandomized ``ci`` Hypothesis profile unless ``HYPOTHESIS_PROFILE`` says
+otherwise, so the report and ``csconform check`` give the same verdict every time.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -34,8 +37,18 @@ def conformance_dir() -> Path:
     return tests / "conformance"
 
 
-def run_conformance(engine: str, areas: Sequence[str] = (), pytest_args: Sequence[str] = (), echo: bool = True) -> dict:
-    """Run the suite (or the files of some areas) against ``engine``; return the matrix."""
+def run_conformance(
+    engine: str,
+    areas: Sequence[str] = (),
+    pytest_args: Sequence[str] = (),
+    echo: bool = True,
+    blas_threads: int | None = None,
+) -> dict:
+    """Run the suite (or the files of some areas) against ``engine``; return the matrix.
+
+    ``blas_threads`` caps the subprocess's BLAS/OpenMP threads (the report runs the suite beside
+    its other sections and gives it one core).
+    """
     suite = conformance_dir()
     targets = [str(suite)]
     if areas:
@@ -60,7 +73,13 @@ def run_conformance(engine: str, areas: Sequence[str] = (), pytest_args: Sequenc
             "no:cacheprovider",
             *pytest_args,
         ]
-        completed = subprocess.run(command, cwd=suite.parents[1], capture_output=not echo, text=True, check=False)
+        environment = {**os.environ, "HYPOTHESIS_PROFILE": os.environ.get("HYPOTHESIS_PROFILE") or "ci"}
+        if blas_threads is not None:
+            for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+                environment[variable] = str(blas_threads)
+        completed = subprocess.run(
+            command, cwd=suite.parents[1], env=environment, capture_output=not echo, text=True, check=False
+        )
         if not matrix_path.is_file():
             detail = "" if echo else (completed.stdout[-2000:] + completed.stderr[-2000:])
             raise CsConformError(
@@ -68,6 +87,26 @@ def run_conformance(engine: str, areas: Sequence[str] = (), pytest_args: Sequenc
                 + (f":\n{detail}" if detail else "")
             )
         return json.loads(matrix_path.read_text(encoding="utf-8"))
+
+
+def selected(matrix: dict, areas: Sequence[str], spec: Spec | None = None) -> dict:
+    """The matrix of a run over some areas' test files, restricted to what that run selected.
+
+    The plugin lists every rule of the spec, and a rule no selected test named shows as skipped; in
+    a partial run that rule was not skipped, it was not asked about. The selection is every rule a
+    selected test named, plus the pending rules of the selected areas. Checked rules of those areas
+    whose tests live in other files are listed under ``"checked_elsewhere"``.
+    """
+    if not areas:
+        return matrix
+    spec = spec or load_spec()
+    rules, elsewhere = {}, []
+    for rule_id, entry in matrix["rules"].items():
+        if entry["tests"] or (entry["outcome"] == "pending" and spec.get(rule_id).area in areas):
+            rules[rule_id] = entry
+        elif spec.get(rule_id).area in areas:
+            elsewhere.append(rule_id)
+    return {**matrix, "rules": rules, "areas": sorted(areas), "checked_elsewhere": sorted(elsewhere)}
 
 
 MATRIX_COLUMNS = ["rule", "area", "level", "title", "outcome", "tests", "emulated"]

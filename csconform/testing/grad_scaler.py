@@ -18,12 +18,19 @@ skipped step left the parameters and the optimizer state bit-identical.
 What the machine needs from the engine: ``amp.GradScaler``, ``nn.Parameter`` (``data``, ``grad``) and
 ``optim.SGD(params, lr=..., momentum=...)`` with ``global_step`` and ``state_dict()``. Rules that need
 more (``state_dict``/``load_state_dict``) are skipped by precondition when the scaler lacks them.
+
+Every check names the spec rule whose statement it found broken (a
+:class:`~csconform.testing.violations.RuleViolation`), so a failing run is blamed on that rule alone
+(:data:`RULES` lists every rule the machine checks). A scale or counter that disagrees with the model
+is blamed on the clause of the update rule the model applied last (back-off, growth or clamp), an
+unexpected exception from the engine on no rule in particular.
 """
 
 from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -39,8 +46,35 @@ from csconform.testing.strategies import (
     gradients_with_nonfinite,
     static_grad_scaler_configs,
 )
+from csconform.testing.violations import RuleViolation, expect, violation_of
 
-__all__ = ["LossScaleModel", "make_grad_scaler_machine", "bitwise_equal", "PARAMETER_SHAPES"]
+__all__ = [
+    "LossScaleModel",
+    "make_grad_scaler_machine",
+    "bitwise_equal",
+    "check_scaler_state",
+    "PARAMETER_SHAPES",
+    "RULES",
+]
+
+RULES = (
+    "GRADSCALER-004",  # the initial scale
+    "GRADSCALER-007",  # update(new_scale) refused
+    "GRADSCALER-008",  # step() twice refused
+    "GRADSCALER-009",  # unscale_() after step() refused
+    "GRADSCALER-010",  # unscale_() twice refused
+    "GRADSCALER-012",  # unscale_ divides by the scale
+    "GRADSCALER-013",  # finiteness
+    "GRADSCALER-014",  # static scaling never skips, never changes
+    "GRADSCALER-015",  # a skipped step changes nothing
+    "GRADSCALER-019",  # DLS + GCC clipping
+    "GRADSCALER-020",  # back-off (and counting)
+    "GRADSCALER-021",  # growth
+    "GRADSCALER-022",  # clamping
+    "GRADSCALER-023",  # state_dict round trip
+    "GRADSCALER-025",  # overflow at the minimum scale
+)
+"""The spec rules the state machine checks; every violation it raises names some of them."""
 
 PARAMETER_SHAPES: tuple[tuple[int, ...], ...] = ((3, 2), (4,))
 LEARNING_RATE = 0.125
@@ -69,6 +103,10 @@ class LossScaleModel:
     overflows: int = 0
     skipped: int = 0
     history: list[float] = field(default_factory=list)
+    # what the last event was ("init", "step", or the update's clause: "backoff", "growth", "count")
+    # and whether that update clamped the scale: a disagreement is blamed on it (rules_to_blame)
+    last_event: str = "init"
+    clamped: bool = False
 
     def skip_expected(self, finite: bool) -> bool:
         """Whether ``step`` must skip the optimizer: only in dynamic mode, only for non-finite grads."""
@@ -76,6 +114,7 @@ class LossScaleModel:
 
     def step(self, finite: bool) -> None:
         """One optimizer step through the scaler; a skipped one is counted."""
+        self.last_event, self.clamped = "step", False
         if self.skip_expected(finite):
             self.skipped += 1
 
@@ -84,6 +123,7 @@ class LossScaleModel:
         if not self.dynamic:
             return False
         was_at_minimum = self.scale <= self.min_scale
+        self.last_event, self.clamped = "count", False
         self.steps += 1
         if not finite:
             self.overflows += 1
@@ -91,14 +131,18 @@ class LossScaleModel:
             self.scale = self.scale / 2
             self.steps = 0
             self.overflows = 0
+            self.last_event = "backoff"
         if self.steps > self.steps_per_increase:
             self.scale = self.scale * 2
             self.steps = 0
             self.overflows = 0
+            self.last_event = "growth"
         if self.scale > self.max_scale:
             self.scale = self.max_scale
+            self.clamped = True
         if self.scale < self.min_scale:
             self.scale = self.min_scale
+            self.clamped = True
         self.history.append(self.scale)
         return (not finite) and was_at_minimum
 
@@ -111,6 +155,50 @@ class LossScaleModel:
             "overflows_since_rescale": self.overflows,
             "num_skipped_steps": self.skipped,
         }
+
+    def rules_to_blame(self, actual: dict[str, Any]) -> tuple[str, ...]:
+        """The rules an implementation broke when its state ``actual`` is not :meth:`state`.
+
+        Other keys break the state_dict rule (023). Before anything ran, the initial scale is wrong
+        (004); static scaling must never change (014). In dynamic mode a wrong skip count alone
+        breaks the skip rule (015); otherwise the clause the model's last update applied is to
+        blame: clamp (022), back-off (020), growth (021). Where the model only counted, the
+        direction of the error says which clause the implementation applied wrongly: a larger
+        scale grew too early (021); a smaller one, or wrong counters, broke counting and back-off
+        (020).
+        """
+        expected = self.state()
+        if set(actual) != set(expected):
+            return ("GRADSCALER-023",)
+        if self.last_event == "init":
+            return ("GRADSCALER-004",)
+        if not self.dynamic:
+            return ("GRADSCALER-014",)
+        differing = {key for key in expected if actual[key] != expected[key]}
+        if differing == {"num_skipped_steps"}:
+            return ("GRADSCALER-015",)
+        if self.clamped:
+            return ("GRADSCALER-022",)
+        if self.last_event == "backoff":
+            return ("GRADSCALER-020",)
+        if self.last_event == "growth":
+            return ("GRADSCALER-021",)
+        if float(actual["loss_scale"]) > float(expected["loss_scale"]):
+            return ("GRADSCALER-021",)
+        return ("GRADSCALER-020",)
+
+
+def check_scaler_state(scaler: Any, model: LossScaleModel) -> None:
+    """Raise a :class:`RuleViolation` naming the broken rule unless ``scaler`` is where ``model`` is."""
+    expected = model.state()
+    state = dict(scaler.state_dict())
+    reported = {**state, "loss_scale": scaler.get_scale()}
+    for actual in (reported, state):
+        if actual != expected:
+            raise RuleViolation(
+                model.rules_to_blame(actual),
+                f"after {model.last_event!r} the scaler is at {actual}, the documented rule gives {expected}",
+            )
 
 
 def bitwise_equal(left: Any, right: Any) -> bool:
@@ -217,8 +305,11 @@ def make_grad_scaler_machine(engine: ModuleType) -> type[RuleBasedStateMachine]:
                 norm = math.sqrt(sum(float(np.sum(np.square(g.astype(np.float64)))) for g in expected))
                 factor = min(1.0, limit / (norm + 1e-6))
                 expected = [g * np.float32(factor) for g in expected]
-            for param, want in zip(self.params, expected, strict=True):
-                np.testing.assert_allclose(param.grad, want, rtol=1e-5, atol=1e-30)
+            # with a clipping limit the two rules meet in one expectation: a wrong value breaks either
+            rules = ("GRADSCALER-012", "GRADSCALER-019") if limit is not None else ("GRADSCALER-012",)
+            with violation_of(*rules):
+                for param, want in zip(self.params, expected, strict=True):
+                    np.testing.assert_allclose(param.grad, want, rtol=1e-5, atol=1e-30)
 
         @precondition(lambda self: self.phase in ("grads", "unscaled"))
         @rule()
@@ -227,21 +318,31 @@ def make_grad_scaler_machine(engine: ModuleType) -> type[RuleBasedStateMachine]:
             before_params = [p.data.copy() for p in self.params]
             before_state = copy.deepcopy(self.optimizer.state_dict())
             before_global_step = int(self.optimizer.global_step)
+            before_skipped = self.reference.skipped
             with np.errstate(invalid="ignore", over="ignore"):  # static scaling steps on inf/NaN
                 self.scaler.step(self.optimizer)
             self.reference.step(self.finite)
             if not explicit_unscale and self.finite:
                 self._check_unscaled_gradients()
             self.phase = "stepped"
+            advanced = int(self.optimizer.global_step) - before_global_step
             if self.reference.skip_expected(self.finite):
-                assert int(self.optimizer.global_step) == before_global_step, "a skipped step advanced global_step"
+                # an overflow the scaler did not even count went undetected (013); one it counted but
+                # stepped on anyway was not skipped as documented (015)
+                counted = self.scaler.state_dict().get("num_skipped_steps") == before_skipped + 1
+                rules = ("GRADSCALER-015",) if counted else ("GRADSCALER-013", "GRADSCALER-015")
+                expect(advanced == 0, rules, "a step after non-finite gradients advanced global_step")
                 for param, before in zip(self.params, before_params, strict=True):
-                    assert bitwise_equal(param.data, before), "a skipped step changed a parameter"
-                assert bitwise_equal(self.optimizer.state_dict(), before_state), (
-                    "a skipped step changed optimizer state"
+                    expect(bitwise_equal(param.data, before), rules, "a skipped step changed a parameter")
+                expect(
+                    bitwise_equal(self.optimizer.state_dict(), before_state),
+                    rules,
+                    "a skipped step changed the optimizer state",
                 )
+            elif self.reference.dynamic:
+                expect(advanced == 1, "GRADSCALER-013", "a step after finite gradients was skipped")
             else:
-                assert int(self.optimizer.global_step) == before_global_step + 1, "a finite step did not advance"
+                expect(advanced == 1, "GRADSCALER-014", "static loss scaling skipped a step")
                 if not self.finite:
                     # Static scaling checks nothing: the overflow went into the weights. Start afresh.
                     for param in self.params:
@@ -252,15 +353,17 @@ def make_grad_scaler_machine(engine: ModuleType) -> type[RuleBasedStateMachine]:
         def update(self) -> None:
             unrecoverable = self.reference.update(self.finite)
             self.phase = "idle"
-            if unrecoverable:
-                try:
-                    self.scaler.update()
-                except NonRecoverableNaNError:
-                    return
-                raise AssertionError(
-                    "update() at the minimum scale after an overflow must raise NonRecoverableNaNError"
+            try:
+                self.scaler.update()
+            except NonRecoverableNaNError:
+                expect(unrecoverable, "GRADSCALER-025", "update() gave up although the scale could still go down")
+            else:
+                expect(
+                    not unrecoverable,
+                    "GRADSCALER-025",
+                    "update() at the minimum scale after an overflow must raise NonRecoverableNaNError",
                 )
-            self.scaler.update()
+            check_scaler_state(self.scaler, self.reference)
 
         @precondition(lambda self: self.phase == "idle")
         @rule(data=st.data(), pattern=st.lists(MOSTLY_FINITE, min_size=1, max_size=6))
@@ -271,42 +374,60 @@ def make_grad_scaler_machine(engine: ModuleType) -> type[RuleBasedStateMachine]:
                 self.step()
                 self.update()
 
-        # --- protocol misuse ---------------------------------------------------------------------------
+        # --- protocol misuse: refused, and nothing changes ------------------------------------------------
+
+        def _refused(self, rule_id: str, call: str, attempt: Callable[[], object]) -> None:
+            """``attempt()`` must raise the usage error and leave parameters, gradients and the scaler as they were."""
+            before = (
+                [p.data.copy() for p in self.params],
+                [None if p.grad is None else np.copy(p.grad) for p in self.params],
+                int(self.optimizer.global_step),
+                self.scaler.state_dict(),
+            )
+            try:
+                attempt()
+            except GradScalerUsageError:
+                pass
+            except Exception as error:  # noqa: BLE001 - any other outcome breaks the rule
+                raise RuleViolation(rule_id, f"{call} raised {type(error).__name__}: {error}") from error
+            else:
+                raise RuleViolation(rule_id, f"{call} must raise GradScalerUsageError")
+            after = (
+                [p.data for p in self.params],
+                [p.grad for p in self.params],
+                int(self.optimizer.global_step),
+                self.scaler.state_dict(),
+            )
+            expect(bitwise_equal(after, before), rule_id, f"the refused {call} changed the training state")
 
         @precondition(lambda self: self.phase == "stepped")
         @rule()
         def step_twice(self) -> None:
-            try:
-                self.scaler.step(self.optimizer)
-            except GradScalerUsageError:
-                return
-            raise AssertionError("a second step() before update() must raise GradScalerUsageError")
+            self._refused("GRADSCALER-008", "a second step() before update()", lambda: self.scaler.step(self.optimizer))
 
         @precondition(lambda self: self.phase == "stepped")
         @rule()
         def unscale_after_step(self) -> None:
-            try:
-                self.scaler.unscale_(self.optimizer)
-            except GradScalerUsageError:
-                return
-            raise AssertionError("unscale_() after step() must raise GradScalerUsageError")
+            self._refused("GRADSCALER-009", "unscale_() after step()", lambda: self.scaler.unscale_(self.optimizer))
 
         @precondition(lambda self: self.phase == "unscaled")
         @rule()
         def unscale_twice(self) -> None:
-            try:
-                self.scaler.unscale_(self.optimizer)
-            except GradScalerUsageError:
-                return
-            raise AssertionError("unscale_() twice in one iteration must raise GradScalerUsageError")
+            self._refused("GRADSCALER-010", "a second unscale_()", lambda: self.scaler.unscale_(self.optimizer))
 
         @rule(new_scale=st.sampled_from([1.0, 2.0**10]))
         def update_with_new_scale(self, new_scale: float) -> None:
+            before = self.scaler.state_dict()
             try:
                 self.scaler.update(new_scale)
             except GradScalerError:
+                expect(
+                    self.scaler.state_dict() == before,
+                    "GRADSCALER-007",
+                    "the refused update(new_scale) changed the state",
+                )
                 return
-            raise AssertionError("update(new_scale) must be refused")
+            raise RuleViolation("GRADSCALER-007", "update(new_scale) must be refused")
 
         # --- checkpointing -------------------------------------------------------------------------------
 
@@ -316,26 +437,25 @@ def make_grad_scaler_machine(engine: ModuleType) -> type[RuleBasedStateMachine]:
             saved = self.scaler.state_dict()
             fresh = engine.amp.GradScaler(**self.config)
             fresh.load_state_dict(copy.deepcopy(saved))
-            assert fresh.state_dict() == saved
-            assert fresh.get_scale() == self.scaler.get_scale()
+            expect(fresh.state_dict() == saved, "GRADSCALER-023", f"restored {fresh.state_dict()}, saved {saved}")
+            expect(fresh.get_scale() == self.scaler.get_scale(), "GRADSCALER-023", "the restored scale differs")
             self.scaler = fresh
 
         # --- what must hold all the time ---------------------------------------------------------------
 
         @invariant()
         def scale_and_counters_match_the_model(self) -> None:
-            if self.scaler is None:
-                return
-            assert self.scaler.get_scale() == self.reference.scale, (self.scaler.get_scale(), self.reference.scale)
-            assert self.scaler.state_dict() == self.reference.state(), (
-                self.scaler.state_dict(),
-                self.reference.state(),
-            )
+            if self.scaler is not None:
+                check_scaler_state(self.scaler, self.reference)
 
         @invariant()
         def dynamic_scale_stays_in_range(self) -> None:
             if self.model is not None and self.reference.dynamic:
-                assert self.reference.min_scale <= self.scaler.get_scale() <= self.reference.max_scale
+                expect(
+                    self.reference.min_scale <= self.scaler.get_scale() <= self.reference.max_scale,
+                    "GRADSCALER-022",
+                    f"scale {self.scaler.get_scale()} outside [{self.reference.min_scale}, {self.reference.max_scale}]",
+                )
 
     GradScalerMachine.__name__ = GradScalerMachine.__qualname__ = f"GradScalerMachine[{engine.__name__}]"
     return GradScalerMachine

@@ -216,3 +216,61 @@ def test_full_compile_carries_placement_and_modeled_throughput(engine):
     expected = plan([Layer("dense", FEATURES, 5), Layer("dense", 5, CLASSES)], wafer="WSE-2", mode="pipelined", batch=8)
     assert artifact.modeled_samples_per_s == pytest.approx(expected.samples_per_s, rel=1e-6)
     assert artifact.modeled_samples_per_s > 0
+
+
+@pytest.mark.spec("COMPILE-008")
+def test_the_job_is_launched_and_compiled_on_the_chief_node(engine):
+    runner = make_runner(engine, execution="pipelined")
+    assert runner.job_log == []
+    list(runner.train(make_dataset(engine), 3))
+    log = [(event.node, event.action) for event in runner.job_log]
+    chief = engine.runner.CHIEF_NODE
+    systems = {system.system_id for system in runner.systems}
+    workers = {node for node, action in log if action == "batch"}
+    assert log[0] == (chief, "launch")
+    assert [node for node, action in log if action == "compile"] == [chief]
+    first_step = next(index for index, (_node, action) in enumerate(log) if action == "step")
+    assert log.index((chief, "compile")) < first_step
+    assert {node for node, action in log if action == "step"} == systems
+    # the chief is a machine of its own: it neither prepares the batches nor runs the program
+    assert workers and chief not in workers and chief not in systems and workers.isdisjoint(systems)
+
+
+def _inside(point, region) -> bool:  # noqa: ANN001
+    x, y = point
+    return region["x"] <= x < region["x"] + region["width"] and region["y"] <= y < region["y"] + region["height"]
+
+
+@pytest.mark.spec("COMPILE-009")
+def test_adjacent_regions_are_joined_by_activation_and_gradient_paths(engine):
+    from csconform.perf.hardware import get_wafer
+
+    engine.nn.manual_seed(0)
+    model = engine.nn.Sequential(
+        engine.nn.Linear(FEATURES, 16),
+        engine.nn.ReLU(),
+        engine.nn.Linear(16, 8),
+        engine.nn.ReLU(),
+        engine.nn.Linear(8, CLASSES),
+    )
+    runner = make_runner(engine, model=model, model_performance=True)
+    next(runner.train(make_dataset(engine, batch=8), 1))
+    regions = runner.artifact.placement  # in pipeline order, input side first
+    assert [region["name"] for region in regions] == ["0:linear", "2:linear", "4:linear"]
+    expected = []
+    for upstream, downstream in zip(regions, regions[1:], strict=False):
+        expected += [
+            (upstream["name"], downstream["name"], "activations"),
+            (downstream["name"], upstream["name"], "gradients"),
+        ]
+    paths = runner.artifact.data_paths
+    # one path each way between adjacent kernels, none between the first and the last
+    assert sorted((p["source"], p["destination"], p["carries"]) for p in paths) == sorted(expected)
+    by_name = {region["name"]: region for region in regions}
+    wafer = get_wafer("WSE-2")
+    for path in paths:
+        route = [tuple(point) for point in path["route"]]
+        assert _inside(route[0], by_name[path["source"]]) and _inside(route[-1], by_name[path["destination"]])
+        for (x0, y0), (x1, y1) in zip(route, route[1:], strict=False):
+            assert x0 == x1 or y0 == y1, path  # along a row or a column of the fabric
+        assert all(0 <= x < wafer.fabric_width and 0 <= y < wafer.fabric_height for x, y in route)

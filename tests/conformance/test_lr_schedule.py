@@ -423,3 +423,53 @@ def test_a_million_steps_evaluate_quickly(engine):
         assert rates.shape == steps.shape and np.all(np.isfinite(rates))
         # A per-element Python loop takes seconds here; array code takes tens of milliseconds.
         assert elapsed_s < 1.0, (type(schedule).__name__, elapsed_s)
+
+
+# --- the schedule in the pipelined program -------------------------------------------------------
+
+
+def step_lr_formula(t: int) -> float:
+    return 0.1 * 0.5 ** (t // 2)  # StepLR(initial_learning_rate=0.1, step_size=2, gamma=0.5)
+
+
+def polynomial_lr_formula(t: int) -> float:
+    # PolynomialLR(initial_learning_rate=0.05, end_learning_rate=0.01, total_iters=4), power 1
+    return 0.01 if t >= 4 else (0.05 - 0.01) * (1 - t / 4) + 0.01
+
+
+@pytest.mark.spec("LR-022")
+def test_the_pipelined_program_carries_the_schedule_that_drives_every_update(engine):
+    engine.nn.manual_seed(0)
+    first, second = engine.nn.Linear(4, 5), engine.nn.Linear(5, 3)
+    model = engine.nn.Sequential(first, engine.nn.ReLU(), second)
+    schedules = [
+        lr(engine).StepLR(initial_learning_rate=0.1, step_size=2, gamma=0.5),
+        lr(engine).PolynomialLR(initial_learning_rate=0.05, end_learning_rate=0.01, total_iters=4),
+    ]
+    groups = [
+        {"params": layer.parameters(), "lr": schedule}
+        for layer, schedule in zip((first, second), schedules, strict=True)
+    ]
+    optimizer = engine.optim.SGD(groups, lr=0.0)
+    runner = engine.runner.Runner(model, engine.nn.cross_entropy, optimizer, execution="pipelined")
+    rng = np.random.default_rng(3)
+    features = rng.standard_normal((32, 4)).astype(np.float32)
+    labels = rng.integers(0, 3, 32)
+    dataset = engine.data.Dataset.from_tensor_slices((features, labels)).repeat().batch(8, drop_remainder=True)
+    outputs = runner.train(dataset, 6)
+    for step in range(6):
+        before = [[p.data.copy() for p in layer.parameters()] for layer in (first, second)]
+        next(outputs)
+        program = runner.systems[0].program
+        assert program is not None and program.execution == "pipelined"
+        programmed = program.learning_rate_schedules
+        assert len(programmed) == 2
+        # the programmed schedules are the documented functions of the global step, beyond this run too
+        for t in range(12):
+            assert math.isclose(float(programmed[0](t)), step_lr_formula(t), rel_tol=4e-7)
+            assert math.isclose(float(programmed[1](t)), polynomial_lr_formula(t), rel_tol=4e-7)
+        # update number `step` used the programmed value at global step `step`
+        for layer, schedule, old in zip((first, second), programmed, before, strict=True):
+            rate = np.float32(schedule(step))
+            for param, data in zip(layer.parameters(), old, strict=True):
+                np.testing.assert_array_equal(param.data, data - rate * param.grad)

@@ -25,6 +25,12 @@ BROKEN_ENGINES = {
     "unverified_checkpoint": (("runner",), {"RUNNER-004"}),
     "ignores_pipelined_capacity": (("execution",), {"EXEC-001", "EXEC-010"}),
     "accepts_oversized_cluster": (("appliance",), {"APPLIANCE-001"}),
+    # the GradScaler state machine is marked with fifteen rules: it must blame only the broken one
+    "static_scaling_skips_overflows": (("grad_scaler",), {"GRADSCALER-014"}),
+    "accepts_second_unscale": (("grad_scaler",), {"GRADSCALER-010"}),
+    "program_without_lr_schedule": (("lr_schedule", "optimizer"), {"LR-022"}),
+    "compiles_on_a_worker": (("compilation", "runner"), {"COMPILE-008"}),
+    "placement_without_data_paths": (("compilation",), {"COMPILE-009"}),
 }
 
 ALL_AREAS = sorted({area for areas, _rules in BROKEN_ENGINES.values() for area in areas} | {"runner", "execution"})

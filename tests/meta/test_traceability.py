@@ -6,6 +6,7 @@ test module — and runs pytest on it with the csconform plugin, as a user would
 
 from __future__ import annotations
 
+import inspect
 import json
 import shutil
 import textwrap
@@ -404,3 +405,72 @@ def test_a_declared_capability_must_offer_every_name(project: pytest.Pytester, a
     result = run(project, "--engine", "half_amp")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+ATTRIBUTED_TESTS = """\
+import pytest
+from csconform.testing.violations import RuleViolation
+
+@pytest.mark.spec("DEMO-001")
+def test_one(engine):
+    assert engine.one() == 1
+
+@pytest.mark.spec("DEMO-001", "DEMO-002")
+def test_both(engine):
+    if engine.two() != 2:
+        raise RuleViolation("DEMO-002", "the engine does not say two")
+
+@pytest.mark.spec("DEMO-002")
+def test_two_plainly(engine):
+    assert engine.one() == 1
+"""
+
+
+def test_a_failure_naming_its_rule_fails_that_rule_only(project: pytest.Pytester) -> None:
+    tests = project.path / "tests" / "conformance" / "test_demo.py"
+    tests.write_text(ATTRIBUTED_TESTS, encoding="utf-8")
+    run(project, "--engine", "broken_engine", "--conformance-json", "matrix.json").assert_outcomes(passed=2, failed=1)
+    rules = json.loads((project.path / "matrix.json").read_text())["rules"]
+    assert rules["DEMO-002"] == {"outcome": "failed", "tests": 2, "failed": 1, "passed": 1}
+    # the stopped test vouches for nothing else: DEMO-001 rests on its other test
+    assert rules["DEMO-001"] == {"outcome": "passed", "tests": 2, "passed": 1, "inconclusive": 1}
+
+
+def test_a_rule_with_only_inconclusive_tests_is_not_passed(project: pytest.Pytester) -> None:
+    tests = project.path / "tests" / "conformance" / "test_demo.py"
+    tests.write_text(ATTRIBUTED_TESTS.replace('@pytest.mark.spec("DEMO-001")\n', "", 1), encoding="utf-8")
+    run(project, "--engine", "broken_engine", "--conformance-json", "matrix.json").assert_outcomes(passed=2, failed=1)
+    rules = json.loads((project.path / "matrix.json").read_text())["rules"]
+    assert rules["DEMO-001"] == {"outcome": "skipped", "tests": 1, "inconclusive": 1}
+
+
+def test_a_failure_naming_no_rule_fails_every_rule_of_the_test(project: pytest.Pytester) -> None:
+    tests = project.path / "tests" / "conformance" / "test_demo.py"
+    tests.write_text(
+        ATTRIBUTED_TESTS.replace('raise RuleViolation("DEMO-002", ', "raise AssertionError("), encoding="utf-8"
+    )
+    run(project, "--engine", "broken_engine", "--conformance-json", "matrix.json").assert_outcomes(passed=2, failed=1)
+    rules = json.loads((project.path / "matrix.json").read_text())["rules"]
+    assert rules["DEMO-001"]["outcome"] == "failed" and rules["DEMO-002"]["outcome"] == "failed"
+
+
+def _is_fixed_input(test: object) -> bool:
+    """A check that runs the same inputs every time: not a Hypothesis test, not a state machine."""
+    return not getattr(test, "is_hypothesis_test", False) and "run_state_machine_as_test" not in inspect.getsource(
+        inspect.unwrap(test)  # type: ignore[arg-type]
+    )
+
+
+def test_no_rule_of_the_grad_scaler_state_machine_rests_on_randomised_checks_alone() -> None:
+    from csconform.testing.grad_scaler import RULES
+    from tests.conformance import test_grad_scaler
+
+    fixed: dict[str, list[str]] = {rule: [] for rule in RULES}
+    for name, test in vars(test_grad_scaler).items():
+        if not name.startswith("test_") or not callable(test):
+            continue
+        marked = [rule for mark in getattr(test, "pytestmark", []) if mark.name == "spec" for rule in mark.args]
+        if _is_fixed_input(test):
+            for rule in marked:
+                fixed.setdefault(rule, []).append(name)
+    assert [rule for rule in RULES if not fixed[rule]] == []

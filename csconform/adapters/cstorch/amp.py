@@ -14,7 +14,6 @@ from typing import Any
 
 import cerebras.pytorch as cstorch
 
-
 from csconform.adapters.cstorch import backend
 from csconform.adapters.cstorch.nn import Loss
 from csconform.adapters.cstorch.optim import Optimizer
@@ -124,4 +123,3 @@ def optimizer_step(
     if isinstance(optimizer, Optimizer):
         optimizer.after_step()
     return result
-

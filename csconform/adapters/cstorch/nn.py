@@ -83,17 +83,17 @@ def torch_parameters(params: Any) -> list[torch.nn.Parameter]:
 
 
 class Module:
-    """A layer or a model. Layers wrap ``self.torch``; a model of the user's composes layers."""
+    """A layer or a model. Layers wrap ``self.torch_module``; a model of the user's composes layers."""
 
     training: bool = True
-    torch: torch.nn.Module | None = None
+    torch_module: torch.nn.Module | None = None
 
     def forward(self, x: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} does not implement forward")
 
     def forward_torch(self, x: torch.Tensor) -> torch.Tensor:
-        assert self.torch is not None
-        return self.torch(x)
+        assert self.torch_module is not None
+        return self.torch_module(x)
 
     def input_dtype(self) -> torch.dtype:
         return torch.float32
@@ -114,10 +114,10 @@ class Module:
                         yield f"{name}.{index}", item
 
     def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Parameter]]:
-        own = self.torch is not None and not any(True for _ in self.named_children())
+        own = self.torch_module is not None and not any(True for _ in self.named_children())
         if own:
-            assert self.torch is not None
-            for name, tensor in self.torch.named_parameters():
+            assert self.torch_module is not None
+            for name, tensor in self.torch_module.named_parameters():
                 yield prefix + name, Parameter.of(tensor)
             return
         for name, child in self.named_children():
@@ -128,8 +128,8 @@ class Module:
 
     def train(self, mode: bool = True) -> Module:
         self.training = mode
-        if self.torch is not None:
-            self.torch.train(mode)
+        if self.torch_module is not None:
+            self.torch_module.train(mode)
         for _name, child in self.named_children():
             child.train(mode)
         return self
@@ -179,7 +179,7 @@ class Sequential(Module):
 
 class _Layer(Module):
     def __init__(self, module: torch.nn.Module) -> None:
-        self.torch = module
+        self.torch_module = module
 
 
 def _torch_call(factory: Any, *args: Any, **kwargs: Any) -> torch.nn.Module:

@@ -20,7 +20,7 @@ import torch
 from numpy.typing import ArrayLike, NDArray
 
 from csconform.adapters.cstorch.refusals import refusals
-from csconform.errors import InvalidInputError, Unsupported, UnknownNameError
+from csconform.errors import InvalidInputError, UnknownNameError, Unsupported
 
 COMPUTE_PRECISIONS = ("mixed", "float32")
 """Mixed precision (autocast) or plain float32: the package has no pure 16-bit compute mode."""
@@ -76,7 +76,9 @@ def compute() -> Iterator[None]:
         context = cstorch.amp.autocast()
         context.__enter__()
     except ValueError as exc:
-        raise Unsupported(f"mixed precision with {half_dtype_name()} on the CPU backend: cerebras.pytorch: {exc}") from exc
+        raise Unsupported(
+            f"mixed precision with {half_dtype_name()} on the CPU backend: cerebras.pytorch: {exc}"
+        ) from exc
     try:
         yield
     finally:

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def refusals(mapping: Mapping[type[BaseException], type[Exception]]) -> Iterator[None]:
+def refusals(mapping: Mapping[type[Exception], type[Exception]]) -> Iterator[None]:
     """Inside the block, an exception of a mapped type is re-raised as its typed counterpart.
 
     Only the call that makes a documented refusal is wrapped, so an unexpected error of the same

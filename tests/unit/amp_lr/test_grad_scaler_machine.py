@@ -1,8 +1,9 @@
 """The shipped GradScaler state machine and its reference model catch broken scalers.
 
 Each mutant below breaks one documented behaviour of the reference engine's GradScaler; the
-machine, run with a modest budget and no shrinking, must fail against every one of them and pass
-against the real engine (the conformance suite runs that case).
+machine, run with a modest budget and no shrinking, must fail against every one of them, naming
+exactly the rule the mutant breaks, and pass against the real engine (the conformance suite runs
+that case).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from hypothesis.stateful import run_state_machine_as_test
 import csconform.engine as reference_engine
 from csconform.engine import amp
 from csconform.testing.grad_scaler import LossScaleModel, bitwise_equal, make_grad_scaler_machine
+from csconform.testing.violations import RuleViolation, violated_rules
 
 
 class GrowsOneStepEarly(amp.GradScaler):
@@ -42,6 +44,7 @@ class NoLowerClamp(amp.GradScaler):
 
 class MissesNaN(amp.GradScaler):
     def clip_gradients_and_return_isfinite(self, optimizers):  # noqa: ANN001, ANN201
+        super().clip_gradients_and_return_isfinite(optimizers)  # clips as documented
         params = amp._gradients(optimizers)
         return not any(np.isinf(p.grad).any() for p in params)
 
@@ -79,14 +82,23 @@ BUDGET = settings(
 )
 
 
-@pytest.mark.parametrize(
-    "mutant",
-    [GrowsOneStepEarly, NeverSkips, NoLowerClamp, MissesNaN, ForgetsCountersOnLoad, AllowsStepTwice, IgnoresTolerance],
-    ids=lambda cls: cls.__name__,
-)
-def test_machine_catches_a_broken_scaler(mutant):
-    with np.errstate(all="ignore"), pytest.raises(Exception):  # noqa: B017 - any detected failure counts
+MUTANTS = {
+    # mutant: the rules the machine must blame, and only those
+    GrowsOneStepEarly: {"GRADSCALER-021"},
+    NeverSkips: {"GRADSCALER-013", "GRADSCALER-015"},  # the overflow is not even counted
+    NoLowerClamp: {"GRADSCALER-022"},
+    MissesNaN: {"GRADSCALER-013", "GRADSCALER-015"},
+    ForgetsCountersOnLoad: {"GRADSCALER-023"},
+    AllowsStepTwice: {"GRADSCALER-008"},
+    IgnoresTolerance: {"GRADSCALER-020"},
+}
+
+
+@pytest.mark.parametrize("mutant", list(MUTANTS), ids=lambda cls: cls.__name__)
+def test_machine_catches_a_broken_scaler_and_names_its_rule(mutant):
+    with np.errstate(all="ignore"), pytest.raises(RuleViolation) as caught:
         run_state_machine_as_test(make_grad_scaler_machine(engine_with(mutant)), settings=BUDGET)
+    assert violated_rules(caught.value) == MUTANTS[mutant], str(caught.value)
 
 
 def test_machine_passes_the_reference_engine():
@@ -136,3 +148,14 @@ def test_model_reports_overflow_at_the_minimum():
 )
 def test_bitwise_equal(left, right, equal):
     assert bitwise_equal(left, right) is equal
+
+
+def test_the_machine_blames_only_the_rules_it_declares():
+    """The conformance test is marked with RULES; a violation naming any other rule could not be attributed."""
+    import inspect
+    import re
+
+    from csconform.testing import grad_scaler
+
+    named = set(re.findall(r"GRADSCALER-\d{3}", inspect.getsource(grad_scaler)))
+    assert named == set(grad_scaler.RULES)

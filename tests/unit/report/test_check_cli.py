@@ -18,6 +18,11 @@ def test_check_one_area_against_the_reference_engine(tmp_path: Path, capsys: pyt
     matrix = json.loads(matrix_path.read_text())
     precision = {k: v for k, v in matrix["rules"].items() if k.startswith("PRECISION-") and v["tests"]}
     assert precision and all(v["outcome"] == "passed" for v in precision.values())
+    # a rule outside the selection is not "skipped": it is not shown, nor counted
+    assert matrix["areas"] == ["precision"] and all(v["tests"] for v in matrix["rules"].values())
+    assert "PRECISION-019" in matrix["checked_elsewhere"] and "checked by other areas' files: PRECISION-018" in out
+    assert "skipped" not in out and "GRADSCALER-" not in out
+    assert f"csconform.engine: {len(matrix['rules'])} rules" in out
 
 
 def test_unknown_area_lists_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
