@@ -14,10 +14,12 @@ kind                    in_features           out_features         tokens
 ``conv``                input channels        output channels      output pixels (H_out*W_out)
 ======================  ====================  ===================  ==========================
 
-``attention`` includes its Q, K, V and output projections (4 d^2 weights, biased; heads x d_head = d_model,
-as in GPT-3 13B where 40 x 128 ~ 5140); ``heads`` is informative. ``conv`` uses ``kernel_size``
+``attention`` includes its Q, K, V and output projections (4 d^2 weights, biased; heads x d_head = d_model);
+with grouped-query attention ``kv_features`` is the width of the K and V projections (kv heads x
+d_head; 0 means d_model, plain multi-head attention); ``heads`` is informative. ``conv`` uses ``kernel_size``
 (square) and ``stride`` (its input has tokens x stride^2 pixels).
-``layer_norm`` also stands for batch normalisation (2 parameters per feature).
+``layer_norm`` also stands for batch normalisation (2 parameters per feature) and, with ``bias=False``,
+for RMS normalisation (1 parameter per feature).
 ``tied=True`` marks a layer whose weight matrix is another layer's (a language model head tied to
 the token embedding): its FLOPs count, its weights do not. ``group`` names the pipeline stage a
 layer belongs to (e.g. one transformer block); layers with the same group are fused into one
@@ -65,6 +67,7 @@ class Layer:
     bias: bool = True
     tied: bool = False
     group: str = ""
+    kv_features: int = 0
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -79,6 +82,15 @@ class Layer:
             raise InvalidInputError(f"layer {self.name}: {self.kind} needs in_features == out_features")
         if self.kind == "attention" and self.heads < 1:
             raise InvalidInputError(f"layer {self.name}: attention needs heads >= 1, got {self.heads}")
+        if not isinstance(self.kv_features, int) or isinstance(self.kv_features, bool) or self.kv_features < 0:
+            raise InvalidInputError(f"layer {self.name}: kv_features must be an integer >= 0, got {self.kv_features!r}")
+        if self.kv_features and (self.kind != "attention" or self.kv_features > self.in_features):
+            raise InvalidInputError(f"layer {self.name}: kv_features applies to attention and is at most d_model")
+
+    @property
+    def key_value_features(self) -> int:
+        """Width of the K and V projections (d_model unless grouped-query attention narrows them)."""
+        return self.kv_features or self.in_features
 
     # --- parameters --------------------------------------------------------------------------------
 
@@ -89,9 +101,10 @@ class Layer:
         if self.kind == "dense":
             weights, biases = i * o, (o if self.bias else 0)
         elif self.kind == "attention":
-            weights, biases = 4 * i * i, (4 * i if self.bias else 0)
+            kv = self.key_value_features
+            weights, biases = 2 * i * i + 2 * i * kv, (2 * i + 2 * kv if self.bias else 0)
         elif self.kind == "layer_norm":
-            weights, biases = i, i
+            weights, biases = i, (i if self.bias else 0)
         elif self.kind == "embedding":
             weights, biases = i * o, 0
         else:  # conv
@@ -113,14 +126,20 @@ class Layer:
         if self.kind == "dense":
             return float(FLOPS_PER_MAC * i * o * t)
         if self.kind == "attention":
-            projections = FLOPS_PER_MAC * 4 * i * i * t
-            scores_and_context = FLOPS_PER_MAC * 2 * t * t * i  # Q K^T and softmax(.) V
-            return float(projections + scores_and_context)
+            projections = FLOPS_PER_MAC * (2 * i * i + 2 * i * self.key_value_features) * t
+            return float(projections) + self.attention_core_forward_flops
         if self.kind == "layer_norm":
             return float(LAYER_NORM_FLOPS_PER_ELEMENT * i * t)
         if self.kind == "embedding":
             return 0.0  # a table lookup: memory traffic, no arithmetic
         return float(FLOPS_PER_MAC * self.kernel_size**2 * i * o * t)
+
+    @property
+    def attention_core_forward_flops(self) -> float:
+        """Forward FLOPs of Q K^T and softmax(.) V for one sample: the part of attention with no weights."""
+        if self.kind != "attention":
+            return 0.0
+        return float(FLOPS_PER_MAC * 2 * self.tokens * self.tokens * self.in_features)
 
     @property
     def backward_flops(self) -> float:
@@ -170,7 +189,7 @@ class Layer:
         if self.kind == "embedding":
             return self.input_bytes
         if self.kind == "attention":
-            return float(ACTIVATION_BYTES * 5 * self.in_features * self.tokens)
+            return float(ACTIVATION_BYTES * (3 * self.in_features + 2 * self.key_value_features) * self.tokens)
         return self.input_bytes
 
 
@@ -203,6 +222,15 @@ class KernelCost:
     @property
     def backward_flops(self) -> float:
         return sum(layer.backward_flops for layer in self.layers)
+
+    @property
+    def attention_core_forward_flops(self) -> float:
+        return sum(layer.attention_core_forward_flops for layer in self.layers)
+
+    @property
+    def weight_layers(self) -> int:
+        """Layers with their own weight matrix (norms excluded): the units weight streaming switches between."""
+        return sum(1 for layer in self.layers if layer.kind != "layer_norm")
 
     @property
     def weight_update_flops(self) -> float:
