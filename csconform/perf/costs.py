@@ -35,6 +35,7 @@ tensors, and recomputes its T x T scores instead of storing them).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -87,14 +88,14 @@ class Layer:
         if self.kv_features and (self.kind != "attention" or self.kv_features > self.in_features):
             raise InvalidInputError(f"layer {self.name}: kv_features applies to attention and is at most d_model")
 
-    @property
+    @functools.cached_property
     def key_value_features(self) -> int:
         """Width of the K and V projections (d_model unless grouped-query attention narrows them)."""
         return self.kv_features or self.in_features
 
     # --- parameters --------------------------------------------------------------------------------
 
-    @property
+    @functools.cached_property
     def params(self) -> int:
         """Trainable parameters owned by this layer (tied weights are counted where they live)."""
         i, o = self.in_features, self.out_features
@@ -111,7 +112,7 @@ class Layer:
             weights, biases = self.kernel_size**2 * i * o, (o if self.bias else 0)
         return (0 if self.tied else weights) + biases
 
-    @property
+    @functools.cached_property
     def used_params(self) -> int:
         """Parameters the layer reads, including a tied weight it shares (what weight streaming moves)."""
         shared = self.in_features * self.out_features if self.tied else 0
@@ -119,7 +120,7 @@ class Layer:
 
     # --- FLOPs per sample --------------------------------------------------------------------------
 
-    @property
+    @functools.cached_property
     def forward_flops(self) -> float:
         """Forward FLOPs for one sample."""
         i, o, t = self.in_features, self.out_features, self.tokens
@@ -134,14 +135,14 @@ class Layer:
             return 0.0  # a table lookup: memory traffic, no arithmetic
         return float(FLOPS_PER_MAC * self.kernel_size**2 * i * o * t)
 
-    @property
+    @functools.cached_property
     def attention_core_forward_flops(self) -> float:
         """Forward FLOPs of Q K^T and softmax(.) V for one sample: the part of attention with no weights."""
         if self.kind != "attention":
             return 0.0
         return float(FLOPS_PER_MAC * 2 * self.tokens * self.tokens * self.in_features)
 
-    @property
+    @functools.cached_property
     def backward_flops(self) -> float:
         """Backward FLOPs for one sample (activation gradient + weight gradient)."""
         if self.kind == "embedding":
@@ -160,7 +161,7 @@ class Layer:
 
     # --- memory ------------------------------------------------------------------------------------
 
-    @property
+    @functools.cached_property
     def weight_bytes(self) -> float:
         return float(WEIGHT_BYTES_PER_PARAM * self.params)
 
@@ -169,7 +170,7 @@ class Layer:
         states = _optimizer(optimizer)[0]
         return float((states * WEIGHT_BYTES_PER_PARAM + GRADIENT_BYTES_PER_PARAM) * self.params)
 
-    @property
+    @functools.cached_property
     def input_bytes(self) -> float:
         """Edge tensor entering the layer for one sample (forward); the gradient leaving is the same size."""
         if self.kind == "embedding":
@@ -178,12 +179,12 @@ class Layer:
             return float(ACTIVATION_BYTES * self.in_features * self.tokens * self.stride**2)
         return float(ACTIVATION_BYTES * self.in_features * self.tokens)
 
-    @property
+    @functools.cached_property
     def output_bytes(self) -> float:
         """Edge tensor leaving the layer for one sample (forward)."""
         return float(ACTIVATION_BYTES * self.out_features * self.tokens)
 
-    @property
+    @functools.cached_property
     def activation_bytes_per_sample(self) -> float:
         """Saved for the backward pass, per sample: the input (attention: + Q, K, V, context)."""
         if self.kind == "embedding":
@@ -207,56 +208,56 @@ class KernelCost:
     layers: tuple[Layer, ...]
     optimizer: str = "adam"
 
-    @property
+    @functools.cached_property
     def params(self) -> int:
         return sum(layer.params for layer in self.layers)
 
-    @property
+    @functools.cached_property
     def used_params(self) -> int:
         return sum(layer.used_params for layer in self.layers)
 
-    @property
+    @functools.cached_property
     def forward_flops(self) -> float:
         return sum(layer.forward_flops for layer in self.layers)
 
-    @property
+    @functools.cached_property
     def backward_flops(self) -> float:
         return sum(layer.backward_flops for layer in self.layers)
 
-    @property
+    @functools.cached_property
     def attention_core_forward_flops(self) -> float:
         return sum(layer.attention_core_forward_flops for layer in self.layers)
 
-    @property
+    @functools.cached_property
     def weight_layers(self) -> int:
         """Layers with their own weight matrix (norms excluded): the units weight streaming switches between."""
         return sum(1 for layer in self.layers if layer.kind != "layer_norm")
 
-    @property
+    @functools.cached_property
     def weight_update_flops(self) -> float:
         return sum(layer.weight_update_flops(self.optimizer) for layer in self.layers)
 
     def training_flops_per_sample(self, batch: int) -> float:
         return sum(layer.training_flops_per_sample(batch, self.optimizer) for layer in self.layers)
 
-    @property
+    @functools.cached_property
     def weight_bytes(self) -> float:
         return sum(layer.weight_bytes for layer in self.layers)
 
-    @property
+    @functools.cached_property
     def optimizer_state_bytes(self) -> float:
         return sum(layer.optimizer_state_bytes(self.optimizer) for layer in self.layers)
 
-    @property
+    @functools.cached_property
     def activation_bytes_per_sample(self) -> float:
         return sum(layer.activation_bytes_per_sample for layer in self.layers)
 
-    @property
+    @functools.cached_property
     def input_bytes(self) -> float:
         """Forward edge into the stage: the first layer's input."""
         return self.layers[0].input_bytes
 
-    @property
+    @functools.cached_property
     def output_bytes(self) -> float:
         """Forward edge out of the stage: the last layer's output."""
         return self.layers[-1].output_bytes
@@ -267,6 +268,12 @@ def group_kernels(layers: Sequence[Layer], optimizer: str = "adam") -> list[Kern
     if not layers:
         raise InvalidInputError("a model description needs at least one layer")
     _optimizer(optimizer)
+    return list(_group_kernels(tuple(layers), optimizer))
+
+
+@functools.lru_cache(maxsize=256)
+def _group_kernels(layers: tuple[Layer, ...], optimizer: str) -> tuple[KernelCost, ...]:
+    """Cached: a model is planned many times while it is calibrated or swept, and its kernels never change."""
     kernels: list[KernelCost] = []
     current: list[Layer] = []
     for index, layer in enumerate(layers):
@@ -279,7 +286,7 @@ def group_kernels(layers: Sequence[Layer], optimizer: str = "adam") -> list[Kern
     names = [k.name for k in kernels]
     if len(set(names)) != len(names):
         raise InvalidInputError("kernel names must be unique (a group name was reused non-consecutively)")
-    return kernels
+    return tuple(kernels)
 
 
 def _kernel(layers: list[Layer], index: int, optimizer: str) -> KernelCost:

@@ -1,11 +1,15 @@
 """``plan``: one call from a model and a wafer to modeled throughput, placement and a breakdown.
 
-The execution mode follows the documents: pipelined when the whole model (weights, optimizer state
-and in-flight activations) fits the wafer's SRAM on one system, weight streaming otherwise or on
-a cluster (002_90a437be98d90515.txt#Pipelined Execution; 004_c9ec3295e05dfa7b.txt#Pipelined and
-Weight Streaming Execution Modes).  Every figure in the breakdown names the preset figures and the
-formula it comes from; compute runs at the calibrated efficiencies of :mod:`csconform.perf.efficiency`
-(the breakdown's ``calibration`` entry gives the values and where they were fitted).
+The execution mode, unless asked for: weight streaming on a WSE-2 or WSE-3, the mode the measured
+runs below a billion parameters behave like (``reports/performance_validation.md``), and pipelined
+on a WSE-1, whose original installation runs pipelined only (002_90a437be98d90515.txt#Pipelined
+Execution), when the whole model (weights, optimizer state and in-flight activations) fits its SRAM.
+Pipelined mode can be asked for on one system whenever the model fits (the documents' mode below
+about a billion parameters: 004_c9ec3295e05dfa7b.txt#Pipelined and Weight Streaming Execution Modes).
+
+Every figure in the breakdown names the preset figures and the formula it comes from; compute runs
+at the calibrated efficiencies of :mod:`csconform.perf.efficiency` (the breakdown's ``calibration``
+entry gives the values and where they were fitted).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from csconform.perf.zoo import get_model
 
 MODES = ("pipelined", "weight_streaming")
 DEFAULT_DESCRIBED_BATCH = 256
+PIPELINED_ONLY_WAFER = "wse1"  # the original installation (CS-1) runs pipelined only
 
 
 @dataclass
@@ -85,8 +90,8 @@ def _resolve(model: str | ModelSpec | Sequence[Layer], seq_len: int | None) -> M
 
 
 def choose_mode(layers: Sequence[Layer], wafer: str | Wafer = "wse2", systems: int = 1) -> str:
-    """Pipelined when the model fits one wafer's SRAM and runs on one system; else weight streaming."""
-    if systems == 1 and fits_pipelined(layers, wafer):
+    """Weight streaming, except pipelined for a model that fits one WSE-1 (see the module docstring)."""
+    if get_wafer(wafer).name == PIPELINED_ONLY_WAFER and systems == 1 and fits_pipelined(layers, wafer):
         return "pipelined"
     return "weight_streaming"
 
@@ -122,7 +127,13 @@ def plan(
         batch = systems * max(1, math.ceil(spec.default_batch / systems))
     if batch % systems:
         raise InvalidInputError(f"global batch {batch} does not split evenly over {systems} systems")
-    return _streaming_plan(spec, w, systems, batch, cal)
+    result = _streaming_plan(spec, w, systems, batch, cal)
+    if mode is None and systems == 1 and fits_pipelined(spec.layers, w):
+        result.notes.append(
+            "the model also fits the wafer in pipelined mode, the documents' mode below about a billion "
+            "parameters (mode='pipelined'); the measured runs of such models behave like weight streaming"
+        )
+    return result
 
 
 def _calibration_entry(cal: Calibration) -> dict[str, Any]:

@@ -43,6 +43,10 @@ def cached_plan(model: str, wafer: str = "wse2", mode: str | None = None, system
     return plan(model, wafer, mode=mode, systems=systems)
 
 
+def pipelined_plan(model: str):
+    return cached_plan(model, mode="pipelined")
+
+
 def overlaps(a: dict, b: dict) -> bool:
     return (
         a["x"] < b["x"] + b["width"]
@@ -52,13 +56,27 @@ def overlaps(a: dict, b: dict) -> bool:
     )
 
 
-@pytest.mark.spec("PERF-001")
+@pytest.mark.spec("PERF-030")
 @pytest.mark.parametrize("name", SMALL)
-def test_models_below_a_billion_run_pipelined(name):
+def test_models_below_a_billion_fit_pipelined(name):
     model = get_model(name)
     assert model.params < 1e9
     assert fits_pipelined(model.layers, "wse2")
-    assert cached_plan(name).mode == "pipelined"
+    assert cached_plan(name, mode="pipelined").mode == "pipelined"
+
+
+@pytest.mark.spec("PERF-031")
+@pytest.mark.parametrize("name", ["bert_large", "gpt2_small"])
+def test_without_a_mode_plan_streams_weights_except_on_wse1(name, tmp_path):
+    for wafer in ("wse2", "wse3"):
+        p = plan(name, wafer, batch=64)
+        assert p.mode == "weight_streaming"
+        assert any("pipelined" in note for note in p.notes)
+    assert all("pipelined" not in note for note in plan("gpt3_13b", "wse2", batch=64).notes)
+    assert plan(name, "wse1", batch=64).mode == "pipelined"
+    out = tmp_path / "plan.json"
+    assert cli_main(["plan", "--model", name, "--batch", "64", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["mode"] == "weight_streaming"
 
 
 @pytest.mark.spec("PERF-002")
@@ -147,8 +165,8 @@ def test_optimizer_location():
     layers = get_model("bert_base").layers
     streamed = [weight_streaming(layers, "wse2", 1, b).hardware_flops_per_sample for b in (1, 8, 64)]
     assert streamed[0] == streamed[1] == streamed[2]
-    small = plan("bert_base", "wse2", batch=8).flops_per_sample
-    large = plan("bert_base", "wse2", batch=512).flops_per_sample
+    small = plan("bert_base", "wse2", mode="pipelined", batch=8).flops_per_sample
+    large = plan("bert_base", "wse2", mode="pipelined", batch=512).flops_per_sample
     assert small > large
 
 
@@ -165,7 +183,7 @@ def test_swarmx_io_independent_of_cluster_size():
 @pytest.mark.spec("PERF-010")
 @pytest.mark.parametrize("name", ["fc_mnist", "resnet50", "gpt2_small"])
 def test_each_kernel_has_its_own_rectangle(name):
-    p = cached_plan(name)
+    p = pipelined_plan(name)
     kernels = p.kernels
     assert [k["name"] for k in kernels] == [k.name for k in group_kernels(get_model(name).layers)]
     for k in kernels:
@@ -180,7 +198,7 @@ def test_each_kernel_has_its_own_rectangle(name):
 @pytest.mark.spec("PERF-011")
 @pytest.mark.parametrize("name", ["resnet50", "bert_base"])
 def test_region_sizes_maximise_throughput(name):
-    p = cached_plan(name)
+    p = pipelined_plan(name)
     steady = p.result.wafer_samples_per_s  # the placement sets the steady state; the bound is its relaxation
     assert steady >= 0.95 * p.bound_samples_per_s
     wafer = get_wafer("wse2")
@@ -192,7 +210,7 @@ def test_region_sizes_maximise_throughput(name):
 @pytest.mark.spec("PERF-012")
 def test_fill_then_steady_state():
     assert steady_state_step(3) == 3
-    assert steady_state_step(len(cached_plan("fc_mnist").kernels)) == 3
+    assert steady_state_step(len(pipelined_plan("fc_mnist").kernels)) == 3
     for k in (1, 2, 5, 18):
         assert steady_state_step(k) == k
         grid = timeline(k, k + 4)
@@ -200,7 +218,7 @@ def test_fill_then_steady_state():
         assert busy[:, k - 1 :].all()
         if k > 1:
             assert not busy[:, k - 2].all()
-    result = cached_plan("resnet50").result
+    result = pipelined_plan("resnet50").result
     assert result.fill_latency_s > 1 / result.samples_per_s
     assert result.fill_latency_s == pytest.approx(
         sum(k.cycles_per_sample for k in result.kernels) / result.wafer.clock_hz
@@ -210,7 +228,7 @@ def test_fill_then_steady_state():
 @pytest.mark.spec("PERF-013")
 @pytest.mark.parametrize("name", ["resnet50", "gpt2_medium"])
 def test_weights_stay_in_their_region(name):
-    result = cached_plan(name).result
+    result = pipelined_plan(name).result
     per_core = result.wafer.memory_per_core_bytes
     for kernel in result.kernels:
         assert kernel.memory_bytes <= kernel.rect.cores * per_core
@@ -219,24 +237,24 @@ def test_weights_stay_in_their_region(name):
 @pytest.mark.spec("PERF-014")
 @pytest.mark.parametrize("name", ZOO_NAMES)
 def test_throughput_below_bound_and_peak(name):
-    p = cached_plan(name)
-    peak = p.systems * get_wafer(p.wafer).peak_flops_per_s / p.flops_per_sample
-    assert 0 < p.samples_per_s <= p.bound_samples_per_s * (1 + 1e-9)
-    assert p.bound_samples_per_s <= peak * (1 + 1e-9)
+    for p in [cached_plan(name)] + ([pipelined_plan(name)] if name in SMALL else []):
+        peak = p.systems * get_wafer(p.wafer).peak_flops_per_s / p.flops_per_sample
+        assert 0 < p.samples_per_s <= p.bound_samples_per_s * (1 + 1e-9)
+        assert p.bound_samples_per_s <= peak * (1 + 1e-9)
 
 
 @pytest.mark.spec("PERF-014")
 @pytest.mark.parametrize("wafer", ["wse1", "wse3"])
 def test_throughput_below_peak_other_wafers(wafer):
-    for name in ("bert_base", "gpt3_xl"):
-        p = plan(name, wafer)
+    for name, mode in (("bert_base", "pipelined"), ("bert_base", "weight_streaming"), ("gpt3_xl", None)):
+        p = plan(name, wafer, mode=mode)
         peak = get_wafer(wafer).peak_flops_per_s / p.flops_per_sample
         assert p.samples_per_s <= p.bound_samples_per_s * (1 + 1e-9) <= peak * (1 + 1e-6)
 
 
 @pytest.mark.spec("PERF-023")
 def test_each_batch_fills_and_drains_the_pipeline():
-    p = cached_plan("bert_large")
+    p = pipelined_plan("bert_large")
     result = p.result
     clock = get_wafer("wse2").clock_hz
     slowest = max(k.cycles_per_sample for k in result.kernels)
@@ -258,7 +276,7 @@ def test_each_batch_fills_and_drains_the_pipeline():
 
 @pytest.mark.spec("PERF-023")
 def test_input_stream_caps_a_tiny_model():
-    p = cached_plan("fc_mnist")
+    p = pipelined_plan("fc_mnist")
     wafer = get_wafer("wse2")
     input_limit = wafer.system_io_bytes_per_s / (784 * 2)
     assert p.samples_per_s == pytest.approx(input_limit)
@@ -268,11 +286,11 @@ def test_input_stream_caps_a_tiny_model():
 
 @pytest.mark.spec("PERF-023")
 def test_input_workers_cap_a_token_model():
-    result = cached_plan("bert_base").result
+    result = pipelined_plan("bert_base").result
     tokens = 128
     assert result.worker_samples_per_s == pytest.approx(fitted().input_tokens_per_s / tokens)
     assert result.input_samples_per_s <= result.worker_samples_per_s
-    assert cached_plan("bert_base").samples_per_s <= result.worker_samples_per_s * (1 + 1e-12)
+    assert pipelined_plan("bert_base").samples_per_s <= result.worker_samples_per_s * (1 + 1e-12)
 
 
 @pytest.mark.spec("PERF-016")
@@ -374,9 +392,8 @@ def test_random_mlps_respect_bound_and_peak(widths, tokens, batch, wafer):
     layers = [
         Layer("dense", a, b, tokens, name=f"fc{i}") for i, (a, b) in enumerate(zip(widths, widths[1:], strict=False))
     ]
-    p = plan(layers, wafer, batch=batch)
+    p = plan(layers, wafer, mode="pipelined", batch=batch)
     w = get_wafer(wafer)
-    assert p.mode == "pipelined"
     assert 0 < p.samples_per_s <= p.bound_samples_per_s * (1 + 1e-9)
     assert p.bound_samples_per_s <= w.peak_flops_per_s / p.flops_per_sample * (1 + 1e-6)
     for i, a in enumerate(p.kernels):

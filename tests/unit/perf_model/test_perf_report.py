@@ -6,8 +6,8 @@ from csconform.perf.zoo import ZOO_NAMES
 from csconform.report import performance
 
 
-def test_validation_table_ratios_near_one():
-    frame = performance.validation_table()
+def test_published_table_ratios_near_one():
+    frame = performance.published_table()
     assert {"quantity", "modeled", "published", "ratio", "source"} <= set(frame.columns)
     params = frame[frame["quantity"].str.endswith("parameters")]
     assert len(params) == len(ZOO_NAMES)
