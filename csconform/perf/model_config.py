@@ -465,9 +465,12 @@ def model_from_config(config: Mapping[str, Any], seq_len: int | None = None, nam
     if seq_len is None and family in SEQUENCE_FAMILIES:
         seq_len = x.integer("default sequence length", ("default_seq_len",), default=0, minimum=0) or None
     layers = tuple(FAMILIES[family](f, seq_len))
-    spec_name = extra.get("name") or name or config.get("_name_or_path") or family
-    if not isinstance(spec_name, str):
+    spec_name = extra.get("name") or name
+    if spec_name is not None and not isinstance(spec_name, str):
         raise InvalidInputError(f"field csconform.name must be a string, got {spec_name!r}")
+    if not spec_name:
+        hub_name = config.get("_name_or_path")
+        spec_name = hub_name if isinstance(hub_name, str) and hub_name else family
     published = extra.get("published_params", total_params(layers))
     if not isinstance(published, int | float) or isinstance(published, bool) or published <= 0:
         raise InvalidInputError(f"field csconform.published_params must be a positive number, got {published!r}")

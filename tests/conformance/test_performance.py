@@ -535,7 +535,7 @@ def test_a_sequence_longer_than_the_positions_is_refused(tmp_path, capsys):
 
 
 @pytest.mark.spec("PERF-025")
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(config=model_configs())
 def test_any_json_plans_or_is_refused_clearly(config):
     try:
