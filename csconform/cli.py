@@ -25,6 +25,7 @@ COMMANDS = {
     "place": ("csconform.perf.cli_place", "size and place the kernels of an ISPD 2020 .kgraph instance"),
     "plan": ("csconform.perf.cli_plan", "modeled throughput and placement of a model on a wafer or cluster"),
     "sweep": ("csconform.perf.cli_sweep", "model throughput over models x wafers x batch sizes x cluster sizes"),
+    "calibrate": ("csconform.perf.cli_calibrate", "fit the performance model on measured runs, or score it"),
 }
 
 

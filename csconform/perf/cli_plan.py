@@ -1,11 +1,14 @@
-"""The ``csconform plan`` subcommand: model a zoo model on a wafer and write the plan as JSON.
+"""The ``csconform plan`` subcommand: model a zoo model, or any model from its config, on a wafer.
 
-    csconform plan --model gpt2_small --wafer wse2 [--mode pipelined|weight_streaming]
-                   [--systems N] [--batch B] [--seq-len T] --json OUT [--png OUT]
+    csconform plan (--model gpt2_small | --model-config config.json) [--wafer wse2]
+                   [--mode pipelined|weight_streaming] [--systems N] [--batch B] [--seq-len T]
+                   [--json OUT] [--png OUT]
 
-Prints a one-line summary.  Unknown names, a model that does not fit pipelined mode and a cluster
-larger than the preset allows are typed errors, which the ``csconform`` entry point prints as one
-line and exit status 2.
+``--model-config`` reads a Hugging Face style ``config.json`` (or the same fields as YAML) of the
+gpt2, gptj, gpt_neox, llama or bert families (:mod:`csconform.perf.model_config`); ``--batch`` is
+the global batch.  Prints a one-line summary.  Unknown names, a config with a missing or
+contradictory field, a model that does not fit pipelined mode and a cluster larger than the preset
+allows are typed errors, which the ``csconform`` entry point prints as one line and exit status 2.
 """
 
 from __future__ import annotations
@@ -13,13 +16,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from csconform.perf.model_config import load_model_config
 from csconform.perf.plan import MODES, plan
 
 
 def run(arguments: argparse.Namespace) -> int:
     """Handler of ``plan``: model, write JSON (and the wafer map), print a summary."""
+    model = load_model_config(arguments.model_config) if arguments.model_config else arguments.model
     result = plan(
-        arguments.model,
+        model,
         wafer=arguments.wafer,
         mode=arguments.mode,
         systems=arguments.systems,
@@ -47,11 +52,15 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "plan", help="model throughput and placement of a model on a wafer", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--model", required=True, help="zoo model name (e.g. gpt2_small, gpt3_xl)")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--model", help="zoo model name (e.g. gpt2_small, gpt3_xl, llama2_7b)")
+    which.add_argument(
+        "--model-config", metavar="PATH", help="Hugging Face style config.json (or YAML) of the model to plan"
+    )
     parser.add_argument("--wafer", default="wse2", help="wse1, wse2 or wse3 (default wse2)")
     parser.add_argument("--mode", choices=MODES, default=None, help="default: chosen from the model size")
     parser.add_argument("--systems", type=int, default=1, help="systems in the cluster (default 1)")
-    parser.add_argument("--batch", type=int, default=None, help="global batch (default: the model's)")
+    parser.add_argument("--batch", type=int, default=None, help="global batch over all systems (default: the model's)")
     parser.add_argument("--seq-len", type=int, default=None, help="sequence length (sequence models)")
     parser.add_argument("--json", metavar="OUT", help="write the plan as JSON to OUT")
     parser.add_argument("--png", metavar="OUT", help="write the wafer map as PNG to OUT")

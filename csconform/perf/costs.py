@@ -14,10 +14,12 @@ kind                    in_features           out_features         tokens
 ``conv``                input channels        output channels      output pixels (H_out*W_out)
 ======================  ====================  ===================  ==========================
 
-``attention`` includes its Q, K, V and output projections (4 d^2 weights, biased; heads x d_head = d_model,
-as in GPT-3 13B where 40 x 128 ~ 5140); ``heads`` is informative. ``conv`` uses ``kernel_size``
+``attention`` includes its Q, K, V and output projections (4 d^2 weights, biased; heads x d_head = d_model);
+with grouped-query attention ``kv_features`` is the width of the K and V projections (kv heads x
+d_head; 0 means d_model, plain multi-head attention); ``heads`` is informative. ``conv`` uses ``kernel_size``
 (square) and ``stride`` (its input has tokens x stride^2 pixels).
-``layer_norm`` also stands for batch normalisation (2 parameters per feature).
+``layer_norm`` also stands for batch normalisation (2 parameters per feature) and, with ``bias=False``,
+for RMS normalisation (1 parameter per feature).
 ``tied=True`` marks a layer whose weight matrix is another layer's (a language model head tied to
 the token embedding): its FLOPs count, its weights do not. ``group`` names the pipeline stage a
 layer belongs to (e.g. one transformer block); layers with the same group are fused into one
@@ -33,6 +35,7 @@ tensors, and recomputes its T x T scores instead of storing them).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -65,6 +68,7 @@ class Layer:
     bias: bool = True
     tied: bool = False
     group: str = ""
+    kv_features: int = 0
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -79,26 +83,36 @@ class Layer:
             raise InvalidInputError(f"layer {self.name}: {self.kind} needs in_features == out_features")
         if self.kind == "attention" and self.heads < 1:
             raise InvalidInputError(f"layer {self.name}: attention needs heads >= 1, got {self.heads}")
+        if not isinstance(self.kv_features, int) or isinstance(self.kv_features, bool) or self.kv_features < 0:
+            raise InvalidInputError(f"layer {self.name}: kv_features must be an integer >= 0, got {self.kv_features!r}")
+        if self.kv_features and (self.kind != "attention" or self.kv_features > self.in_features):
+            raise InvalidInputError(f"layer {self.name}: kv_features applies to attention and is at most d_model")
+
+    @functools.cached_property
+    def key_value_features(self) -> int:
+        """Width of the K and V projections (d_model unless grouped-query attention narrows them)."""
+        return self.kv_features or self.in_features
 
     # --- parameters --------------------------------------------------------------------------------
 
-    @property
+    @functools.cached_property
     def params(self) -> int:
         """Trainable parameters owned by this layer (tied weights are counted where they live)."""
         i, o = self.in_features, self.out_features
         if self.kind == "dense":
             weights, biases = i * o, (o if self.bias else 0)
         elif self.kind == "attention":
-            weights, biases = 4 * i * i, (4 * i if self.bias else 0)
+            kv = self.key_value_features
+            weights, biases = 2 * i * i + 2 * i * kv, (2 * i + 2 * kv if self.bias else 0)
         elif self.kind == "layer_norm":
-            weights, biases = i, i
+            weights, biases = i, (i if self.bias else 0)
         elif self.kind == "embedding":
             weights, biases = i * o, 0
         else:  # conv
             weights, biases = self.kernel_size**2 * i * o, (o if self.bias else 0)
         return (0 if self.tied else weights) + biases
 
-    @property
+    @functools.cached_property
     def used_params(self) -> int:
         """Parameters the layer reads, including a tied weight it shares (what weight streaming moves)."""
         shared = self.in_features * self.out_features if self.tied else 0
@@ -106,23 +120,29 @@ class Layer:
 
     # --- FLOPs per sample --------------------------------------------------------------------------
 
-    @property
+    @functools.cached_property
     def forward_flops(self) -> float:
         """Forward FLOPs for one sample."""
         i, o, t = self.in_features, self.out_features, self.tokens
         if self.kind == "dense":
             return float(FLOPS_PER_MAC * i * o * t)
         if self.kind == "attention":
-            projections = FLOPS_PER_MAC * 4 * i * i * t
-            scores_and_context = FLOPS_PER_MAC * 2 * t * t * i  # Q K^T and softmax(.) V
-            return float(projections + scores_and_context)
+            projections = FLOPS_PER_MAC * (2 * i * i + 2 * i * self.key_value_features) * t
+            return float(projections) + self.attention_core_forward_flops
         if self.kind == "layer_norm":
             return float(LAYER_NORM_FLOPS_PER_ELEMENT * i * t)
         if self.kind == "embedding":
             return 0.0  # a table lookup: memory traffic, no arithmetic
         return float(FLOPS_PER_MAC * self.kernel_size**2 * i * o * t)
 
-    @property
+    @functools.cached_property
+    def attention_core_forward_flops(self) -> float:
+        """Forward FLOPs of Q K^T and softmax(.) V for one sample: the part of attention with no weights."""
+        if self.kind != "attention":
+            return 0.0
+        return float(FLOPS_PER_MAC * 2 * self.tokens * self.tokens * self.in_features)
+
+    @functools.cached_property
     def backward_flops(self) -> float:
         """Backward FLOPs for one sample (activation gradient + weight gradient)."""
         if self.kind == "embedding":
@@ -141,7 +161,7 @@ class Layer:
 
     # --- memory ------------------------------------------------------------------------------------
 
-    @property
+    @functools.cached_property
     def weight_bytes(self) -> float:
         return float(WEIGHT_BYTES_PER_PARAM * self.params)
 
@@ -150,7 +170,7 @@ class Layer:
         states = _optimizer(optimizer)[0]
         return float((states * WEIGHT_BYTES_PER_PARAM + GRADIENT_BYTES_PER_PARAM) * self.params)
 
-    @property
+    @functools.cached_property
     def input_bytes(self) -> float:
         """Edge tensor entering the layer for one sample (forward); the gradient leaving is the same size."""
         if self.kind == "embedding":
@@ -159,18 +179,18 @@ class Layer:
             return float(ACTIVATION_BYTES * self.in_features * self.tokens * self.stride**2)
         return float(ACTIVATION_BYTES * self.in_features * self.tokens)
 
-    @property
+    @functools.cached_property
     def output_bytes(self) -> float:
         """Edge tensor leaving the layer for one sample (forward)."""
         return float(ACTIVATION_BYTES * self.out_features * self.tokens)
 
-    @property
+    @functools.cached_property
     def activation_bytes_per_sample(self) -> float:
         """Saved for the backward pass, per sample: the input (attention: + Q, K, V, context)."""
         if self.kind == "embedding":
             return self.input_bytes
         if self.kind == "attention":
-            return float(ACTIVATION_BYTES * 5 * self.in_features * self.tokens)
+            return float(ACTIVATION_BYTES * (3 * self.in_features + 2 * self.key_value_features) * self.tokens)
         return self.input_bytes
 
 
@@ -188,47 +208,56 @@ class KernelCost:
     layers: tuple[Layer, ...]
     optimizer: str = "adam"
 
-    @property
+    @functools.cached_property
     def params(self) -> int:
         return sum(layer.params for layer in self.layers)
 
-    @property
+    @functools.cached_property
     def used_params(self) -> int:
         return sum(layer.used_params for layer in self.layers)
 
-    @property
+    @functools.cached_property
     def forward_flops(self) -> float:
         return sum(layer.forward_flops for layer in self.layers)
 
-    @property
+    @functools.cached_property
     def backward_flops(self) -> float:
         return sum(layer.backward_flops for layer in self.layers)
 
-    @property
+    @functools.cached_property
+    def attention_core_forward_flops(self) -> float:
+        return sum(layer.attention_core_forward_flops for layer in self.layers)
+
+    @functools.cached_property
+    def weight_layers(self) -> int:
+        """Layers with their own weight matrix (norms excluded): the units weight streaming switches between."""
+        return sum(1 for layer in self.layers if layer.kind != "layer_norm")
+
+    @functools.cached_property
     def weight_update_flops(self) -> float:
         return sum(layer.weight_update_flops(self.optimizer) for layer in self.layers)
 
     def training_flops_per_sample(self, batch: int) -> float:
         return sum(layer.training_flops_per_sample(batch, self.optimizer) for layer in self.layers)
 
-    @property
+    @functools.cached_property
     def weight_bytes(self) -> float:
         return sum(layer.weight_bytes for layer in self.layers)
 
-    @property
+    @functools.cached_property
     def optimizer_state_bytes(self) -> float:
         return sum(layer.optimizer_state_bytes(self.optimizer) for layer in self.layers)
 
-    @property
+    @functools.cached_property
     def activation_bytes_per_sample(self) -> float:
         return sum(layer.activation_bytes_per_sample for layer in self.layers)
 
-    @property
+    @functools.cached_property
     def input_bytes(self) -> float:
         """Forward edge into the stage: the first layer's input."""
         return self.layers[0].input_bytes
 
-    @property
+    @functools.cached_property
     def output_bytes(self) -> float:
         """Forward edge out of the stage: the last layer's output."""
         return self.layers[-1].output_bytes
@@ -239,6 +268,12 @@ def group_kernels(layers: Sequence[Layer], optimizer: str = "adam") -> list[Kern
     if not layers:
         raise InvalidInputError("a model description needs at least one layer")
     _optimizer(optimizer)
+    return list(_group_kernels(tuple(layers), optimizer))
+
+
+@functools.lru_cache(maxsize=256)
+def _group_kernels(layers: tuple[Layer, ...], optimizer: str) -> tuple[KernelCost, ...]:
+    """Cached: a model is planned many times while it is calibrated or swept, and its kernels never change."""
     kernels: list[KernelCost] = []
     current: list[Layer] = []
     for index, layer in enumerate(layers):
@@ -251,7 +286,7 @@ def group_kernels(layers: Sequence[Layer], optimizer: str = "adam") -> list[Kern
     names = [k.name for k in kernels]
     if len(set(names)) != len(names):
         raise InvalidInputError("kernel names must be unique (a group name was reused non-consecutively)")
-    return kernels
+    return tuple(kernels)
 
 
 def _kernel(layers: list[Layer], index: int, optimizer: str) -> KernelCost:

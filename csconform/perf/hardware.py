@@ -18,6 +18,10 @@ from csconform.errors import InvalidInputError, UnknownNameError
 KIB = 1024
 HOT_CHIPS_34_CLOCK_HZ = 1.1e9
 CS2_SYSTEM_IO_BYTES_PER_S = 1.2e12 / 8  # 1.2 Tb/s per CS-2
+ANDROMEDA_AI_FLOPS_PER_S = 1e18  # Cerebras, Andromeda announcement (2022-11): over 1 exaflop of AI compute
+CS3_PUBLISHED_AI_FLOPS_PER_S = 125e15  # Cerebras, WSE-3 announcement (2024-03): 125 PFLOP/s peak AI compute
+# estimate: the CS-3's AI figure scaled by Andromeda's dense / AI ratio (120 PFLOP/s dense / 1 EFLOP/s AI)
+CS3_DENSE_FLOPS_PER_S_ESTIMATE = CS3_PUBLISHED_AI_FLOPS_PER_S * 120e15 / ANDROMEDA_AI_FLOPS_PER_S
 
 
 @dataclass(frozen=True)
@@ -229,7 +233,7 @@ def _wse3() -> Wafer:
         on_chip_memory_bytes=44e9,
         memory_bytes_per_s=21e15,
         fabric_bits_per_s=214e15,
-        clock_hz=HOT_CHIPS_34_CLOCK_HZ,
+        clock_hz=CS3_DENSE_FLOPS_PER_S_ESTIMATE / 900_000 / 16.0,
         flops_per_core_per_cycle=16.0,
         system_io_bytes_per_s=CS2_SYSTEM_IO_BYTES_PER_S,
         max_cluster_systems=2048,
@@ -243,8 +247,13 @@ def _wse3() -> Wafer:
                 "on_chip_memory_bytes": "FACTS.md#Hardware: 44 GB",
                 "memory_bytes_per_s": "FACTS.md#Hardware: 21 PB/s",
                 "fabric_bits_per_s": "FACTS.md#Hardware: 214 Pb/s",
-                "clock_hz": "assumption: no clock in FACTS; taken equal to WSE-2's 1.1 GHz",
-                "flops_per_core_per_cycle": "derived: 8-wide FP16 SIMD x 2 FLOP per FMAC = 16 (FACTS.md#Hardware)",
+                "clock_hz": "assumption (an estimate; no published clock): 15e15 FLOP/s dense / 900k cores / "
+                "16 FLOP/core/cycle = 1.04 GHz, where 15 PFLOP/s dense = the CS-3's 125 PFLOP/s AI compute "
+                "(which counts sparsity, WSE-3 announcement 2024-03) x Andromeda's 120 PFLOP/s dense / "
+                "1 EFLOP/s AI (2022-11); "
+                "twice the CS-2's 7.5 PFLOP/s, as Cerebras states the WSE-3 doubles the WSE-2",
+                "flops_per_core_per_cycle": "estimate: 8-wide FP16 SIMD (a press estimate, The Next Platform "
+                "2024-03-14; FACTS.md#Hardware) x 2 FLOP per FMAC = 16",
                 "system_io_bytes_per_s": "assumption: the CS-2 figure, 1.2 Tb/s (FACTS.md#Hardware)",
                 "max_cluster_systems": "FACTS.md#Hardware: up to 2048 CS-3 (2024 announcements)",
             }

@@ -7,7 +7,9 @@ The model:
   :func:`~csconform.perf.placement.place_kernels`, which sizes the rectangles to maximise samples/s.
 * A kernel's work is its training FLOPs per sample (forward + backward + its weight update
   amortised over the batch, done in place: weights stay in the region) divided by the FLOPs one
-  core does per cycle; on ``a`` cores it takes ``work / a`` cycles per sample.  Its traffic (the
+  core does per cycle and by the calibrated efficiency of the kernel kind
+  (:mod:`csconform.perf.efficiency`: weight kernels and the attention core reach a fraction of the
+  peak, in this mode as in weight streaming); on ``a`` cores it takes ``work / a`` cycles per sample.  Its traffic (the
   forward activations and the backward gradients entering and leaving) crosses the region's
   shorter side, one fabric link per row/column; a kernel takes the longer of the two times.
 * Memory of a kernel: FP32 weights, optimizer state and gradient accumulator, plus saved
@@ -15,11 +17,13 @@ The model:
   ``s + k`` and backward at step ``s + k + 2d + 1``, where ``d = K - 1 - k`` is the kernel's depth
   from the end of the pipeline; so a kernel at depth ``d`` holds ``2d + 1`` samples' activations.
 * The pipeline fills (the first sample's forward and backward through every kernel: the sum of
-  the kernel times) and then runs in steady state at one sample per slowest kernel time:
-  samples/s = clock / slowest cycles per sample, unless system I/O cannot stream the input samples
-  that fast (002: samples are streamed to the wafer from the worker nodes).  The continuous
-  optimum of the placement (area relaxation) gives ``bound_samples_per_s``; neither can exceed
-  peak FLOP/s / FLOPs per sample.
+  the kernel times) and then runs in steady state at one sample per slowest kernel time.  The
+  weights are updated once per batch, so every batch fills and drains the pipeline: a batch of b
+  samples takes fill + (b - 1) x slowest kernel time, and samples/s = b / that, rising with the
+  batch toward clock / slowest cycles per sample.  Nor can it beat the input: system I/O and the
+  input workers (002: samples are streamed to the wafer from the worker nodes) cap it.  The
+  continuous optimum of the placement (area relaxation, steady state) gives
+  ``bound_samples_per_s``; neither can exceed peak FLOP/s / FLOPs per sample.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import numpy as np
 
 from csconform.errors import CapacityError, InfeasibleError, InvalidInputError
 from csconform.perf.costs import KernelCost, Layer, group_kernels
+from csconform.perf.efficiency import Calibration, effective_flops, fitted, input_samples_per_s
 from csconform.perf.hardware import Wafer, get_wafer
 from csconform.perf.placement import Fabric, KernelDemand, Placement, Rect, place_kernels
 
@@ -85,6 +90,7 @@ class PipelineResult:
     flops_per_sample: float  # executed on the wafer: forward + backward + amortised update
     model_flops_per_sample: float  # forward + backward only
     input_bytes_per_sample: float  # streamed in from the worker nodes over system I/O
+    worker_samples_per_s: float = np.inf  # what the input workers deliver (calibrated tokens/s)
 
     @property
     def slowest_cycles_per_sample(self) -> float:
@@ -97,12 +103,17 @@ class PipelineResult:
 
     @property
     def input_samples_per_s(self) -> float:
-        """What system I/O can deliver: samples are streamed to the wafer from the worker nodes."""
-        return self.wafer.system_io_bytes_per_s / self.input_bytes_per_sample
+        """What the input can deliver: the workers' rate, and system I/O streaming the samples in."""
+        return min(self.wafer.system_io_bytes_per_s / self.input_bytes_per_sample, self.worker_samples_per_s)
+
+    @property
+    def batch_s(self) -> float:
+        """One batch through the wafer: the fill, then one sample per slowest kernel time."""
+        return self.fill_latency_s + (self.batch - 1) * self.slowest_cycles_per_sample / self.wafer.clock_hz
 
     @property
     def samples_per_s(self) -> float:
-        return min(self.wafer_samples_per_s, self.input_samples_per_s)
+        return min(self.batch / self.batch_s, self.input_samples_per_s)
 
     @property
     def bound_samples_per_s(self) -> float:
@@ -148,9 +159,11 @@ def pipelined(
     batch: int = 1,
     optimizer: str = "adam",
     time_limit_s: float = 10.0,
+    calibration: Calibration | None = None,
 ) -> PipelineResult:
-    """Place every kernel of the model on the wafer and model the steady-state pipeline."""
+    """Place every kernel of the model on the wafer and model the pipeline (fill, steady state, drain)."""
     w = get_wafer(wafer)
+    cal = calibration or fitted()
     if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
         raise InvalidInputError(f"batch must be a positive integer, got {batch!r}")
     kernels = group_kernels(layers, optimizer)
@@ -163,9 +176,12 @@ def pipelined(
             f"in-flight activations), the wafer has {w.fabric_memory_bytes / 1e9:.1f} GB",
         )
     flops = [k.training_flops_per_sample(batch) for k in kernels]
+    work = [
+        sum(effective_flops(k, cal)) + k.weight_update_flops / batch / cal.matmul_efficiency for k in kernels
+    ]  # peak-equivalent FLOPs per sample
     demands = [
         KernelDemand(k.name, core_cycles_per_sample=f / w.flops_per_core_per_cycle, memory_bytes=m)
-        for k, f, m in zip(kernels, flops, memory, strict=True)
+        for k, f, m in zip(kernels, work, memory, strict=True)
     ]
     edges = [(i, i + 1, kernels[i].output_bytes) for i in range(len(kernels) - 1)]
     fabric = Fabric(w.fabric_width, w.fabric_height, w.memory_per_core_bytes)
@@ -206,6 +222,7 @@ def pipelined(
         flops_per_sample=sum(flops),
         model_flops_per_sample=sum(k.forward_flops + k.backward_flops for k in kernels),
         input_bytes_per_sample=kernels[0].input_bytes,
+        worker_samples_per_s=input_samples_per_s(kernels, cal),
     )
 
 

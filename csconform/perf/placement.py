@@ -49,7 +49,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import cvxpy as cp
 import numpy as np
 
 from csconform.errors import InfeasibleError, InvalidInputError, PlacementError
@@ -245,6 +244,8 @@ def _solve_column_gp(
     work: np.ndarray, floor_cores: np.ndarray, columns: list[np.ndarray], fabric: Fabric, time_limit_s: float
 ) -> float:
     """Continuous optimum of the column layout (a geometric program); 0 when no kernel does work."""
+    import cvxpy as cp  # here, not at the top: a weight-streaming plan never pays for importing it
+
     if work.max() == 0:
         return 0.0
     count = len(work)

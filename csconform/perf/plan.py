@@ -1,10 +1,15 @@
 """``plan``: one call from a model and a wafer to modeled throughput, placement and a breakdown.
 
-The execution mode follows the documents: pipelined when the whole model (weights, optimizer state
-and in-flight activations) fits the wafer's SRAM on one system, weight streaming otherwise or on
-a cluster (002_90a437be98d90515.txt#Pipelined Execution; 004_c9ec3295e05dfa7b.txt#Pipelined and
-Weight Streaming Execution Modes).  Every figure in the breakdown names the preset figures and the
-formula it comes from.
+The execution mode, unless asked for: weight streaming on a WSE-2 or WSE-3, the mode the measured
+runs below a billion parameters behave like (``reports/performance_validation.md``), and pipelined
+on a WSE-1, whose original installation runs pipelined only (002_90a437be98d90515.txt#Pipelined
+Execution), when the whole model (weights, optimizer state and in-flight activations) fits its SRAM.
+Pipelined mode can be asked for on one system whenever the model fits (the documents' mode below
+about a billion parameters: 004_c9ec3295e05dfa7b.txt#Pipelined and Weight Streaming Execution Modes).
+
+Every figure in the breakdown names the preset figures and the formula it comes from; compute runs
+at the calibrated efficiencies of :mod:`csconform.perf.efficiency` (the breakdown's ``calibration``
+entry gives the values and where they were fitted).
 """
 
 from __future__ import annotations
@@ -17,13 +22,16 @@ from typing import Any
 
 from csconform.errors import InvalidInputError
 from csconform.perf.costs import Layer, total_params
+from csconform.perf.efficiency import Calibration, calibration_record, fitted
 from csconform.perf.hardware import Wafer, check_cluster_size, get_wafer
+from csconform.perf.model_config import ModelSpec
 from csconform.perf.pipeline import PipelineResult, fits_pipelined, pipelined, pipelined_memory_bytes
 from csconform.perf.streaming import StreamingResult, weight_streaming
-from csconform.perf.zoo import ModelSpec, get_model
+from csconform.perf.zoo import get_model
 
 MODES = ("pipelined", "weight_streaming")
 DEFAULT_DESCRIBED_BATCH = 256
+PIPELINED_ONLY_WAFER = "wse1"  # the original installation (CS-1) runs pipelined only
 
 
 @dataclass
@@ -67,16 +75,14 @@ class Plan:
 
 def _resolve(model: str | ModelSpec | Sequence[Layer], seq_len: int | None) -> ModelSpec:
     if isinstance(model, ModelSpec):
-        if seq_len is not None:
-            raise InvalidInputError("seq_len applies to zoo names only; build the description at that length")
-        return model
+        return model if seq_len is None else model.at_seq_len(seq_len)
     if isinstance(model, str):
         return get_model(model, seq_len)
     layers = tuple(model)
     if not layers or not all(isinstance(layer, Layer) for layer in layers):
         raise InvalidInputError("model must be a zoo name, a ModelSpec or a non-empty list of Layer")
     if seq_len is not None:
-        raise InvalidInputError("seq_len applies to zoo names only; build the description at that length")
+        raise InvalidInputError("seq_len applies to zoo names and configs; build the description at that length")
     tokens = max(layer.tokens for layer in layers)
     return ModelSpec(
         "described", layers, tokens, DEFAULT_DESCRIBED_BATCH, float(total_params(layers)), "a model description"
@@ -84,8 +90,8 @@ def _resolve(model: str | ModelSpec | Sequence[Layer], seq_len: int | None) -> M
 
 
 def choose_mode(layers: Sequence[Layer], wafer: str | Wafer = "wse2", systems: int = 1) -> str:
-    """Pipelined when the model fits one wafer's SRAM and runs on one system; else weight streaming."""
-    if systems == 1 and fits_pipelined(layers, wafer):
+    """Weight streaming, except pipelined for a model that fits one WSE-1 (see the module docstring)."""
+    if get_wafer(wafer).name == PIPELINED_ONLY_WAFER and systems == 1 and fits_pipelined(layers, wafer):
         return "pipelined"
     return "weight_streaming"
 
@@ -98,9 +104,11 @@ def plan(
     batch: int | None = None,
     seq_len: int | None = None,
     time_limit_s: float = 5.0,
+    calibration: Calibration | None = None,
 ) -> Plan:
     """Model ``model`` on ``systems`` systems of ``wafer``; see the module docstring."""
     spec = _resolve(model, seq_len)
+    cal = calibration or fitted()
     w = get_wafer(wafer)
     check_cluster_size(w, systems)
     if mode is not None and mode not in MODES:
@@ -114,16 +122,42 @@ def plan(
                 "pipelined mode runs the whole model on one system "
                 "(004_c9ec3295e05dfa7b.txt, Figure 3); use weight streaming on a cluster"
             )
-        return _pipelined_plan(spec, w, batch or spec.default_batch, time_limit_s)
+        return _pipelined_plan(spec, w, batch or spec.default_batch, time_limit_s, cal)
     if batch is None:
         batch = systems * max(1, math.ceil(spec.default_batch / systems))
     if batch % systems:
         raise InvalidInputError(f"global batch {batch} does not split evenly over {systems} systems")
-    return _streaming_plan(spec, w, systems, batch)
+    result = _streaming_plan(spec, w, systems, batch, cal)
+    if mode is None and systems == 1 and fits_pipelined(spec.layers, w):
+        result.notes.append(
+            "the model also fits the wafer in pipelined mode, the documents' mode below about a billion "
+            "parameters (mode='pipelined'); the measured runs of such models behave like weight streaming"
+        )
+    return result
 
 
-def _pipelined_plan(spec: ModelSpec, w: Wafer, batch: int, time_limit_s: float) -> Plan:
-    result = pipelined(spec.layers, w, batch=batch, time_limit_s=time_limit_s)
+def _calibration_entry(cal: Calibration) -> dict[str, Any]:
+    """The calibrated figures a plan used, and where they come from."""
+    if cal == fitted():
+        record = calibration_record()
+        source = (
+            f"csconform/perf/calibration.json: fitted {record['fitted_on']} on {record['data']['rows']} measured "
+            f"runs ({record['data']['source']}); leave-one-out error {record['fit']['leave_one_out_error']}"
+        )
+    else:
+        source = "given by the caller"
+    return {
+        **cal.as_dict(),
+        "formula": "compute time = FLOPs / (efficiency x peak), matmul_efficiency for kernels with weights, "
+        "attention_efficiency for the attention core; weight streaming adds layer_latency_s per weight layer "
+        "and pass; no run is faster than input_tokens_per_s / tokens per sample",
+        "sources": {name: source for name in cal.as_dict()},
+    }
+
+
+def _pipelined_plan(spec: ModelSpec, w: Wafer, batch: int, time_limit_s: float, cal: Calibration) -> Plan:
+    result = pipelined(spec.layers, w, batch=batch, time_limit_s=time_limit_s, calibration=cal)
+    streamed = weight_streaming(spec.layers, w, 1, batch, cal).samples_per_s
     kernels = [
         {
             "name": k.name,
@@ -151,12 +185,15 @@ def _pipelined_plan(spec: ModelSpec, w: Wafer, batch: int, time_limit_s: float) 
             "slowest_kernel": slowest.name,
             "slowest_cycles_per_sample": result.slowest_cycles_per_sample,
             "fill_latency_s": result.fill_latency_s,
+            "batch_s": result.batch_s,
             "wafer_samples_per_s": result.wafer_samples_per_s,
             "input_samples_per_s": result.input_samples_per_s,
             "placement_bound_ratio": result.placement.bound_ratio,
-            "formula": "samples_per_s = min(clock_hz / max_k cycles_k, system_io / input bytes per sample); "
-            "cycles_k = max(compute, communication); "
-            "compute_k = flops_k / (flops_per_core_per_cycle x cores_k)",
+            "model_flops_utilisation": result.samples_per_s * result.model_flops_per_sample / w.peak_flops_per_s,
+            "formula": "samples_per_s = min(batch / (fill + (batch - 1) x max_k cycles_k / clock_hz), input); "
+            "fill = sum_k cycles_k / clock_hz; cycles_k = max(compute, communication); "
+            "compute_k = flops_k / efficiency / (flops_per_core_per_cycle x cores_k); "
+            "input = min(system_io / input bytes, input_tokens_per_s / tokens) per sample",
             "sources": {
                 n: w.source(n)
                 for n in ("clock_hz", "flops_per_core_per_cycle", "fabric_width", "fabric_height", "peak_flops_per_s")
@@ -197,14 +234,19 @@ def _pipelined_plan(spec: ModelSpec, w: Wafer, batch: int, time_limit_s: float) 
         bound_samples_per_s=result.bound_samples_per_s,
         fabric={"width": w.fabric_width, "height": w.fabric_height},
         kernels=kernels,
-        breakdown=breakdown,
-        notes=["every kernel resident on its own rectangle; weights stay in their region"],
+        breakdown={**breakdown, "calibration": _calibration_entry(cal)},
+        notes=[
+            "every kernel resident on its own rectangle; weights stay in their region",
+            "pipelined predictions use the efficiencies fitted on weight-streaming runs (no measured pipelined run "
+            "was available to check them); the measured runs below a billion parameters behave like weight "
+            f"streaming, which would give {streamed:.4g} samples/s here",
+        ],
         result=result,
     )
 
 
-def _streaming_plan(spec: ModelSpec, w: Wafer, systems: int, batch: int) -> Plan:
-    result = weight_streaming(spec.layers, w, systems, batch // systems)
+def _streaming_plan(spec: ModelSpec, w: Wafer, systems: int, batch: int, cal: Calibration) -> Plan:
+    result = weight_streaming(spec.layers, w, systems, batch // systems, cal)
     kernels = [
         {
             "name": x.name,
@@ -213,8 +255,8 @@ def _streaming_plan(spec: ModelSpec, w: Wafer, systems: int, batch: int) -> Plan
             "width": w.fabric_width,
             "height": w.fabric_height,
             "cores": w.fabric_cores,
-            "samples_per_s": result.micro_batch * systems / (x.forward_s + x.backward_s),
-            "occupancy_s": result.micro_batches * (x.forward_s + x.backward_s),
+            "samples_per_s": batch / (x.forward_s + x.backward_s),
+            "occupancy_s": x.forward_s + x.backward_s,
             "bound": x.bound,
         }
         for x in result.layers
@@ -224,10 +266,16 @@ def _streaming_plan(spec: ModelSpec, w: Wafer, systems: int, batch: int) -> Plan
             "flops_per_sample": result.hardware_flops_per_sample,
             "model_flops_per_sample": result.model_flops_per_sample,
             "compute_s": result.compute_s,
+            "latency_s": result.latency_s,
             "step_s": result.step_s,
             "peak_flops_per_s": w.peak_flops_per_s,
-            "formula": "layer time = max(shard x flops / peak, weights in, gradients out); "
-            "backward recomputes the layer's forward from its saved input",
+            "model_flops_utilisation": result.samples_per_s
+            * result.model_flops_per_sample
+            / (systems * w.peak_flops_per_s),
+            "input_bound": result.input_bound,
+            "formula": "layer time = max(shard x flops / (efficiency x peak), weights in, gradients out) "
+            "+ weight layers x layer_latency_s, forward and backward; backward recomputes the layer's forward "
+            "from its saved input; step >= shard tokens / input_tokens_per_s",
             "sources": {n: w.source(n) for n in ("clock_hz", "flops_per_core_per_cycle", "peak_flops_per_s")},
         },
         "communication": {
@@ -266,7 +314,7 @@ def _streaming_plan(spec: ModelSpec, w: Wafer, systems: int, batch: int) -> Plan
         bound_samples_per_s=result.bound_samples_per_s,
         fabric={"width": w.fabric_width, "height": w.fabric_height},
         kernels=kernels,
-        breakdown=breakdown,
+        breakdown={**breakdown, "calibration": _calibration_entry(cal)},
         notes=["one layer at a time occupies the whole fabric; kernels are listed in streaming order"],
         result=result,
     )

@@ -4,23 +4,31 @@ The model, per training step (each system holds a shard of ``batch_per_system`` 
 
 * Forward, layer by layer from the input: MemoryX broadcasts the layer's weights through SwarmX
   (every system receives the whole layer over its own system I/O link), and each wafer computes
-  the layer for its shard.  Layer time = max(compute, weight broadcast in); the next layer's
-  weights stream in while this one computes, so the transfers overlap the compute.
+  the layer for its shard.  The next layer's weights stream in while this one computes, so a layer
+  takes max(compute, weights in), plus the fixed ``layer_latency_s`` per weight layer that compute
+  does not hide (the wafer switching to the next streamed layer).
 * Backward, in reverse order: the weights are broadcast again, the wafer recomputes the layer's
   internals from the saved layer input and back-propagates, and the weight gradient leaves over
   system I/O into SwarmX, which adds the systems' gradients on the way to MemoryX.
-  Layer time = max(compute, weights in, gradients out) (I/O is full duplex).
+  Layer time = max(compute, weights in, gradients out) + the same latency (I/O is full duplex).
+* Compute runs at the calibrated fractions of the peak (:mod:`csconform.perf.efficiency`): the
+  weight kernels at ``matmul_efficiency``, the attention core at ``attention_efficiency``.
 * SwarmX is a tree: each pass pays its depth once (a fill of the stream), ceil(log2 N) hops, on
   the forward broadcast, the backward broadcast and the final reduction.
 * MemoryX runs the optimizer on each layer's summed gradient while earlier layers are still back-
   propagating, so the optimizer is off the wafer and off the critical path; the wafer does no
   weight-update FLOPs in this mode.
+* The input workers of each system deliver at most ``input_tokens_per_s``: a step is never shorter
+  than the time they take to feed the shard.
 
 A "layer" here is a kernel of :func:`~csconform.perf.costs.group_kernels` (one transformer block):
-the unit brought onto the wafer at a time.  Memory on the wafer: the saved input of every layer
-for the shard (activation checkpoints), plus the working activations of the layer in flight, plus
-two copies (double buffer) of that layer's streamed weights.  A shard larger than that is split
-into micro-batches, each a full pass of weights in and gradients out.
+the unit brought onto the wafer at a time; its ``weight_layers`` (attention, MLP matrices) each pay
+the latency.  Memory on the wafer: the saved input of every layer for a micro-batch (activation
+checkpoints), the working activations of the layer in flight, and two copies (double buffer) of
+that layer's streamed weights.  A shard larger than a micro-batch is worked through in micro-batches
+under the same weight broadcast, layer by layer (checkpoints that do not fit are offloaded, as in
+Cerebras' release 2.0 "dynamic memory offload"), so the weight traffic and the latencies are paid
+once per step, whatever the shard; the offload traffic itself is not modelled.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from dataclasses import dataclass
 
 from csconform.errors import CapacityError, InvalidInputError
 from csconform.perf.costs import KernelCost, Layer, group_kernels
+from csconform.perf.efficiency import Calibration, effective_flops, fitted, input_samples_per_s
 from csconform.perf.hardware import MEMORYX, SWARMX, Wafer, check_cluster_size, get_wafer
 
 STREAMED_WEIGHT_BYTES_PER_PARAM = 2  # assumption: weights travel in the 16-bit compute format
@@ -40,7 +49,7 @@ WEIGHT_BUFFERS = 2  # one layer computing while the next streams in
 
 @dataclass(frozen=True)
 class StreamedLayer:
-    """Per-layer figures for one micro-batch pass (seconds)."""
+    """Per-layer figures for one step of one system (seconds)."""
 
     name: str
     params: int
@@ -48,23 +57,24 @@ class StreamedLayer:
     backward_compute_s: float
     weights_in_s: float
     gradients_out_s: float
+    latency_s: float = 0.0
 
     @property
     def forward_s(self) -> float:
-        return max(self.forward_compute_s, self.weights_in_s)
+        return max(self.forward_compute_s, self.weights_in_s) + self.latency_s
 
     @property
     def backward_s(self) -> float:
-        return max(self.backward_compute_s, self.weights_in_s, self.gradients_out_s)
+        return max(self.backward_compute_s, self.weights_in_s, self.gradients_out_s) + self.latency_s
 
     @property
     def bound(self) -> str:
-        """What limits this layer: 'compute' or 'io'."""
-        return (
-            "compute"
-            if self.forward_compute_s + self.backward_compute_s >= (self.forward_s + self.backward_s - 1e-15)
-            else "io"
-        )
+        """What sets this layer's time: 'latency' when the fixed latency outweighs the rest, else 'io'
+        when weights or gradients are not hidden by compute, else 'compute'."""
+        busy = self.forward_s + self.backward_s - 2 * self.latency_s
+        if 2 * self.latency_s > busy:
+            return "latency"
+        return "compute" if self.forward_compute_s + self.backward_compute_s >= busy * (1 - 1e-12) else "io"
 
 
 @dataclass(frozen=True)
@@ -81,6 +91,8 @@ class StreamingResult:
     model_flops_per_sample: float
     wafer_memory_bytes: float
     params: int
+    input_samples_per_s: float = math.inf
+    calibration: Calibration | None = None
 
     @property
     def global_batch(self) -> int:
@@ -97,13 +109,29 @@ class StreamingResult:
 
     @property
     def compute_s(self) -> float:
-        """Step time the wafer spends computing (all micro-batches)."""
-        return self.batch_per_system * self.hardware_flops_per_sample / self.wafer.peak_flops_per_s
+        """Step time the wafer spends computing, at the calibrated efficiencies."""
+        return sum(x.forward_compute_s + x.backward_compute_s for x in self.layers)
+
+    @property
+    def latency_s(self) -> float:
+        """Step time spent on the fixed per-layer latencies."""
+        return sum(2 * x.latency_s for x in self.layers)
 
     @property
     def io_exposed_s(self) -> float:
-        """Step time not covered by compute: waiting on weights/gradients and on SwarmX latency."""
-        return self.step_s - self.compute_s
+        """Step time not covered by compute or latency: waiting on weights/gradients, SwarmX, the input."""
+        return self.step_s - self.compute_s - self.latency_s
+
+    @property
+    def plateau_samples_per_s(self) -> float:
+        """What a very large batch approaches: compute at the calibrated efficiencies, or the input."""
+        per_system = min(self.input_samples_per_s, self.batch_per_system / self.compute_s)
+        return self.systems * per_system
+
+    @property
+    def input_bound(self) -> bool:
+        """True when the input workers, not the wafer, set the step time."""
+        return self.batch_per_system / self.input_samples_per_s >= self.step_s * (1 - 1e-12)
 
 
 def activation_memory_bytes(kernels: Sequence[KernelCost], samples: int) -> float:
@@ -122,13 +150,18 @@ def max_micro_batch(kernels: Sequence[KernelCost], wafer: Wafer) -> int:
 
 
 def weight_streaming(
-    layers: Sequence[Layer], wafer: str | Wafer = "wse2", systems: int = 1, batch_per_system: int = 1
+    layers: Sequence[Layer],
+    wafer: str | Wafer = "wse2",
+    systems: int = 1,
+    batch_per_system: int = 1,
+    calibration: Calibration | None = None,
 ) -> StreamingResult:
     """Model one training step of weight streaming on ``systems`` systems."""
     w = get_wafer(wafer)
     check_cluster_size(w, systems)
     if not isinstance(batch_per_system, int) or isinstance(batch_per_system, bool) or batch_per_system < 1:
         raise InvalidInputError(f"batch_per_system must be a positive integer, got {batch_per_system!r}")
+    cal = calibration or fitted()
     kernels = group_kernels(layers)
     params = sum(k.params for k in kernels)
     if params * MEMORYX.bytes_per_parameter > MEMORYX.max_capacity_bytes:
@@ -145,12 +178,10 @@ def weight_streaming(
         )
     micro_batches = math.ceil(batch_per_system / fits)
     micro = math.ceil(batch_per_system / micro_batches)
-    # micro-batch sizes differ by at most one: `larger` of them have one sample more than the rest
-    smaller_size, larger = divmod(batch_per_system, micro_batches)
     latency = SWARMX.latency_s(systems)
-    step_s = larger * _pass_s(_streamed(kernels, w, smaller_size + 1), latency)
-    if micro_batches > larger:
-        step_s += (micro_batches - larger) * _pass_s(_streamed(kernels, w, smaller_size), latency)
+    streamed = _streamed(kernels, w, batch_per_system, cal)
+    feed = input_samples_per_s(kernels, cal)
+    step_s = max(sum(x.forward_s + x.backward_s for x in streamed) + 3 * latency, batch_per_system / feed)
     hardware_flops = sum(2 * k.forward_flops + k.backward_flops for k in kernels)
     model_flops = sum(k.forward_flops + k.backward_flops for k in kernels)
     return StreamingResult(
@@ -159,7 +190,7 @@ def weight_streaming(
         batch_per_system=batch_per_system,
         micro_batch=micro,
         micro_batches=micro_batches,
-        layers=_streamed(kernels, w, micro),
+        layers=streamed,
         swarmx_latency_s=latency,
         step_s=step_s,
         hardware_flops_per_sample=hardware_flops,
@@ -167,41 +198,54 @@ def weight_streaming(
         wafer_memory_bytes=activation_memory_bytes(kernels, micro)
         + WEIGHT_BUFFERS * STREAMED_WEIGHT_BYTES_PER_PARAM * largest.used_params,
         params=params,
+        input_samples_per_s=feed,
+        calibration=cal,
     )
 
 
-def _streamed(kernels: Sequence[KernelCost], w: Wafer, samples: int) -> tuple[StreamedLayer, ...]:
-    """Per-layer times of one pass of ``samples`` samples."""
+def _streamed(kernels: Sequence[KernelCost], w: Wafer, samples: int, cal: Calibration) -> tuple[StreamedLayer, ...]:
+    """Per-layer times of one step for ``samples`` samples on one system."""
     io, peak = w.system_io_bytes_per_s, w.peak_flops_per_s
-    return tuple(
-        StreamedLayer(
-            name=k.name,
-            params=k.used_params,
-            forward_compute_s=samples * k.forward_flops / peak,
-            backward_compute_s=samples * (k.backward_flops + k.forward_flops) / peak,  # + recompute
-            weights_in_s=k.used_params * STREAMED_WEIGHT_BYTES_PER_PARAM / io,
-            gradients_out_s=k.used_params * STREAMED_GRADIENT_BYTES_PER_PARAM / io,
+    layers = []
+    for k in kernels:
+        forward, backward = effective_flops(k, cal)
+        layers.append(
+            StreamedLayer(
+                name=k.name,
+                params=k.used_params,
+                forward_compute_s=samples * forward / peak,
+                backward_compute_s=samples * (backward + forward) / peak,  # + recompute
+                weights_in_s=k.used_params * STREAMED_WEIGHT_BYTES_PER_PARAM / io,
+                gradients_out_s=k.used_params * STREAMED_GRADIENT_BYTES_PER_PARAM / io,
+                latency_s=k.weight_layers * cal.layer_latency_s,
+            )
         )
-        for k in kernels
-    )
+    return tuple(layers)
 
 
-def _pass_s(layers: Sequence[StreamedLayer], swarmx_latency_s: float) -> float:
-    """Forward and backward over every layer, plus the SwarmX tree depth on both broadcasts and the reduce."""
-    return sum(x.forward_s + x.backward_s for x in layers) + 3 * swarmx_latency_s
-
-
-def scaling_efficiency(layers: Sequence[Layer], wafer: str | Wafer, systems: int, batch_per_system: int) -> float:
+def scaling_efficiency(
+    layers: Sequence[Layer],
+    wafer: str | Wafer,
+    systems: int,
+    batch_per_system: int,
+    calibration: Calibration | None = None,
+) -> float:
     """Weak scaling: samples/s on N systems / (N x samples/s on one), same shard per system."""
-    one = weight_streaming(layers, wafer, 1, batch_per_system).samples_per_s
-    many = weight_streaming(layers, wafer, systems, batch_per_system).samples_per_s
+    one = weight_streaming(layers, wafer, 1, batch_per_system, calibration).samples_per_s
+    many = weight_streaming(layers, wafer, systems, batch_per_system, calibration).samples_per_s
     return many / (systems * one)
 
 
-def strong_scaling_efficiency(layers: Sequence[Layer], wafer: str | Wafer, systems: int, global_batch: int) -> float:
+def strong_scaling_efficiency(
+    layers: Sequence[Layer],
+    wafer: str | Wafer,
+    systems: int,
+    global_batch: int,
+    calibration: Calibration | None = None,
+) -> float:
     """Strong scaling: a fixed global batch split over N systems (shards shrink as N grows)."""
     if global_batch % systems:
         raise InvalidInputError(f"global batch {global_batch} does not split evenly over {systems} systems")
-    one = weight_streaming(layers, wafer, 1, global_batch).samples_per_s
-    many = weight_streaming(layers, wafer, systems, global_batch // systems).samples_per_s
+    one = weight_streaming(layers, wafer, 1, global_batch, calibration).samples_per_s
+    many = weight_streaming(layers, wafer, systems, global_batch // systems, calibration).samples_per_s
     return many / (systems * one)

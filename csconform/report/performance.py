@@ -1,7 +1,8 @@
 """The performance report: modeled throughput by model x wafer x mode x cluster size, scaling
-efficiency, a per-kernel breakdown, the hardware figures with their sources, a check of the model
-against published numbers, and figures (throughput, scaling, kernel breakdown, placement map,
-pipeline timeline, weight-streaming occupancy).
+efficiency, a per-kernel breakdown, the hardware figures with their sources, the model's figures
+against published ones, and figures (throughput, scaling, kernel breakdown, placement map, pipeline
+timeline, weight-streaming occupancy); then the model against measured runs
+(:mod:`csconform.report.validation`, ``performance_validation.md``).
 
 Markdown and CSV go to the report folder, PNG files to ``figures/`` inside it.  Everything is
 computed from :mod:`csconform.perf`; nothing here is a hard-coded result.
@@ -19,22 +20,30 @@ import pandas as pd  # noqa: E402
 
 from csconform.errors import CapacityError  # noqa: E402
 from csconform.perf import hardware  # noqa: E402
+from csconform.perf.efficiency import calibration_record  # noqa: E402
 from csconform.perf.figures import pipeline_timeline, wafer_map  # noqa: E402
 from csconform.perf.pipeline import fits_pipelined  # noqa: E402
 from csconform.perf.plan import plan  # noqa: E402
 from csconform.perf.streaming import scaling_efficiency, strong_scaling_efficiency  # noqa: E402
 from csconform.perf.zoo import ZOO_NAMES, get_model  # noqa: E402
+from csconform.report.validation import write_validation_report  # noqa: E402
 
 CLUSTER_SIZES = {"wse1": (1,), "wse2": (1, 4, 16, 64, 192), "wse3": (1, 16, 192, 2048)}
-STREAMING_BATCH_PER_SYSTEM = 8
+TOKENS_PER_SYSTEM = 2**17  # weight streaming: 131k tokens per system per step (64 sequences of 2,048)
 SCALING_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 192)
 SCALING_MODELS = ("gpt3_xl", "gpt3_13b", "gpt3_175b")
 STRONG_GLOBAL_BATCH = 1536  # GPT-3's published largest batch (sequences)
 
 
+def batch_per_system(name: str) -> int:
+    """Sequences per system in the weight-streaming tables: TOKENS_PER_SYSTEM tokens (256 images)."""
+    seq_len = get_model(name).seq_len
+    return max(1, TOKENS_PER_SYSTEM // seq_len) if seq_len else 256
+
+
 def throughput_table() -> pd.DataFrame:
-    """Every zoo model on every wafer: pipelined where it fits (one system), weight streaming on
-    each cluster size with STREAMING_BATCH_PER_SYSTEM sequences per system."""
+    """Every zoo model on every wafer: pipelined where it fits (one system, the model's default batch),
+    weight streaming on each cluster size with :func:`batch_per_system` per system."""
     rows = []
     for name in ZOO_NAMES:
         model = get_model(name)
@@ -44,7 +53,7 @@ def throughput_table() -> pd.DataFrame:
             runs = [("pipelined", 1)] if fits_pipelined(model.layers, wafer) else []
             runs += [("weight_streaming", n) for n in sizes]
             for mode, systems in runs:
-                batch = None if mode == "pipelined" else STREAMING_BATCH_PER_SYSTEM * systems
+                batch = None if mode == "pipelined" else batch_per_system(name) * systems
                 p = plan(name, wafer, mode=mode, systems=systems, batch=batch)
                 rows.append(
                     {
@@ -72,7 +81,7 @@ def scaling_table() -> pd.DataFrame:
                 {
                     "model": name,
                     "systems": n,
-                    "weak_efficiency": scaling_efficiency(layers, "wse2", n, STREAMING_BATCH_PER_SYSTEM),
+                    "weak_efficiency": scaling_efficiency(layers, "wse2", n, batch_per_system(name)),
                     "strong_efficiency": strong_scaling_efficiency(layers, "wse2", n, STRONG_GLOBAL_BATCH),
                 }
             )
@@ -103,7 +112,7 @@ def kernel_table(name: str = "bert_large") -> pd.DataFrame:
 
 
 def streaming_layer_table(name: str = "gpt3_xl", systems: int = 16) -> pd.DataFrame:
-    p = plan(name, "wse2", systems=systems, batch=STREAMING_BATCH_PER_SYSTEM * systems)
+    p = plan(name, "wse2", systems=systems, batch=batch_per_system(name) * systems)
     return pd.DataFrame(
         [
             {
@@ -113,6 +122,7 @@ def streaming_layer_table(name: str = "gpt3_xl", systems: int = 16) -> pd.DataFr
                 "backward_compute_ms": 1e3 * x.backward_compute_s,
                 "weights_in_ms": 1e3 * x.weights_in_s,
                 "gradients_out_ms": 1e3 * x.gradients_out_s,
+                "latency_ms": 1e3 * x.latency_s,
                 "bound": x.bound,
             }
             for x in p.streaming.layers
@@ -144,8 +154,9 @@ def hardware_table() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def validation_table() -> pd.DataFrame:
-    """The model against published numbers (Calculon-style): modeled, published, ratio."""
+def published_table() -> pd.DataFrame:
+    """The model's figures against published ones (Calculon-style): modeled, published, ratio.
+    (Measured throughput is compared in ``performance_validation.md``.)"""
     w2 = hardware.get_wafer("wse2")
     cs2_peak = w2.published_cores * w2.flops_per_core_per_cycle * w2.clock_hz
     rows = [
@@ -218,7 +229,7 @@ def _scaling_figure(frame: pd.DataFrame, out: Path) -> Path:
     axes.set_ylabel("scaling efficiency")
     axes.set_ylim(0, 1.05)
     axes.set_title(
-        f"Weight streaming: weak ({STREAMING_BATCH_PER_SYSTEM}/system) and strong "
+        f"Weight streaming: weak ({TOKENS_PER_SYSTEM} tokens/system) and strong "
         f"(global {STRONG_GLOBAL_BATCH}) scaling",
         fontsize=9,
     )
@@ -257,7 +268,7 @@ def write_performance_reports(out_dir: Path) -> list[Path]:
         "scaling": scaling_table(),
         "kernels": kernel_table(),
         "streaming_layers": streaming_layer_table(),
-        "validation": validation_table(),
+        "published": published_table(),
         "hardware": hardware_table(),
     }
     written: list[Path] = []
@@ -269,14 +280,16 @@ def write_performance_reports(out_dir: Path) -> list[Path]:
     written.append(_throughput_figure(tables["throughput"], figures / "performance_throughput.png"))
     written.append(_scaling_figure(tables["scaling"], figures / "performance_scaling.png"))
     written.append(_kernel_figure(tables["kernels"], figures / "performance_kernels.png"))
-    written.append(wafer_map(plan("gpt2_medium", "wse2"), figures / "performance_placement_gpt2_medium.png"))
+    written.append(
+        wafer_map(plan("gpt2_medium", "wse2", mode="pipelined"), figures / "performance_placement_gpt2_medium.png")
+    )
     written.append(
         wafer_map(
-            plan("gpt3_xl", "wse2", systems=16, batch=16 * STREAMING_BATCH_PER_SYSTEM),
+            plan("gpt3_xl", "wse2", systems=16, batch=16 * batch_per_system("gpt3_xl")),
             figures / "performance_streaming_gpt3_xl.png",
         )
     )
-    fc = [k["name"] for k in plan("fc_mnist", "wse2").kernels]
+    fc = [k["name"] for k in plan("fc_mnist", "wse2", mode="pipelined").kernels]
     written.append(pipeline_timeline(fc, 8, figures / "performance_pipeline_timeline.png"))
 
     try:
@@ -294,15 +307,21 @@ def write_performance_reports(out_dir: Path) -> list[Path]:
         "",
         "Modeled with `csconform.perf`: hardware presets (every figure sourced, see "
         "`performance_hardware.csv`), per-kernel cost models, the cvxpy placement for pipelined mode "
-        "and the weight-streaming / SwarmX / MemoryX model for clusters. Regenerate with "
-        "`csconform report`; plan one model with `csconform plan --model NAME --json OUT`.",
+        "and the weight-streaming / SwarmX / MemoryX model for clusters, with compute at the efficiencies, "
+        "the per-layer latency and the input rate calibrated on measured runs "
+        "([performance_validation.md](performance_validation.md): leave-one-out error "
+        f"{calibration_record()['fit']['leave_one_out_error']:.3f} on 26 CS-2 runs). Regenerate with "
+        "`csconform report --skip conformance,placement,benchmarks`; plan one model with "
+        "`csconform plan --model NAME --json OUT` or `csconform plan --model-config config.json`.",
         "",
         "## Throughput on one system",
         "",
         "Pipelined where the model (weights, FP32 optimizer state, in-flight activations) fits the "
-        f"wafer; weight streaming with {STREAMING_BATCH_PER_SYSTEM} samples per system. "
-        "`model_flops_utilisation` is model FLOPs x samples/s over the peak. The full table over "
-        "cluster sizes is `performance_throughput.csv`.",
+        "wafer, at the model's default batch (each batch fills and drains the pipeline); weight streaming "
+        f"with {TOKENS_PER_SYSTEM:,} tokens per system (64 sequences of 2,048). "
+        "`model_flops_utilisation` is model FLOPs x samples/s over the peak of the placeable fabric. "
+        "Pipelined figures use the efficiencies fitted on weight-streaming runs (no measured pipelined run "
+        "was available). The full table over cluster sizes is `performance_throughput.csv`.",
         "",
         _markdown_table(
             single[
@@ -324,11 +343,12 @@ def write_performance_reports(out_dir: Path) -> list[Path]:
         "",
         "## Scaling of weight streaming on CS-2 clusters",
         "",
-        f"Weak scaling keeps {STREAMING_BATCH_PER_SYSTEM} sequences per system (the data-parallel "
+        f"Weak scaling keeps {TOKENS_PER_SYSTEM:,} tokens per system (the data-parallel "
         "sharding of seed 004): only the SwarmX tree depth grows, so efficiency stays near 1 — the "
         "'near-perfect linear scaling' claim (PERF-006, threshold 0.9 at 192 systems). Strong scaling "
-        f"splits a fixed global batch of {STRONG_GLOBAL_BATCH}: shards shrink until the weight "
-        "broadcast over each system's 1.2 Tb/s link is no longer hidden by compute.",
+        f"splits a fixed global batch of {STRONG_GLOBAL_BATCH}: shards shrink until the per-layer latency "
+        "and the weight broadcast over each system's 1.2 Tb/s link are no longer hidden by compute. More "
+        "models and CS-3 clusters: [performance_validation.md](performance_validation.md).",
         "",
         _markdown_table(at_192),
         "",
@@ -344,9 +364,9 @@ def write_performance_reports(out_dir: Path) -> list[Path]:
         "",
         _markdown_table(tables["streaming_layers"].head(6)),
         "",
-        "## The model against published numbers",
+        "## The model's figures against published ones",
         "",
-        _markdown_table(tables["validation"]),
+        _markdown_table(tables["published"]),
         "",
         "## Figures",
         "",
@@ -360,4 +380,4 @@ def write_performance_reports(out_dir: Path) -> list[Path]:
     markdown = out_dir / "performance.md"
     markdown.write_text("\n".join(lines), encoding="utf-8")
     written.append(markdown)
-    return written
+    return written + write_validation_report(out_dir)

@@ -12,10 +12,11 @@ from csconform.perf.plan import plan
 
 
 @pytest.mark.parametrize(
-    ("model", "systems"),
-    [("bert_large", 1), ("gpt2_medium", 1), ("gpt3_175b", 192)],
+    ("model", "systems", "mode"),
+    [("bert_large", 1, "pipelined"), ("gpt2_medium", 1, "pipelined"), ("gpt3_175b", 192, None)],
 )
-def test_plan(benchmark, model, systems):
-    result = benchmark.pedantic(plan, args=(model, "wse2"), kwargs={"systems": systems}, rounds=3, iterations=1)
+def test_plan(benchmark, model, systems, mode):
+    kwargs = {"systems": systems, "mode": mode}
+    result = benchmark.pedantic(plan, args=(model, "wse2"), kwargs=kwargs, rounds=3, iterations=1)
     assert result.samples_per_s > 0
     assert result.samples_per_s <= result.bound_samples_per_s * (1 + 1e-9)

@@ -66,7 +66,7 @@ def test_pipelined_refuses_too_big_and_reports_memory():
 
 def test_plan_from_a_description_and_json():
     layers = [Layer("dense", 784, 500, name="fc1"), Layer("dense", 500, 10, name="fc2")]
-    p = plan(layers, "wse2", batch=32)
+    p = plan(layers, "wse2", mode="pipelined", batch=32)
     data = json.loads(p.to_json())
     assert set(data) >= PLAN_KEYS
     assert data["mode"] == "pipelined" and [k["name"] for k in data["kernels"]] == ["fc1", "fc2"]

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from csconform.report import performance
+import numpy as np
+
+from csconform.perf.calibrate import measured_csv, read_measured, runs
+from csconform.perf.zoo import ZOO_NAMES
+from csconform.report import performance, validation
 
 
-def test_validation_table_ratios_near_one():
-    frame = performance.validation_table()
+def test_published_table_ratios_near_one():
+    frame = performance.published_table()
     assert {"quantity", "modeled", "published", "ratio", "source"} <= set(frame.columns)
     params = frame[frame["quantity"].str.endswith("parameters")]
-    assert len(params) == 11
+    assert len(params) == len(ZOO_NAMES)
     assert ((params["ratio"] - 1).abs() < 0.03).all()
     cores = frame[frame["quantity"] == "cores in 192 CS-2"]
     assert (cores["ratio"] > 1).all()
@@ -28,3 +32,24 @@ def test_scaling_and_kernel_tables():
     kernels = performance.kernel_table("fc_mnist")
     assert list(kernels["kernel"]) == ["fc1", "fc2", "fc3"]
     assert kernels["utilisation"].max() == 1.0
+
+
+def test_validation_tables_without_cross_validation():
+    data = runs(read_measured(measured_csv()))
+    table = validation.validation_table(data, cross_validate=False)
+    assert len(table) == 26 and "loo_ratio" not in table
+    logs = np.log(table["ratio"])
+    assert np.exp(np.mean(np.abs(logs))) <= 1.25 and table["ratio"].between(1 / 1.5, 1.5).all()
+    assert (table["peak_model_ratio"] > table["ratio"]).all()  # the uncalibrated model is always optimistic
+    modes = validation.mode_table(data)
+    assert set(modes["model"]) == {"bert_base", "bert_large"} and modes["fits_pipelined"].all()
+    smallest = modes[modes["global_batch"] == 128]
+    assert (smallest["pipelined_samples_per_s"] > 3 * smallest["measured_samples_per_s"]).all()
+
+
+def test_scaling_and_generation_tables():
+    scaling = validation.scaling_table()
+    assert scaling["weak_efficiency"].between(0.9, 1 + 1e-9).all()
+    assert scaling["strong_efficiency"].dropna().le(1 + 1e-9).all()
+    generation = validation.generation_table()
+    assert (generation["wse3_over_wse2"] > 1).all()

@@ -1,0 +1,113 @@
+"""The ``csconform calibrate`` subcommand: fit the performance model on measured runs, or score it.
+
+    csconform calibrate [--measured CSV] [--write [PATH]]    fit + leave-one-out cross-validation
+    csconform calibrate --evaluate CSV [--csv OUT]           predict measured runs with the stored fit
+
+Fitting prints the four fitted figures and the errors (``exp(mean |log(predicted / measured)|)``,
+and the worst row); ``--write`` stores them in the calibration file every plan reads
+(``csconform/perf/calibration.json`` by default). ``--evaluate`` predicts each run of another table
+with the same columns (runs the fit never saw) and prints the same errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+
+from csconform.perf.calibrate import (
+    calibration_record,
+    error,
+    fit,
+    leave_one_out,
+    measured_csv,
+    read_measured,
+    runs,
+    worst,
+)
+from csconform.perf.efficiency import CALIBRATION_FILE, PARAMETERS, fitted, forget_calibration
+
+
+def _progress(done: int, total: int) -> None:
+    print(f"\r  leave-one-out: {done}/{total} fits", end="" if done < total else "\n", file=sys.stderr, flush=True)
+
+
+def evaluate(path: str | Path) -> pd.DataFrame:
+    """Predicted against measured samples/s for every row of ``path``, with the stored calibration."""
+    cal = fitted()
+    rows = []
+    for run in runs(read_measured(path)):
+        predicted = run.predict(cal)
+        rows.append(
+            {
+                "id": run.id,
+                "model": run.model.name,
+                "wafer": run.wafer,
+                "systems": run.systems,
+                "global_batch": run.global_batch,
+                "mode": run.mode,
+                "measured_samples_per_s": run.measured_samples_per_s,
+                "predicted_samples_per_s": predicted,
+                "ratio": predicted / run.measured_samples_per_s,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def run(arguments: argparse.Namespace) -> int:
+    if arguments.evaluate:
+        frame = evaluate(arguments.evaluate)
+        print(frame.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        logs = [math.log(r) for r in frame["ratio"]]
+        print(f"{len(frame)} runs: error {error(logs):.3f}, worst row {worst(logs):.3f} (predicted / measured)")
+        if arguments.csv:
+            Path(arguments.csv).parent.mkdir(parents=True, exist_ok=True)
+            frame.to_csv(arguments.csv, index=False)
+        return 0
+    path = Path(arguments.measured) if arguments.measured else measured_csv()
+    data = runs(read_measured(path))
+    full = fit(data)
+    loo, loo_fits = leave_one_out(data, full.calibration, progress=_progress)
+    record = calibration_record(path, full, loo, loo_fits)
+    for name in PARAMETERS:
+        entry = record["parameters"][name]
+        spread = 100 * entry["relative_standard_error"]
+        print(f"  {name:22s} {entry['value']:<12.4g} {entry['unit']:30s} (+- {spread:.0f} %)")
+    print(
+        f"{len(data)} runs: fit error {record['fit']['error']:.3f} (worst {record['fit']['worst_row']:.3f}), "
+        f"leave-one-out error {record['fit']['leave_one_out_error']:.3f} "
+        f"(worst {record['fit']['leave_one_out_worst_row']:.3f})"
+    )
+    if arguments.write is not None:
+        out = (
+            Path(arguments.write)
+            if arguments.write
+            else Path(str(resources.files("csconform.perf") / CALIBRATION_FILE))
+        )
+        out.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        forget_calibration()
+        print(f"calibration written to {out}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "calibrate", help="fit the performance model on measured runs, or score it", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--measured", metavar="CSV", help="measured runs to fit (default: the shipped calibration set)")
+    parser.add_argument(
+        "--write",
+        nargs="?",
+        const="",
+        metavar="PATH",
+        help="store the fit (default path: the package's calibration file)",
+    )
+    parser.add_argument("--evaluate", metavar="CSV", help="predict the runs of CSV with the stored fit; no fitting")
+    parser.add_argument("--csv", metavar="OUT", help="with --evaluate: write predicted against measured to OUT")
+    parser.set_defaults(handler=run)
+    return parser
