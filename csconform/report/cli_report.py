@@ -1,9 +1,10 @@
 """``csconform report``: the main job — regenerate the published report folder.
 
 The report gathers the conformance matrix (the suite run against an implementation), the
-performance model's tables and figures, the placement results on Cerebras' ISPD 2020 instances and
-the benchmark results, then writes ``index.md`` and ``index.html`` over all of them. Each part can
-be skipped, so a quick look at one part does not pay for the others.
+performance model's tables and figures, the placement results on Cerebras' ISPD 2020 instances, the
+benchmark results and the mutation-testing table (how many injected bugs the suite catches), then
+writes ``index.md`` and ``index.html`` over all of them. Each part can be skipped, so a quick look
+at one part does not pay for the others.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from csconform.pytest_plugin import DEFAULT_ENGINE
 
-PARTS = ("conformance", "performance", "placement", "benchmarks")
+PARTS = ("conformance", "performance", "placement", "benchmarks", "mutation")
 
 
 def _conformance(args: argparse.Namespace, out: Path) -> list[Path]:
@@ -46,11 +47,18 @@ def _benchmarks(args: argparse.Namespace, out: Path) -> list[Path]:
     return write_benchmark_report(out, Path(args.benchmark_json) if args.benchmark_json else out / "benchmarks.json")
 
 
+def _mutation(args: argparse.Namespace, out: Path) -> list[Path]:
+    from csconform.report.mutation import write_mutation_report
+
+    return write_mutation_report(out)  # from OUT/mutation.json (tox -e mutation), or a note saying how
+
+
 PRODUCERS: dict[str, Callable[[argparse.Namespace, Path], list[Path]]] = {
     "conformance": _conformance,
     "performance": _performance,
     "placement": _placement,
     "benchmarks": _benchmarks,
+    "mutation": _mutation,
 }
 
 
