@@ -72,17 +72,23 @@ def test_counts_and_kill_rate_per_module_exclude_only_matching_triage(tmp_path):
     table = pd.read_csv(tmp_path / "mutation.csv").set_index("module")
     amp = table.loc[AMP]
     assert (amp["mutants"], amp["killed"], amp["timed_out"], amp["survived"], amp["equivalent"]) == (10, 7, 1, 1, 1)
-    assert amp["kill_rate"] == pytest.approx(8 / 9, abs=1e-3)
+    assert amp["kill_rate"] == amp["kill_rate_strict"] == pytest.approx(8 / 9, abs=1e-3)
     precision = table.loc[PRECISION]
-    assert (precision["survived"], precision["no_tests"], precision["equivalent"]) == (1, 0, 1)
+    assert (precision["survived"], precision["no_tests"], precision["equivalent"], precision["unspecified"]) == (
+        1,
+        0,
+        0,
+        1,
+    )
     assert precision["kill_rate"] == pytest.approx(1 / 2)
+    assert precision["kill_rate_strict"] == pytest.approx(1 / 3, abs=1e-3)
     assert table.loc["total", "mutants"] == 13
     page = (tmp_path / "mutation.md").read_text()
     assert "Below the goal of 90%: csconform.engine.amp, csconform.engine.precision." in page
     assert f"`{AMP}.x_f__mutmut_10` (survived): `- x = 1 / + x = 2`" in page  # its triage is stale
     assert f"`{AMP}.x_f__mutmut_10`: no longer a survivor" in page
     assert f"`{AMP}.x_f__mutmut_1`: no longer a survivor" in page
-    assert "- identical (1)" in page and "- internal (1)" in page
+    assert "- identical (1, equivalent)" in page and "- internal (1, unspecified)" in page
 
 
 def test_a_module_at_the_goal_is_not_listed_below_it(tmp_path):
@@ -118,18 +124,20 @@ def test_the_repository_triage_list_is_valid_and_names_engine_mutants():
         assert entry["kind"] in TRIAGE_KINDS and entry["reason"].strip() and entry["change"].startswith("- ")
 
 
-def test_mutation_runs_order_tests_fastest_first(pytester):
+def test_mutation_runs_order_tests_fastest_first_and_do_not_shrink(pytester):
     pytester.makepyfile(
         test_order="""
+        from hypothesis import Phase, settings
+
         def test_slow(): pass
-        def test_fast(): pass
+        def test_fast(): assert Phase.shrink not in settings().phases
         def test_unknown(): pass
         """
     )
     durations = {"test_order.py::test_slow": 3.0, "test_order.py::test_fast": 0.5, "test_order.py::test_unknown": 1.0}
     (pytester.path / "mutmut-stats.json").write_text(json.dumps({"duration_by_test": durations}))
-    plugin = Path(__file__).resolve().parents[2] / "mutation" / "fastest_first.py"
+    plugin = Path(__file__).resolve().parents[2] / "mutation" / "plugin.py"
     pytester.syspathinsert(plugin.parent)
-    result = pytester.runpytest("-p", "fastest_first", "-v", "-p", "no:csconform", "-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "plugin", "-v", "-p", "no:csconform", "-p", "no:cacheprovider")
     order = [line.split("::")[1].split()[0] for line in result.outlines if "::test_" in line and "PASSED" in line]
     assert order == ["test_fast", "test_unknown", "test_slow"]
