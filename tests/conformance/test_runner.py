@@ -212,6 +212,39 @@ def test_checkpoint_holds_the_whole_training_state(engine, tmp_path):
         assert not (tmp_path / f"without_{section}").exists()
 
 
+def same_tree(saved, loaded) -> bool:
+    """Equal nested state: the same containers, keys, Python types and array bits."""
+    if isinstance(saved, dict):
+        same_keys = type(loaded) is dict and saved.keys() == loaded.keys()
+        return same_keys and all(same_tree(saved[k], loaded[k]) for k in saved)
+    if isinstance(saved, list | tuple):
+        return type(loaded) is type(saved) and len(saved) == len(loaded) and all(map(same_tree, saved, loaded))
+    if isinstance(saved, np.ndarray | np.generic):
+        return type(loaded) is type(saved) and same_bits(saved, loaded)
+    return type(loaded) is type(saved) and loaded == saved
+
+
+@pytest.mark.spec("RUNNER-005")
+def test_a_checkpoint_gives_back_exactly_the_state_saved(engine, tmp_path):
+    state = {
+        "step": 7,
+        "model": {"w": np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3), "b": np.zeros(0, np.float32)},
+        "optimizer": {"global_step": 8, "state": {"0": {"step": np.int64(8), "buffer": np.ones(3, np.float32)}}},
+        "grad_scaler": {"loss_scale": 2.0**-14, "steps_since_rescale": 3, "dynamic": True},
+        "data": {
+            "seed_entropy": 2**100 + 1,  # random-generator states hold integers beyond 64 bits
+            "bit_generator": "PCG64",
+            "order": [3, 1, [2, (0, None)]],
+            "shape": (4, 2),
+            "empty": {},
+            "none": None,
+            "scalar": np.float32(0.5),
+        },
+    }
+    path = engine.checkpoint.save(tmp_path / "state.ckpt", state)
+    assert same_tree(state, engine.checkpoint.load(path))
+
+
 def run_to_end(engine, directory, steps, every, data_seed):
     model, optimizer, scaler, runner = build(engine, dropout=True, checkpoint_steps=every, checkpoint_dir=directory)
     losses = [o.loss for o in runner.train(make_dataset(engine), steps, data_seed=data_seed)]
@@ -253,6 +286,20 @@ def test_weights_fetched_only_on_checkpoint_steps_on_cs(engine, tmp_path):
             fetched = runner.fetch_weights()
             saved = engine.checkpoint.load(output.checkpoint)["model"]
             assert all(same_bits(fetched[k], saved[k]) for k in saved)
+
+
+@pytest.mark.spec("RUNNER-007")
+def test_weights_can_be_fetched_right_after_resuming_from_a_checkpoint(engine, tmp_path):
+    _model, _optimizer, _scaler, runner = build(engine, checkpoint_steps=2, checkpoint_dir=tmp_path)
+    outputs = list(runner.train(make_dataset(engine), 2, data_seed=3))
+    saved = engine.checkpoint.load(outputs[-1].checkpoint)["model"]
+    _model, _optimizer, _scaler, resumed = build(engine, checkpoint_steps=2, checkpoint_dir=tmp_path)
+    steps = resumed.train(make_dataset(engine), 4, resume_from=outputs[-1].checkpoint)
+    fetched = resumed.fetch_weights()  # the system holds the state of the checkpoint step
+    assert fetched.keys() == saved.keys() and all(same_bits(fetched[k], saved[k]) for k in saved)
+    next(steps)  # step 2 is not a checkpoint step
+    with pytest.raises(WeightFetchError):
+        resumed.fetch_weights()
 
 
 @pytest.mark.spec("RUNNER-007")
