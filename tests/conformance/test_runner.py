@@ -189,9 +189,10 @@ def test_every_damaged_header_byte_is_refused(engine, tmp_path):
     good = path.read_bytes()
     header_bytes = good.index(b"\n", len(b"CSCKPT1\n")) + 1
     for position in range(header_bytes):
-        path.write_bytes(good[:position] + bytes([good[position] ^ 1]) + good[position + 1 :])
-        with pytest.raises(CheckpointError):
-            engine.checkpoint.load(path)
+        for flip in (0x01, 0x80):  # a neighbouring character, and a byte that is no ASCII at all
+            path.write_bytes(good[:position] + bytes([good[position] ^ flip]) + good[position + 1 :])
+            with pytest.raises(CheckpointError):
+                engine.checkpoint.load(path)
 
 
 @pytest.mark.spec("RUNNER-005")
@@ -273,6 +274,53 @@ def test_resume_is_bit_exact(engine, tmp_path_factory, steps, every, data):
         resumed_losses = [o.loss for o in resumed.train(make_dataset(engine), steps, data_seed=42)]
     assert_same_snapshot(uninterrupted, snapshot(model, optimizer, scaler))
     assert resumed_losses == losses[len(losses) - len(resumed_losses) :]
+
+
+def interrupted_and_resumed_equals_uninterrupted(engine, directory, make_run) -> None:
+    """Train 4 steps with checkpoints every 2; stop after 3 and resume from step 1's checkpoint."""
+    model, optimizer, runner = make_run(directory / "whole")
+    losses = [o.loss for o in runner.train(make_dataset(engine), 4, data_seed=9)]
+    whole = snapshot(model, optimizer, engine.amp.GradScaler())
+    _model, _optimizer, runner = make_run(directory / "parts")
+    checkpoints = [o.checkpoint for o in runner.train(make_dataset(engine), 3, data_seed=9) if o.checkpoint]
+    engine.nn.manual_seed(77)  # the resumed process starts from other random weights
+    model, optimizer, resumed = make_run(directory / "parts")
+    resumed_losses = [o.loss for o in resumed.train(make_dataset(engine), 4, resume_from=checkpoints[0])]
+    assert_same_snapshot(whole, snapshot(model, optimizer, engine.amp.GradScaler()))
+    assert resumed_losses == losses[2:]
+
+
+@pytest.mark.spec("RUNNER-006")
+def test_resume_is_bit_exact_without_a_grad_scaler(engine, tmp_path):
+    def make_run(directory):  # noqa: ANN202
+        model, optimizer, _scaler, _runner = build(engine)
+        runner = engine.runner.Runner(
+            model, engine.nn.cross_entropy, optimizer, checkpoint_steps=2, checkpoint_dir=directory
+        )
+        return model, optimizer, runner
+
+    interrupted_and_resumed_equals_uninterrupted(engine, tmp_path, make_run)
+
+
+@pytest.mark.spec("RUNNER-006")
+def test_resume_is_bit_exact_with_several_dropout_layers(engine, tmp_path):
+    def make_run(directory):  # noqa: ANN202
+        engine.nn.manual_seed(0)
+        model = engine.nn.Sequential(
+            engine.nn.Linear(FEATURES, 6),
+            engine.nn.Dropout(0.25, seed=3),
+            engine.nn.ReLU(),
+            engine.nn.Linear(6, 6),
+            engine.nn.Dropout(0.5, seed=4),
+            engine.nn.Linear(6, CLASSES),
+        )
+        optimizer = engine.optim.SGD(model.parameters(), lr=0.1)
+        runner = engine.runner.Runner(
+            model, engine.nn.cross_entropy, optimizer, checkpoint_steps=2, checkpoint_dir=directory
+        )
+        return model, optimizer, runner
+
+    interrupted_and_resumed_equals_uninterrupted(engine, tmp_path, make_run)
 
 
 @pytest.mark.spec("RUNNER-007")
