@@ -388,6 +388,27 @@ def test_runner_step_equals_the_documented_loop(engine, half):
         assert global_steps[0] == 0  # the first step overflowed in float16 and was skipped
 
 
+@pytest.mark.spec("RUNNER-008")
+def test_runner_step_without_a_grad_scaler_is_the_plain_loop(engine):
+    model, optimizer, _scaler, _unused = build(engine)
+    runner = engine.runner.Runner(model, engine.nn.cross_entropy, optimizer)
+    losses = [o.loss for o in runner.train(make_dataset(engine), 4, data_seed=6)]
+
+    ref_model, ref_optimizer, _ref_scaler, _unused = build(engine)
+    iterator = make_dataset(engine).iterator(seed_entropy=6)
+    ref_losses = []
+    for _ in range(4):
+        x, y = next(iterator)
+        ref_optimizer.zero_grad()
+        loss = engine.nn.cross_entropy(ref_model(x), y)
+        ref_losses.append(float(loss.value))
+        loss.backward()
+        ref_optimizer.step()
+    scaler = engine.amp.GradScaler()
+    assert_same_snapshot(snapshot(model, optimizer, scaler), snapshot(ref_model, ref_optimizer, scaler))
+    assert losses == ref_losses
+
+
 @pytest.mark.spec("RUNNER-009")
 def test_next_minibatch_requested_when_previous_done(engine):
     _model, _optimizer, _scaler, runner = build(engine)
