@@ -125,6 +125,15 @@ def test_checkpoint_cadence(engine, tmp_path_factory, steps, every):
     assert len(list(Path(directory).iterdir())) == len(expected)
 
 
+@pytest.mark.spec("RUNNER-002")
+@pytest.mark.parametrize("steps, every, expected", [(5, 2, [1, 3, 4]), (3, 3, [2]), (4, 5, [3]), (6, 3, [2, 5])])
+def test_checkpoint_cadence_fixed_cases(engine, tmp_path, steps, every, expected):
+    _model, _optimizer, _scaler, runner = build(engine, checkpoint_steps=every, checkpoint_dir=tmp_path)
+    saved_at = [o.step for o in runner.train(make_dataset(engine), steps, data_seed=1) if o.checkpoint is not None]
+    assert saved_at == expected
+    assert len(list(tmp_path.iterdir())) == len(expected)
+
+
 def minimal_state(value=1.0):
     return {
         "step": 0,
