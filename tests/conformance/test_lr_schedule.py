@@ -315,6 +315,23 @@ def test_cosine_decay_lr(engine, init, end, total, t):
 
 
 @pytest.mark.spec("LR-013")
+def test_cosine_annealing_eta_min_defaults_to_zero(engine):
+    m = lr(engine)
+    default = m.CosineAnnealingLR(initial_learning_rate=0.1, T_max=10)
+    explicit = m.CosineAnnealingLR(initial_learning_rate=0.1, T_max=10, eta_min=0.0)
+    steps = np.arange(0, 30)
+    assert np.array_equal(default(steps), explicit(steps))
+    assert float(default(10)) == 0.0
+
+
+@pytest.mark.spec("LR-018")
+def test_piecewise_constant_switches_at_each_milestone(engine):
+    schedule = lr(engine).PiecewiseConstantLR(learning_rates=[0.1, 0.01, 0.001], milestones=[10, 20])
+    rates = schedule(np.array([0, 9, 10, 11, 19, 20, 21]))
+    assert rates.tolist() == np.array([0.1, 0.1, 0.01, 0.01, 0.01, 0.001, 0.001], dtype=np.float32).tolist()
+
+
+@pytest.mark.spec("LR-013")
 @given(init=RATES, eta_min=RATES, t_max=ITERS, t=STEPS)
 def test_cosine_annealing_lr(engine, init, eta_min, t_max, t):
     schedule = lr(engine).CosineAnnealingLR(initial_learning_rate=init, T_max=t_max, eta_min=eta_min)
