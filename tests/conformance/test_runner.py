@@ -244,7 +244,8 @@ def test_a_checkpoint_gives_back_exactly_the_state_saved(engine, tmp_path):
         "data": {
             "seed_entropy": 2**100 + 1,  # random-generator states hold integers beyond 64 bits
             "bit_generator": "PCG64",
-            "order": [3, 1, [2, (0, None)]],
+            "order": [3, 1, [2, (0, None, np.arange(3, dtype=np.int32))], np.ones(2, np.float32)],
+            "zero_d": np.array(2.5),
             "shape": (4, 2),
             "empty": {},
             "none": None,
