@@ -92,17 +92,17 @@ class _Rounder:
     shift_bits: np.uint32  # (23 - mantissa bits) in the float32 exponent field
     overflow: np.float32  # 2**(emax + 1): results at or above it become inf
 
-    @classmethod
-    def of(cls, info: FormatInfo) -> _Rounder:
-        return cls(
-            min_exponent_bits=np.uint32((1 - info.bias + 127) << 23),
-            max_exponent_bits=np.uint32((info.bias + 1 + 127) << 23),
-            shift_bits=np.uint32((23 - info.mantissa_bits) << 23),
-            overflow=np.float32(2.0 ** (info.bias + 1)),
-        )
 
-
-_ROUNDERS = {name: _Rounder.of(FORMATS[name]) for name in ("float16", "cbfloat16")}
+# Built once, at import, from the field widths above.
+_ROUNDERS = {
+    info.name: _Rounder(
+        min_exponent_bits=np.uint32((1 - info.bias + 127) << 23),
+        max_exponent_bits=np.uint32((info.bias + 1 + 127) << 23),
+        shift_bits=np.uint32((23 - info.mantissa_bits) << 23),
+        overflow=np.float32(2.0 ** (info.bias + 1)),
+    )
+    for info in (FORMATS["float16"], FORMATS["cbfloat16"])
+}
 
 
 _CHUNK_ELEMENTS = 65536  # 256 KiB of float32: the passes below stay in the CPU cache (measured best)

@@ -129,6 +129,19 @@ def _benchmarks(options: ReportOptions) -> list[Path]:
     return write_benchmark_report(options.out, options.benchmark_path)
 
 
+def _mutation_inputs(options: ReportOptions) -> list[Input]:
+    from csconform.report.mutation import RESULTS_FILE
+
+    path = options.out / RESULTS_FILE
+    return [Input("mutmut's results exported as JSON", str(path), "tox -e mutation (hours on two cores)", path.is_file())]
+
+
+def _mutation(options: ReportOptions) -> list[Path]:
+    from csconform.report.mutation import write_mutation_report
+
+    return write_mutation_report(options.out)
+
+
 def _no_inputs(options: ReportOptions) -> list[Input]:
     return []
 
@@ -138,6 +151,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("performance", "Performance model", "performance", _no_inputs, _performance),
     Section("placement", "Cerebras ISPD 2020 kernel placement", "ispd2020", _placement_inputs, _placement),
     Section("benchmarks", "Benchmarks", "benchmarks", _benchmark_inputs, _benchmarks),
+    Section("mutation", "Mutation testing", "mutation", _mutation_inputs, _mutation),
 )
 """Every section, in the order the front page shows them."""
 

@@ -69,8 +69,9 @@ def _table_html(csv_path: Path) -> str:
     return table
 
 
-# the front page reads top-down: does it conform, how fast is it, how good is the placer, what it costs
-PAGE_ORDER = ("conformance", "performance", "ispd2020", "mixed_precision_benchmark", "benchmarks")
+# the front page reads top-down: does it conform (and how much would the suite catch), how fast is it,
+# how good is the placer, what it costs
+PAGE_ORDER = ("conformance", "mutation", "performance", "ispd2020", "mixed_precision_benchmark", "benchmarks")
 
 
 def _page_rank(page: Path) -> tuple[int, str]:

@@ -9,10 +9,14 @@ import yaml
 
 from csconform.errors import SpecError
 
+# libyaml's safe loader when PyYAML was built with it: the same documents, ten times faster (every
+# pytest run, and every mutant of a mutation run, loads the whole spec).
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 def parse_yaml(text: str, path: Path | str) -> Any:
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_SAFE_LOADER)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f"line {mark.line + 1}: " if mark is not None else ""

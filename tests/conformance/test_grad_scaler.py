@@ -980,6 +980,36 @@ def test_optimizer_step_matches_the_manual_sequence(engine, norm_limit, value_li
 
 
 @pytest.mark.spec("GRADSCALER-029")
+@pytest.mark.parametrize("limit_over_norm", [0.25, 1.0, 1.6, 100.0])
+def test_optimizer_step_clips_by_the_documented_factor(engine, limit_over_norm):
+    """Zero weights and lr 1: the step's update is exactly the clipped gradient, g * min(1, c / (norm + 1e-6))."""
+    x = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(4, 3)
+    target = np.full((4, 2), 2.0**-7, dtype=np.float32)  # a gradient norm near 0.01, where 1e-6 shows
+
+    def zeroed_setup():  # noqa: ANN202
+        model = engine.nn.Linear(3, 2)
+        for p in model.parameters():
+            p.data[...] = 0.0
+        return model, engine.optim.SGD(model.parameters(), lr=1.0)
+
+    model, optimizer = zeroed_setup()
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=2.0**8)
+    scaler.scale(engine.nn.mse_loss(model(x), target)).backward()
+    scaler.unscale_(optimizer)
+    gradients = [p.grad.astype(np.float64) for p in model.parameters()]
+    norm = math.sqrt(sum(float(np.sum(g * g)) for g in gradients))
+    assert 1e-3 < norm < 0.1
+    limit = limit_over_norm * norm
+
+    model, optimizer = zeroed_setup()
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=2.0**8)
+    engine.amp.optimizer_step(engine.nn.mse_loss(model(x), target), optimizer, scaler, max_gradient_norm=limit)
+    factor = min(1.0, limit / (norm + 1e-6))
+    for p, g in zip(model.parameters(), gradients, strict=True):
+        np.testing.assert_allclose(-p.data, g * factor, rtol=1e-5, atol=0)
+
+
+@pytest.mark.spec("GRADSCALER-029")
 def test_optimizer_step_refuses_two_clipping_limits(engine):
     engine.nn.manual_seed(0)
     model = engine.nn.Linear(3, 2)

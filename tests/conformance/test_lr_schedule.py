@@ -145,6 +145,66 @@ def test_invalid_schedule_arguments_are_refused(engine, name, kwargs):
         getattr(lr(engine), name)(**kwargs)
 
 
+# Valid arguments of every schedule, and which of them are learning rates and which step counts.
+VALID_ARGUMENTS = {
+    "ConstantLR": {"learning_rate": 0.1},
+    "PolynomialLR": {"initial_learning_rate": 0.1, "end_learning_rate": 0.01, "total_iters": 10},
+    "LinearLR": {"initial_learning_rate": 0.1, "end_learning_rate": 0.01, "total_iters": 10},
+    "ExponentialLR": {"initial_learning_rate": 0.1, "total_iters": 10, "decay_rate": 0.5},
+    "InverseExponentialTimeDecayLR": {
+        "initial_learning_rate": 0.1,
+        "step_exponent": 1.0,
+        "total_iters": 10,
+        "decay_rate": 0.5,
+    },
+    "InverseSquareRootDecayLR": {"initial_learning_rate": 0.1, "scale": 1.0, "warmup_steps": 10},
+    "CosineDecayLR": {"initial_learning_rate": 0.1, "end_learning_rate": 0.01, "total_iters": 10},
+    "CosineAnnealingLR": {"initial_learning_rate": 0.1, "T_max": 10, "eta_min": 0.01},
+    "StepLR": {"initial_learning_rate": 0.1, "step_size": 10, "gamma": 0.5},
+    "MultiStepLR": {"initial_learning_rate": 0.1, "gamma": 0.5, "milestones": [10, 20]},
+    "MultiplicativeLR": {"initial_learning_rate": 0.1, "multiplier": 0.9},
+    "PiecewiseConstantLR": {"learning_rates": [0.1, 0.01], "milestones": [10]},
+    "CyclicLR": {"base_lr": 0.01, "max_lr": 0.1, "step_size_up": 10, "step_size_down": 10},
+    "OneCycleLR": {"initial_learning_rate": 0.01, "max_lr": 0.1, "total_steps": 100},
+}
+LEARNING_RATE_ARGUMENTS = (
+    "learning_rate",
+    "initial_learning_rate",
+    "end_learning_rate",
+    "eta_min",
+    "base_lr",
+    "max_lr",
+    "learning_rates",
+)
+STEP_COUNT_ARGUMENTS = ("total_iters", "T_max", "step_size", "total_steps", "step_size_up", "step_size_down")
+
+
+def _with(kwargs: dict, name: str, value: object) -> dict:
+    """``kwargs`` with argument ``name`` set to ``value`` (in every entry of a list argument)."""
+    changed = dict(kwargs)
+    changed[name] = [value] * len(kwargs[name]) if isinstance(kwargs[name], list) else value
+    return changed
+
+
+@pytest.mark.spec("LR-004")
+@pytest.mark.parametrize("name", sorted(VALID_ARGUMENTS))
+def test_every_learning_rate_and_step_count_argument_is_checked(engine, name):
+    schedule_class = getattr(lr(engine), name)
+    valid = VALID_ARGUMENTS[name]
+    assert np.isfinite(float(schedule_class(**valid)(5)))
+    rates = [argument for argument in valid if argument in LEARNING_RATE_ARGUMENTS]
+    counts = [argument for argument in valid if argument in STEP_COUNT_ARGUMENTS]
+    assert rates
+    for argument in rates:
+        for bad in (-0.1, -1e-30, float("nan"), float("inf"), float("-inf")):
+            with pytest.raises(InvalidInputError):
+                schedule_class(**_with(valid, argument, bad))
+    for argument in counts:
+        for bad in (0, -1):
+            with pytest.raises(InvalidInputError):
+                schedule_class(**_with(valid, argument, bad))
+
+
 @pytest.mark.spec("LR-004", "LR-017")
 def test_sequential_lr_needs_one_milestone_fewer_than_schedulers(engine):
     m = lr(engine)
@@ -252,6 +312,23 @@ def test_cosine_decay_lr(engine, init, end, total, t):
     schedule = lr(engine).CosineDecayLR(initial_learning_rate=init, end_learning_rate=end, total_iters=total)
     expected = end + (init - end) * 0.5 * (1 + math.cos(math.pi * min(t, total) / total))
     assert_rate(schedule(t), expected, rtol=1e-6, atol=1e-6 * max(init, end, 1e-12))
+
+
+@pytest.mark.spec("LR-013")
+def test_cosine_annealing_eta_min_defaults_to_zero(engine):
+    m = lr(engine)
+    default = m.CosineAnnealingLR(initial_learning_rate=0.1, T_max=10)
+    explicit = m.CosineAnnealingLR(initial_learning_rate=0.1, T_max=10, eta_min=0.0)
+    steps = np.arange(0, 30)
+    assert np.array_equal(default(steps), explicit(steps))
+    assert float(default(10)) == 0.0
+
+
+@pytest.mark.spec("LR-018")
+def test_piecewise_constant_switches_at_each_milestone(engine):
+    schedule = lr(engine).PiecewiseConstantLR(learning_rates=[0.1, 0.01, 0.001], milestones=[10, 20])
+    rates = schedule(np.array([0, 9, 10, 11, 19, 20, 21]))
+    assert rates.tolist() == np.array([0.1, 0.1, 0.01, 0.01, 0.01, 0.001, 0.001], dtype=np.float32).tolist()
 
 
 @pytest.mark.spec("LR-013")

@@ -210,6 +210,33 @@ def test_adamw_decouples_weight_decay(engine, weight_decay, steps, seed):
         np.testing.assert_allclose(p.data, expected, rtol=2e-5, atol=2e-6)
 
 
+@pytest.mark.spec("OPTIM-008")
+def test_adamw_takes_its_betas_and_eps(engine):
+    rng = np.random.default_rng(8)
+    params = make_params(engine, rng)
+    start = [p.data.copy() for p in params]
+    optimizer = engine.optim.AdamW(params, lr=0.01, betas=(0.5, 0.75), eps=1e-3, weight_decay=0.1)
+    history = run(engine, optimizer, params, 3, rng)
+    for p, w0, grads in zip(params, start, history, strict=True):
+        expected = reference_adam(w0, grads, [0.01] * 3, (0.5, 0.75), 1e-3, 0.1, decoupled=True)
+        np.testing.assert_allclose(p.data, expected, rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.spec("OPTIM-007", "OPTIM-008")
+@pytest.mark.parametrize("kind", ["Adam", "AdamW"])
+def test_adam_moments_and_weights_stay_float32(engine, kind):
+    rng = np.random.default_rng(13)
+    params = make_params(engine, rng)
+    run(engine, getattr(engine.optim, kind)(params, lr=0.01), params, 2, rng)
+    optimizer = getattr(engine.optim, kind)(params, lr=0.01)
+    run(engine, optimizer, params, 1, rng)  # the first update, where the moments start from zero
+    for index, entries in optimizer.state_dict()["state"].items():
+        for key in ("exp_avg", "exp_avg_sq"):
+            assert entries[key].dtype == np.float32, (index, key, entries[key].dtype)
+            assert entries[key].shape == params[index].shape
+    assert all(p.data.dtype == np.float32 for p in params)
+
+
 @pytest.mark.spec("OPTIM-009")
 @pytest.mark.parametrize("kind", ["SGD", "Adam"])
 def test_parameters_without_gradient_are_skipped(engine, kind):
@@ -259,6 +286,24 @@ def test_state_dict_round_trips_bit_exactly(engine, kind, kwargs):
             assert np.array_equal(np.asarray(value), np.asarray(copy["state"][index][key]))
 
 
+@pytest.mark.spec("OPTIM-010")
+@pytest.mark.parametrize("kind", ["SGD", "Adam"])
+def test_state_dict_of_a_fresh_optimizer_round_trips(engine, kind):
+    rng = np.random.default_rng(14)
+    params = make_params(engine, rng)
+    clones = [engine.nn.Parameter(p.data) for p in params]
+    optimizer = getattr(engine.optim, kind)(params, lr=decaying)
+    restored = getattr(engine.optim, kind)(clones, lr=decaying)
+    restored.load_state_dict(optimizer.state_dict())  # global step 0, no state yet
+    assert restored.global_step == 0
+    for c, g in zip(clones, give_grads(params, rng), strict=True):
+        c.grad = g.copy()
+    optimizer.step()
+    restored.step()
+    for p, c in zip(params, clones, strict=True):
+        assert np.array_equal(p.data.view(np.uint32), c.data.view(np.uint32))
+
+
 @pytest.mark.spec("OPTIM-011")
 @pytest.mark.parametrize(
     "kind, kwargs",
@@ -272,6 +317,7 @@ def test_state_dict_round_trips_bit_exactly(engine, kind, kwargs):
         ("SGD", {"lr": 0.1, "weight_decay": -1.0}),
         ("Adam", {"lr": 0.1, "betas": (1.0, 0.999)}),
         ("Adam", {"lr": 0.1, "betas": (0.9, -0.1)}),
+        ("Adam", {"lr": 0.1, "betas": (0.9, 1.0)}),
         ("Adam", {"lr": 0.1, "betas": (0.9,)}),
         ("Adam", {"lr": 0.1, "eps": -1e-8}),
         ("AdamW", {"lr": 0.1, "weight_decay": -0.01}),

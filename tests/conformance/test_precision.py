@@ -98,6 +98,19 @@ def test_only_mixed_precision_on_cs_float32_accepted_on_cpu(engine):
 
 
 @pytest.mark.spec("PRECISION-001")
+def test_mixed_precision_is_accepted_on_cs(engine):
+    engine.precision.set_compute_precision("mixed")
+    assert engine.precision.compute_precision() == "mixed"
+    engine.set_target("cpu")
+    engine.precision.set_compute_precision("float32")
+    engine.set_target("cs")
+    engine.precision.set_compute_precision("mixed")  # back to the one mode the system has
+    layer, x = small_linear(engine, np.random.default_rng(11))
+    q = lambda a: reference_quantize(a, "float16")  # noqa: E731
+    assert np.array_equal(layer(x), q(x) @ q(layer.weight.data).T + q(layer.bias.data))
+
+
+@pytest.mark.spec("PRECISION-001")
 def test_pure_half_training_is_available_on_cpu_only(engine):
     with pytest.raises(PrecisionError):
         engine.precision.set_compute_precision("half")
@@ -167,6 +180,24 @@ def test_casts_are_inserted_by_the_engine_forward_and_backward(engine):
     assert np.array_equal(layer.weight.grad, q(grad_out).T @ q(x))
     assert np.array_equal(grad_in, q(grad_out) @ q(layer.weight.data))
     assert layer.weight.grad.dtype == np.float32
+
+
+@pytest.mark.spec("PRECISION-005", "PRECISION-018")
+def test_float64_data_is_computed_in_float32_on_cpu_too(engine):
+    engine.set_target("cpu")
+    engine.precision.set_compute_precision("float32")
+    rng = np.random.default_rng(12)
+    layer, x = small_linear(engine, rng)
+    grad_out = rng.standard_normal((4, 5))  # float64, as a user's NumPy code makes it
+    y32 = layer(x)
+    grad_in32 = layer.backward(grad_out.astype(np.float32))
+    weight_grad32 = layer.weight.grad.copy()
+    layer.zero_grad()
+    y64 = layer(x.astype(np.float64))
+    grad_in64 = layer.backward(grad_out)
+    for from_float64, from_float32 in ((y64, y32), (grad_in64, grad_in32), (layer.weight.grad, weight_grad32)):
+        assert from_float64.dtype == np.float32
+        assert np.array_equal(from_float64, from_float32)
 
 
 @pytest.mark.spec("PRECISION-006")
@@ -324,6 +355,24 @@ def test_cbfloat16_fields_and_stated_assumptions(engine):
 
 
 @pytest.mark.spec("PRECISION-012", "PRECISION-013", "PRECISION-014")
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_every_float32_beyond_the_range_overflows_to_inf(engine, name):
+    exponent_bits, mantissa_bits = FORMATS[name]
+    bias = 2 ** (exponent_bits - 1) - 1
+    overflow = (2 - 2.0 ** -(mantissa_bits + 1)) * 2.0**bias  # the largest finite value plus half an ulp
+    exponents = np.arange(-149, 128)
+    with np.errstate(over="ignore"):
+        candidates = np.concatenate(
+            [np.ldexp(1.0, exponents), np.ldexp(1.5, exponents), np.ldexp(2.0 - 2.0**-23, exponents)]
+        ).astype(np.float32)
+    beyond = np.append(candidates[np.isfinite(candidates) & (candidates >= overflow)], np.finfo(np.float32).max)
+    assert beyond.size > 0
+    for sign in (1, -1):
+        rounded = engine.precision.quantize(sign * beyond, name)
+        assert np.all(rounded == sign * np.inf), beyond[rounded != sign * np.inf]
+
+
+@pytest.mark.spec("PRECISION-012", "PRECISION-013", "PRECISION-014")
 @given(bits=FLOAT32_BITS, name=st.sampled_from(sorted(FORMATS)))
 def test_quantize_matches_exact_rounding_on_any_float32(engine, bits, name):
     values = float32_from_bits(bits)
@@ -356,6 +405,19 @@ def test_quantize_refuses_bad_input(engine):
     for bad in (["a", "b"], np.array(["1.0"]), {"x": 1}, object()):
         with pytest.raises(InvalidInputError):
             engine.precision.quantize(bad, "float16")
+
+
+@pytest.mark.spec("PRECISION-016", "PRECISION-012")
+def test_quantize_accepts_any_real_numeric_input(engine):
+    values = np.array([[1.0, 65519.0], [-3.0, 2.0**-24]], dtype=np.float32)
+    expected = reference_quantize(values, "float16")
+    for numeric in (values.astype(np.float64), np.asfortranarray(values), np.repeat(values, 2, axis=1)[:, ::2]):
+        rounded = engine.precision.quantize(numeric, "float16")
+        assert rounded.dtype == np.float32 and rounded.shape == values.shape
+        assert same_bits(rounded, expected)
+    integers = np.array([3, -70000, 2049], dtype=np.int64)  # 2049 is a tie between 2048 and 2050
+    assert engine.precision.quantize(integers, "float16").tolist() == [3.0, -np.inf, 2048.0]
+    assert engine.precision.quantize(np.array([1e300, -1e300]), "float16").tolist() == [np.inf, -np.inf]
 
 
 # --- training ------------------------------------------------------------------------------------

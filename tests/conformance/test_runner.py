@@ -125,6 +125,15 @@ def test_checkpoint_cadence(engine, tmp_path_factory, steps, every):
     assert len(list(Path(directory).iterdir())) == len(expected)
 
 
+@pytest.mark.spec("RUNNER-002")
+@pytest.mark.parametrize("steps, every, expected", [(5, 2, [1, 3, 4]), (3, 3, [2]), (4, 5, [3]), (6, 3, [2, 5])])
+def test_checkpoint_cadence_fixed_cases(engine, tmp_path, steps, every, expected):
+    _model, _optimizer, _scaler, runner = build(engine, checkpoint_steps=every, checkpoint_dir=tmp_path)
+    saved_at = [o.step for o in runner.train(make_dataset(engine), steps, data_seed=1) if o.checkpoint is not None]
+    assert saved_at == expected
+    assert len(list(tmp_path.iterdir())) == len(expected)
+
+
 def minimal_state(value=1.0):
     return {
         "step": 0,
@@ -189,9 +198,10 @@ def test_every_damaged_header_byte_is_refused(engine, tmp_path):
     good = path.read_bytes()
     header_bytes = good.index(b"\n", len(b"CSCKPT1\n")) + 1
     for position in range(header_bytes):
-        path.write_bytes(good[:position] + bytes([good[position] ^ 1]) + good[position + 1 :])
-        with pytest.raises(CheckpointError):
-            engine.checkpoint.load(path)
+        for flip in (0x01, 0x80):  # a neighbouring character, and a byte that is no ASCII at all
+            path.write_bytes(good[:position] + bytes([good[position] ^ flip]) + good[position + 1 :])
+            with pytest.raises(CheckpointError):
+                engine.checkpoint.load(path)
 
 
 @pytest.mark.spec("RUNNER-005")
@@ -210,6 +220,40 @@ def test_checkpoint_holds_the_whole_training_state(engine, tmp_path):
         with pytest.raises(CheckpointError, match=section):
             engine.checkpoint.save(tmp_path / f"without_{section}", partial)
         assert not (tmp_path / f"without_{section}").exists()
+
+
+def same_tree(saved, loaded) -> bool:
+    """Equal nested state: the same containers, keys, Python types and array bits."""
+    if isinstance(saved, dict):
+        same_keys = type(loaded) is dict and saved.keys() == loaded.keys()
+        return same_keys and all(same_tree(saved[k], loaded[k]) for k in saved)
+    if isinstance(saved, list | tuple):
+        return type(loaded) is type(saved) and len(saved) == len(loaded) and all(map(same_tree, saved, loaded))
+    if isinstance(saved, np.ndarray | np.generic):
+        return type(loaded) is type(saved) and same_bits(saved, loaded)
+    return type(loaded) is type(saved) and loaded == saved
+
+
+@pytest.mark.spec("RUNNER-005")
+def test_a_checkpoint_gives_back_exactly_the_state_saved(engine, tmp_path):
+    state = {
+        "step": 7,
+        "model": {"w": np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3), "b": np.zeros(0, np.float32)},
+        "optimizer": {"global_step": 8, "state": {"0": {"step": np.int64(8), "buffer": np.ones(3, np.float32)}}},
+        "grad_scaler": {"loss_scale": 2.0**-14, "steps_since_rescale": 3, "dynamic": True},
+        "data": {
+            "seed_entropy": 2**100 + 1,  # random-generator states hold integers beyond 64 bits
+            "bit_generator": "PCG64",
+            "order": [3, 1, [2, (0, None, np.arange(3, dtype=np.int32))], np.ones(2, np.float32)],
+            "zero_d": np.array(2.5),
+            "shape": (4, 2),
+            "empty": {},
+            "none": None,
+            "scalar": np.float32(0.5),
+        },
+    }
+    path = engine.checkpoint.save(tmp_path / "state.ckpt", state)
+    assert same_tree(state, engine.checkpoint.load(path))
 
 
 def run_to_end(engine, directory, steps, every, data_seed):
@@ -242,6 +286,53 @@ def test_resume_is_bit_exact(engine, tmp_path_factory, steps, every, data):
     assert resumed_losses == losses[len(losses) - len(resumed_losses) :]
 
 
+def interrupted_and_resumed_equals_uninterrupted(engine, directory, make_run) -> None:
+    """Train 4 steps with checkpoints every 2; stop after 3 and resume from step 1's checkpoint."""
+    model, optimizer, runner = make_run(directory / "whole")
+    losses = [o.loss for o in runner.train(make_dataset(engine), 4, data_seed=9)]
+    whole = snapshot(model, optimizer, engine.amp.GradScaler())
+    _model, _optimizer, runner = make_run(directory / "parts")
+    checkpoints = [o.checkpoint for o in runner.train(make_dataset(engine), 3, data_seed=9) if o.checkpoint]
+    engine.nn.manual_seed(77)  # the resumed process starts from other random weights
+    model, optimizer, resumed = make_run(directory / "parts")
+    resumed_losses = [o.loss for o in resumed.train(make_dataset(engine), 4, resume_from=checkpoints[0])]
+    assert_same_snapshot(whole, snapshot(model, optimizer, engine.amp.GradScaler()))
+    assert resumed_losses == losses[2:]
+
+
+@pytest.mark.spec("RUNNER-006")
+def test_resume_is_bit_exact_without_a_grad_scaler(engine, tmp_path):
+    def make_run(directory):  # noqa: ANN202
+        model, optimizer, _scaler, _runner = build(engine)
+        runner = engine.runner.Runner(
+            model, engine.nn.cross_entropy, optimizer, checkpoint_steps=2, checkpoint_dir=directory
+        )
+        return model, optimizer, runner
+
+    interrupted_and_resumed_equals_uninterrupted(engine, tmp_path, make_run)
+
+
+@pytest.mark.spec("RUNNER-006")
+def test_resume_is_bit_exact_with_several_dropout_layers(engine, tmp_path):
+    def make_run(directory):  # noqa: ANN202
+        engine.nn.manual_seed(0)
+        model = engine.nn.Sequential(
+            engine.nn.Linear(FEATURES, 6),
+            engine.nn.Dropout(0.25, seed=3),
+            engine.nn.ReLU(),
+            engine.nn.Linear(6, 6),
+            engine.nn.Dropout(0.5, seed=4),
+            engine.nn.Linear(6, CLASSES),
+        )
+        optimizer = engine.optim.SGD(model.parameters(), lr=0.1)
+        runner = engine.runner.Runner(
+            model, engine.nn.cross_entropy, optimizer, checkpoint_steps=2, checkpoint_dir=directory
+        )
+        return model, optimizer, runner
+
+    interrupted_and_resumed_equals_uninterrupted(engine, tmp_path, make_run)
+
+
 @pytest.mark.spec("RUNNER-007")
 def test_weights_fetched_only_on_checkpoint_steps_on_cs(engine, tmp_path):
     _model, _optimizer, _scaler, runner = build(engine, checkpoint_steps=3, checkpoint_dir=tmp_path)
@@ -253,6 +344,20 @@ def test_weights_fetched_only_on_checkpoint_steps_on_cs(engine, tmp_path):
             fetched = runner.fetch_weights()
             saved = engine.checkpoint.load(output.checkpoint)["model"]
             assert all(same_bits(fetched[k], saved[k]) for k in saved)
+
+
+@pytest.mark.spec("RUNNER-007")
+def test_weights_can_be_fetched_right_after_resuming_from_a_checkpoint(engine, tmp_path):
+    _model, _optimizer, _scaler, runner = build(engine, checkpoint_steps=2, checkpoint_dir=tmp_path)
+    outputs = list(runner.train(make_dataset(engine), 2, data_seed=3))
+    saved = engine.checkpoint.load(outputs[-1].checkpoint)["model"]
+    _model, _optimizer, _scaler, resumed = build(engine, checkpoint_steps=2, checkpoint_dir=tmp_path)
+    steps = resumed.train(make_dataset(engine), 4, resume_from=outputs[-1].checkpoint)
+    fetched = resumed.fetch_weights()  # the system holds the state of the checkpoint step
+    assert fetched.keys() == saved.keys() and all(same_bits(fetched[k], saved[k]) for k in saved)
+    next(steps)  # step 2 is not a checkpoint step
+    with pytest.raises(WeightFetchError):
+        resumed.fetch_weights()
 
 
 @pytest.mark.spec("RUNNER-007")
@@ -291,6 +396,27 @@ def test_runner_step_equals_the_documented_loop(engine, half):
     assert [o.global_step for o in outputs] == global_steps
     if half == "float16":
         assert global_steps[0] == 0  # the first step overflowed in float16 and was skipped
+
+
+@pytest.mark.spec("RUNNER-008")
+def test_runner_step_without_a_grad_scaler_is_the_plain_loop(engine):
+    model, optimizer, _scaler, _unused = build(engine)
+    runner = engine.runner.Runner(model, engine.nn.cross_entropy, optimizer)
+    losses = [o.loss for o in runner.train(make_dataset(engine), 4, data_seed=6)]
+
+    ref_model, ref_optimizer, _ref_scaler, _unused = build(engine)
+    iterator = make_dataset(engine).iterator(seed_entropy=6)
+    ref_losses = []
+    for _ in range(4):
+        x, y = next(iterator)
+        ref_optimizer.zero_grad()
+        loss = engine.nn.cross_entropy(ref_model(x), y)
+        ref_losses.append(float(loss.value))
+        loss.backward()
+        ref_optimizer.step()
+    scaler = engine.amp.GradScaler()
+    assert_same_snapshot(snapshot(model, optimizer, scaler), snapshot(ref_model, ref_optimizer, scaler))
+    assert losses == ref_losses
 
 
 @pytest.mark.spec("RUNNER-009")

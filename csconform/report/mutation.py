@@ -1,0 +1,288 @@
+"""How many bugs the conformance suite catches: the mutation-testing table (``tox -e mutation``).
+
+mutmut mutates the reference engine's numerics and runtime modules (``[tool.mutmut]`` in
+pyproject.toml) and runs, for every mutant, the conformance tests that call the mutated function.
+Two steps turn its results into the published table:
+
+* ``export_results`` (needs mutmut; run by the tox env after ``mutmut run``) reads mutmut's
+  per-module result files under ``mutants/`` and writes ``reports/mutation.json``: every mutant's
+  status, and for each survivor (or mutant no test reached) the lines it changes;
+* ``write_mutation_report`` (no mutmut needed; also a section of ``csconform report``) joins that
+  file with the triage list ``tests/mutation/equivalent.yaml`` and writes ``mutation.md`` and
+  ``mutation.csv``: per module, mutants, killed, timed out, survived, equivalent and the kill rate
+  over the non-equivalent mutants.
+
+A triage entry names a mutant by mutmut's stable id (``module.x_function__mutmut_7``) and repeats the
+change it makes; an entry whose change no longer matches (the function was edited, so the numbering
+moved) or whose mutant no longer survives is reported as stale instead of being applied.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from csconform.errors import InvalidInputError
+from csconform.spec.yaml_io import read_yaml
+
+RESULTS_FILE = "mutation.json"
+KILL_RATE_GOAL = 0.90
+# mutmut statuses folded into the table's columns (timeouts count as caught: the mutant hung)
+STATUS_COLUMNS = {"killed": "killed", "timeout": "timed_out", "survived": "survived", "no tests": "no_tests"}
+UNTRIAGED = ("survived", "no tests", "suspicious", "segfault")
+COLUMNS = [
+    "module",
+    "mutants",
+    "killed",
+    "timed_out",
+    "survived",
+    "no_tests",
+    "equivalent",
+    "unspecified",
+    "other",
+    "not_run",
+    "kill_rate",
+    "kill_rate_strict",
+]
+# kind -> (class, meaning). "equivalent": no observable difference. "unspecified": an observable
+# difference that no rule of the spec states, so no conformance check may demand it.
+TRIAGE_KINDS = {
+    "identical": ("equivalent", "the mutant computes exactly what the original computes"),
+    "performance": ("equivalent", "results stay the same; only the work done or the memory used changes"),
+    "message": (
+        "unspecified",
+        "only the wording of an error message changes (same error type, same state, same results) and no rule "
+        "fixes that wording",
+    ),
+    "warning": (
+        "unspecified",
+        "same results, but NumPy also emits a RuntimeWarning; no rule says whether the engine warns",
+    ),
+    "state": ("unspecified", "an observable difference that no rule states (each entry names it)"),
+    "internal": ("unspecified", "code no conformance test can reach through the engine interface the spec defines"),
+}
+NOT_RUN_NOTE = (
+    "Not run yet: run `tox -e mutation` (one worker; hours on a shared two-core machine) to produce "
+    "`reports/mutation.json`."
+)
+
+
+def default_triage_path() -> Path:
+    """``tests/mutation/equivalent.yaml`` of the repository this package was installed from."""
+    return Path(__file__).resolve().parents[2] / "tests" / "mutation" / "equivalent.yaml"
+
+
+# --- step 1: mutmut's results as reports/mutation.json ---------------------------------------------
+
+
+def _change_lines(diff: str) -> str:
+    """The removed and added lines of a unified diff, stripped: a mutant's change in one string."""
+    lines = [line for line in diff.splitlines() if line[:1] in "-+" and not line.startswith(("---", "+++"))]
+    return " / ".join(line[0] + " " + line[1:].strip() for line in lines)
+
+
+def export_results(project_dir: Path, out: Path) -> Path:
+    """Write ``out/mutation.json`` from mutmut's results under ``project_dir/mutants``."""
+    import os
+
+    import mutmut
+    from mutmut.mutation.data import SourceFileMutationData
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+    from mutmut.stats import status_by_exit_code
+    from mutmut.utils.file_utils import walk_mutatable_files
+
+    previous = Path.cwd()
+    os.chdir(project_dir)  # mutmut reads its configuration and mutants/ relative to the project
+    try:
+        mutants = []
+        for path in sorted(walk_mutatable_files()):
+            data = SourceFileMutationData(path=path)
+            data.load()
+            for mutant_id, exit_code in sorted(data.exit_code_by_key.items()):
+                status = status_by_exit_code[exit_code]
+                entry = {"id": mutant_id, "module": _module_of(mutant_id), "status": status}
+                if status in UNTRIAGED:
+                    entry["change"] = _change_lines(get_diff_for_mutant(mutant_id, path=path))
+                mutants.append(entry)
+    finally:
+        os.chdir(previous)
+    if not mutants:
+        raise InvalidInputError(f"no mutmut results under {project_dir / 'mutants'}: run `mutmut run` first")
+    results = {
+        "tool": f"mutmut {mutmut.__version__}",
+        "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "mutants": mutants,
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / RESULTS_FILE
+    target.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    return target
+
+
+def _module_of(mutant_id: str) -> str:
+    """``csconform.engine.amp.xǁGradScalerǁupdate__mutmut_3`` -> ``csconform.engine.amp``."""
+    return mutant_id.rsplit(".", 1)[0]
+
+
+# --- step 2: the table --------------------------------------------------------------------------
+
+
+def load_results(path: Path) -> dict[str, Any] | None:
+    """The exported results, or None when there are none yet."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"{path}: not valid JSON (line {exc.lineno}): {exc.msg}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("mutants"), list):
+        raise InvalidInputError(f"{path}: not a csconform mutation result file (no 'mutants' list)")
+    return data
+
+
+def load_triage(path: Path) -> dict[str, dict[str, str]]:
+    """The triage list: mutant id -> {kind, change, reason}; an absent file is an empty list."""
+    if not path.is_file():
+        return {}
+    data = read_yaml(path) or {}
+    if not isinstance(data, dict):
+        raise InvalidInputError(f"{path}: expected a mapping of mutant id -> triage entry")
+    for mutant_id, entry in data.items():
+        if not isinstance(entry, dict) or not {"kind", "change", "reason"} <= set(entry):
+            raise InvalidInputError(f"{path}: {mutant_id}: an entry needs kind, change and reason")
+        if entry.get("kind") not in TRIAGE_KINDS:
+            known = ", ".join(TRIAGE_KINDS)
+            raise InvalidInputError(f"{path}: {mutant_id}: unknown kind {entry['kind']!r}; known: {known}")
+    return data
+
+
+def classify(results: dict[str, Any], triage: dict[str, dict[str, str]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every mutant with its final class, and the stale triage entries.
+
+    A survivor (or a mutant no test reached) becomes ``equivalent`` or ``unspecified`` (by the kind of
+    its entry) when the triage list names it with the same change; otherwise it stays what mutmut found.
+    """
+    classified, used = [], set()
+    for mutant in results["mutants"]:
+        entry = triage.get(mutant["id"])
+        final, kind = mutant["status"], ""
+        if mutant["status"] in UNTRIAGED and entry is not None and entry["change"] == mutant.get("change"):
+            kind = entry["kind"]
+            final = TRIAGE_KINDS[kind][0]
+            used.add(mutant["id"])
+        classified.append({**mutant, "class": final, "kind": kind})
+    stale = sorted(set(triage) - used)
+    return classified, stale
+
+
+def module_table(classified: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per module and a total: counts per class and the two kill rates.
+
+    ``kill_rate`` leaves out the equivalent mutants and those that change only what no rule states;
+    ``kill_rate_strict`` leaves out only the equivalent ones.
+    """
+    rows = []
+    modules = sorted({m["module"] for m in classified})
+    for module in [*modules, "total"]:
+        members = [m for m in classified if module in ("total", m["module"])]
+        counts = Counter(m["class"] for m in members)
+        row: dict[str, Any] = {"module": module, "mutants": len(members)}
+        for status, column in STATUS_COLUMNS.items():
+            row[column] = counts.pop(status, 0)
+        row["equivalent"] = counts.pop("equivalent", 0)
+        row["unspecified"] = counts.pop("unspecified", 0)
+        row["not_run"] = counts.pop("not checked", 0)
+        row["other"] = sum(counts.values())  # suspicious, segfault
+        caught = row["killed"] + row["timed_out"]
+        judged_strictly = row["mutants"] - row["not_run"] - row["equivalent"]
+        judged = judged_strictly - row["unspecified"]
+        row["kill_rate"] = caught / judged if judged else float("nan")
+        row["kill_rate_strict"] = caught / judged_strictly if judged_strictly else float("nan")
+        rows.append(row)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _markdown(results: dict[str, Any], table: pd.DataFrame, classified: list[dict[str, Any]], stale: list[str]) -> str:
+    modules = table[table["module"] != "total"]
+    below = modules[modules["kill_rate"] < KILL_RATE_GOAL]["module"].tolist()
+    incomplete = modules[modules["not_run"] > 0]["module"].tolist()
+    goal = (
+        f"Every module meets the goal of {KILL_RATE_GOAL:.0%} of non-equivalent mutants killed."
+        if not below
+        else f"Below the goal of {KILL_RATE_GOAL:.0%}: {', '.join(below)}."
+    )
+    if incomplete:
+        goal += f" Not every mutant was run in: {', '.join(incomplete)} (not_run); their rates cover the run ones."
+    lines = [
+        "# Mutation testing: how many bugs the conformance suite catches",
+        "",
+        f"{results['tool']} mutated the reference engine's numerics and runtime modules and ran, for each "
+        "mutant, the conformance tests (tests/conformance, ci hypothesis profile) that call the mutated "
+        f"function; results of {results['generated']}. killed: a test failed; timed_out: the tests hung "
+        "(counted as caught); survived: every test passed; no_tests: no conformance test calls the "
+        "function; equivalent: a survivor triaged in tests/mutation/equivalent.yaml as computing exactly "
+        "what the original computes; unspecified: a survivor triaged there as changing only behaviour that "
+        "no rule of the spec states (error-message wording, NumPy warnings, code outside the engine "
+        "interface), which a conformance check must not demand; other: suspicious or crashed; not_run: not "
+        "tested in this run (left out of both rates). "
+        "kill_rate = (killed + timed_out) / (mutants - not_run - equivalent - unspecified), the rate the goal is "
+        "judged on; kill_rate_strict counts the unspecified ones as survivors. " + goal,
+        "",
+        table.to_markdown(index=False, floatfmt=".3f"),
+        "",
+        "## Triaged survivors by kind",
+        "",
+    ]
+    kinds = Counter(m["kind"] for m in classified if m["kind"])
+    lines += [f"- {kind} ({kinds[kind]}, {group}): {meaning}" for kind, (group, meaning) in TRIAGE_KINDS.items()]
+    open_mutants = [m for m in classified if m["class"] in UNTRIAGED]
+    lines += ["", f"## Not killed and not triaged ({len(open_mutants)})", ""]
+    lines += [f"- `{m['id']}` ({m['class']}): `{m['change']}`" for m in open_mutants] or ["None."]
+    lines += ["", f"## Stale triage entries ({len(stale)})", ""]
+    lines += [
+        f"- `{mutant_id}`: no longer a survivor with the recorded change; re-triage it" for mutant_id in stale
+    ] or ["None."]
+    return "\n".join(lines) + "\n"
+
+
+def write_mutation_report(out: Path, results_path: Path | None = None, triage_path: Path | None = None) -> list[Path]:
+    """Write ``mutation.md`` and ``mutation.csv`` (only a note saying how to produce them without results)."""
+    out.mkdir(parents=True, exist_ok=True)
+    md_path, csv_path = out / "mutation.md", out / "mutation.csv"
+    results = load_results(results_path or out / RESULTS_FILE)
+    if results is None:
+        md_path.write_text(f"# Mutation testing: how many bugs the conformance suite catches\n\n{NOT_RUN_NOTE}\n")
+        csv_path.unlink(missing_ok=True)
+        return [md_path]
+    classified, stale = classify(results, load_triage(triage_path or default_triage_path()))
+    table = module_table(classified)
+    table.to_csv(csv_path, index=False, float_format="%.3f")
+    md_path.write_text(_markdown(results, table, classified, stale), encoding="utf-8")
+    return [md_path, csv_path]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m csconform.report.mutation",
+        description="export mutmut's results to OUT/mutation.json and write OUT/mutation.{md,csv}",
+    )
+    parser.add_argument("--project", default=".", help="the directory mutmut ran in (holds mutants/)")
+    parser.add_argument("--out", default="reports", help="report folder (default reports/)")
+    parser.add_argument("--no-export", action="store_true", help="only rewrite the table from OUT/mutation.json")
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    if not args.no_export:
+        export_results(Path(args.project), out)
+    for path in write_mutation_report(out):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,143 @@
+"""The mutation-testing table: mutmut's results joined with the triage list (csconform/report/mutation.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from csconform.errors import InvalidInputError
+from csconform.report.mutation import (
+    NOT_RUN_NOTE,
+    TRIAGE_KINDS,
+    default_triage_path,
+    load_triage,
+    write_mutation_report,
+)
+
+AMP = "csconform.engine.amp"
+PRECISION = "csconform.engine.precision"
+
+
+def _results(tmp_path: Path, mutants: list[dict[str, str]]) -> Path:
+    path = tmp_path / "mutation.json"
+    path.write_text(json.dumps({"tool": "mutmut 3.8.1", "generated": "2026-01-01 00:00 UTC", "mutants": mutants}))
+    return path
+
+
+def _mutant(module: str, number: int, status: str, change: str = "") -> dict[str, str]:
+    entry = {"id": f"{module}.x_f__mutmut_{number}", "module": module, "status": status}
+    if change:
+        entry["change"] = change
+    return entry
+
+
+def _triage(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "equivalent.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_without_results_the_page_says_how_to_produce_them(tmp_path):
+    (tmp_path / "mutation.csv").write_text("stale\n")
+    written = write_mutation_report(tmp_path, triage_path=tmp_path / "none.yaml")
+    assert written == [tmp_path / "mutation.md"]
+    assert NOT_RUN_NOTE in (tmp_path / "mutation.md").read_text()
+    assert "tox -e mutation" in NOT_RUN_NOTE
+    assert not (tmp_path / "mutation.csv").exists()
+
+
+def test_counts_and_kill_rate_per_module_exclude_only_matching_triage(tmp_path):
+    mutants = [_mutant(AMP, n, "killed") for n in range(1, 8)]
+    mutants += [
+        _mutant(AMP, 8, "timeout"),
+        _mutant(AMP, 9, "survived", "- a < b / + a <= b"),
+        _mutant(AMP, 10, "survived", "- x = 1 / + x = 2"),
+        _mutant(PRECISION, 1, "killed"),
+        _mutant(PRECISION, 2, "no tests", "- f(x) / + f(None)"),
+        _mutant(PRECISION, 3, "survived", "- y / + z"),
+    ]
+    triage = _triage(
+        tmp_path,
+        f"""
+{AMP}.x_f__mutmut_9: {{kind: identical, change: "- a < b / + a <= b", reason: a never equals b}}
+{AMP}.x_f__mutmut_10: {{kind: identical, change: "- x = 0 / + x = 2", reason: recorded for an older function}}
+{AMP}.x_f__mutmut_1: {{kind: message, change: "- m / + n", reason: killed now}}
+{PRECISION}.x_f__mutmut_2: {{kind: internal, change: "- f(x) / + f(None)", reason: no interface reaches it}}
+""",
+    )
+    write_mutation_report(tmp_path, _results(tmp_path, mutants), triage)
+    table = pd.read_csv(tmp_path / "mutation.csv").set_index("module")
+    amp = table.loc[AMP]
+    assert (amp["mutants"], amp["killed"], amp["timed_out"], amp["survived"], amp["equivalent"]) == (10, 7, 1, 1, 1)
+    assert amp["kill_rate"] == amp["kill_rate_strict"] == pytest.approx(8 / 9, abs=1e-3)
+    precision = table.loc[PRECISION]
+    assert (precision["survived"], precision["no_tests"], precision["equivalent"], precision["unspecified"]) == (
+        1,
+        0,
+        0,
+        1,
+    )
+    assert precision["kill_rate"] == pytest.approx(1 / 2)
+    assert precision["kill_rate_strict"] == pytest.approx(1 / 3, abs=1e-3)
+    assert table.loc["total", "mutants"] == 13
+    page = (tmp_path / "mutation.md").read_text()
+    assert "Below the goal of 90%: csconform.engine.amp, csconform.engine.precision." in page
+    assert f"`{AMP}.x_f__mutmut_10` (survived): `- x = 1 / + x = 2`" in page  # its triage is stale
+    assert f"`{AMP}.x_f__mutmut_10`: no longer a survivor" in page
+    assert f"`{AMP}.x_f__mutmut_1`: no longer a survivor" in page
+    assert "- identical (1, equivalent)" in page and "- internal (1, unspecified)" in page
+
+
+def test_a_module_at_the_goal_is_not_listed_below_it(tmp_path):
+    mutants = [_mutant(AMP, n, "killed") for n in range(1, 10)] + [_mutant(AMP, 10, "survived", "- a / + b")]
+    write_mutation_report(tmp_path, _results(tmp_path, mutants), tmp_path / "none.yaml")
+    assert "Every module meets the goal of 90%" in (tmp_path / "mutation.md").read_text()
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("- a\n- b\n", "mapping"),
+        ("m.x_f__mutmut_1: {kind: identical, change: x}\n", "kind, change and reason"),
+        ("m.x_f__mutmut_1: {kind: harmless, change: x, reason: y}\n", "unknown kind 'harmless'"),
+    ],
+)
+def test_a_malformed_triage_list_is_refused(tmp_path, text, problem):
+    with pytest.raises(InvalidInputError, match=problem):
+        load_triage(_triage(tmp_path, text))
+
+
+def test_malformed_results_are_refused(tmp_path):
+    (tmp_path / "mutation.json").write_text("{")
+    with pytest.raises(InvalidInputError, match="not valid JSON"):
+        write_mutation_report(tmp_path, triage_path=tmp_path / "none.yaml")
+
+
+def test_the_repository_triage_list_is_valid_and_names_engine_mutants():
+    triage = load_triage(default_triage_path())
+    assert triage, "tests/mutation/equivalent.yaml is empty"
+    for mutant_id, entry in triage.items():
+        assert mutant_id.startswith("csconform.engine.") and "__mutmut_" in mutant_id
+        assert entry["kind"] in TRIAGE_KINDS and entry["reason"].strip() and entry["change"].startswith("- ")
+
+
+def test_mutation_runs_order_tests_fastest_first_and_do_not_shrink(pytester):
+    pytester.makepyfile(
+        test_order="""
+        from hypothesis import Phase, settings
+
+        def test_slow(): pass
+        def test_fast(): assert Phase.shrink not in settings().phases
+        def test_unknown(): pass
+        """
+    )
+    durations = {"test_order.py::test_slow": 3.0, "test_order.py::test_fast": 0.5, "test_order.py::test_unknown": 1.0}
+    (pytester.path / "mutmut-stats.json").write_text(json.dumps({"duration_by_test": durations}))
+    plugin = Path(__file__).resolve().parents[2] / "mutation" / "plugin.py"
+    pytester.syspathinsert(plugin.parent)
+    result = pytester.runpytest("-p", "plugin", "-v", "-p", "no:csconform", "-p", "no:cacheprovider")
+    order = [line.split("::")[1].split()[0] for line in result.outlines if "::test_" in line and "PASSED" in line]
+    assert order == ["test_fast", "test_unknown", "test_slow"]
