@@ -133,7 +133,8 @@ def _mutation_inputs(options: ReportOptions) -> list[Input]:
     from csconform.report.mutation import RESULTS_FILE
 
     path = options.out / RESULTS_FILE
-    return [Input("mutmut's results exported as JSON", str(path), "tox -e mutation (hours on two cores)", path.is_file())]
+    command = "tox -e mutation (hours on two cores)"
+    return [Input("mutmut's results exported as JSON", str(path), command, path.is_file())]
 
 
 def _mutation(options: ReportOptions) -> list[Path]:
