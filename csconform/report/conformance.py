@@ -22,7 +22,7 @@ import pandas as pd
 from csconform.errors import CsConformError, InvalidInputError
 from csconform.spec import LEVELS, Spec, default_specs_dir, load_spec
 from csconform.spec.traceability import default_tests_dir
-from csconform.spec.verdict import BINDING_LEVELS, conforms
+from csconform.spec.verdict import BINDING_LEVELS, conforms, levels_summary
 
 OUTCOMES = ("passed", "failed", "xfailed", "unsupported", "skipped", "pending")
 
@@ -106,7 +106,8 @@ def selected(matrix: dict, areas: Sequence[str], spec: Spec | None = None) -> di
             rules[rule_id] = entry
         elif spec.get(rule_id).area in areas:
             elsewhere.append(rule_id)
-    return {**matrix, "rules": rules, "areas": sorted(areas), "checked_elsewhere": sorted(elsewhere)}
+    levels = levels_summary(spec, rules)
+    return {**matrix, "rules": rules, "levels": levels, "areas": sorted(areas), "checked_elsewhere": sorted(elsewhere)}
 
 
 MATRIX_COLUMNS = ["rule", "area", "level", "title", "outcome", "tests", "emulated"]

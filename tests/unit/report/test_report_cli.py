@@ -24,9 +24,10 @@ def test_report_into_an_empty_folder_renders_what_it_can_and_marks_the_rest(
     captured = capsys.readouterr()
     warnings = [line for line in captured.err.splitlines() if line]
     assert warnings == [
-        "csconform: warning: not generated, inputs missing: placement, benchmarks "
+        "csconform: warning: not generated, inputs missing: placement, benchmarks, mutation "
         "(each one's page says how to produce them)"
     ]
+    assert "tox -e mutation" in (out / "mutation.md").read_text()
     benchmarks = (out / "benchmarks.md").read_text()
     assert benchmarks.startswith("# Benchmarks\n") and "Not generated" in benchmarks
     assert f"pytest tests/bench --benchmark-only -p no:xdist --benchmark-json {out / 'benchmarks.json'}" in benchmarks
