@@ -85,7 +85,8 @@ def register_hypothesis_profiles() -> str:
 
 @dataclass
 class ExpectedFailures:
-    """Rule ids or test ids an engine is known to fail (one per line, ``#`` comments)."""
+    """Rule ids or test ids an engine is known to fail: a text file (one per line, ``#`` comments),
+    or an adapter's triage YAML (its ``departs-from-docs`` entries; see csconform.adapters.triage)."""
 
     path: Path
     entries: list[str]
@@ -96,6 +97,13 @@ class ExpectedFailures:
     def read(cls, path: Path) -> ExpectedFailures:
         if not path.is_file():
             raise pytest.UsageError(f"csconform: expected-failures file not found: {path}")
+        if path.suffix in (".yaml", ".yml"):
+            from csconform.adapters.triage import load_triage
+
+            try:
+                return cls(path, load_triage(path).expected_failures())
+            except CsConformError as exc:
+                raise pytest.UsageError(f"csconform: {exc}") from None
         entries = []
         for line in path.read_text(encoding="utf-8").splitlines():
             entry = line.split("#", 1)[0].strip()

@@ -474,3 +474,37 @@ def test_no_rule_of_the_grad_scaler_state_machine_rests_on_randomised_checks_alo
             for rule in marked:
                 fixed.setdefault(rule, []).append(name)
     assert [rule for rule in RULES if not fixed[rule]] == []
+
+
+def test_a_triage_file_gives_the_expected_failures(project: pytest.Pytester) -> None:
+    (project.path / "triage.yaml").write_text(
+        textwrap.dedent(
+            """\
+            implementation: broken_engine
+            entries:
+              - ids: [DEMO-002]
+                verdict: departs-from-docs
+                finding: It says three.
+                evidence: broken_engine.two() returns 3
+                resolution: kept the rule; expected failure
+              - ids: [DEMO-001]
+                verdict: spec-claims-too-much
+                finding: Nothing to expect.
+                evidence: none needed
+                resolution: the rule was fixed
+            """
+        ),
+        encoding="utf-8",
+    )
+    result = run(
+        project, "--engine", "broken_engine", "--expected-failures", "triage.yaml", "--conformance-json", "m.json"
+    )
+    result.assert_outcomes(passed=3, xfailed=2)
+    rules = json.loads((project.path / "m.json").read_text())["rules"]
+    assert rules["DEMO-002"]["outcome"] == "xfailed" and rules["DEMO-001"]["outcome"] == "passed"
+    (project.path / "triage.yaml").write_text("implementation: x\nentries:\n  - ids: [DEMO-002]\n    verdict: maybe\n")
+    result = run(project, "--engine", "broken_engine", "--expected-failures", "triage.yaml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*triage.yaml: entry 1: unknown keys [], missing keys ['finding', 'evidence', 'resolution']*"]
+    )

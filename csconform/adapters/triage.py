@@ -1,0 +1,87 @@
+"""An implementation's triage file: every disagreement with the spec, with its verdict and evidence.
+
+One YAML file per adapter (e.g. ``csconform/adapters/cstorch/triage.yaml``)::
+
+    implementation: cerebras.pytorch 2.10.0, CPU backend
+    entries:
+      - ids: [GRADSCALER-010]          # rule ids or test node ids
+        verdict: departs-from-docs     # or spec-claims-too-much, or not-observable
+        finding: what the implementation does, in a sentence or two
+        evidence: the package's file:line, or the observed value or exception
+        resolution: what was done about it
+
+*departs-from-docs*: the implementation does not do what its own documents say; the rule stays and
+the ids are expected failures (``--expected-failures FILE`` reads them from this file).
+*spec-claims-too-much*: our rule said more than the documents; the rule was fixed (the entry says how),
+so nothing is expected to fail. *not-observable*: the behaviour cannot be seen on this backend; the
+adapter raises ``Unsupported`` and the matrix shows ``unsupported``. The report publishes the table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from csconform.errors import InstanceFormatError
+from csconform.spec.yaml_io import read_yaml
+
+VERDICTS = ("departs-from-docs", "spec-claims-too-much", "not-observable")
+FIELDS = ("ids", "verdict", "finding", "evidence", "resolution")
+
+
+@dataclass(frozen=True)
+class TriageEntry:
+    ids: tuple[str, ...]
+    verdict: str
+    finding: str
+    evidence: str
+    resolution: str
+
+
+@dataclass(frozen=True)
+class Triage:
+    path: Path
+    implementation: str
+    entries: tuple[TriageEntry, ...]
+
+    def expected_failures(self) -> list[str]:
+        """The ids that fail because the implementation departs from its own documents."""
+        return [i for entry in self.entries if entry.verdict == "departs-from-docs" for i in entry.ids]
+
+
+def _text(value: object) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def load_triage(path: Path) -> Triage:
+    """Read and validate a triage file; every problem names the file and the entry."""
+    data = read_yaml(path)
+    if not isinstance(data, dict) or not _text(data.get("implementation")) or not isinstance(data.get("entries"), list):
+        raise InstanceFormatError(f"{path}: expected a mapping with 'implementation' and a list of 'entries'")
+    entries = []
+    for index, raw in enumerate(data["entries"]):
+        where = f"{path}: entry {index + 1}"
+        if not isinstance(raw, dict):
+            raise InstanceFormatError(f"{where}: must be a mapping with {', '.join(FIELDS)}")
+        unknown = sorted(set(raw) - set(FIELDS))
+        missing = [name for name in FIELDS if name not in raw]
+        if unknown or missing:
+            raise InstanceFormatError(f"{where}: unknown keys {unknown}, missing keys {missing}")
+        ids = raw["ids"]
+        if not isinstance(ids, list) or not ids or not all(_text(i) for i in ids):
+            raise InstanceFormatError(f"{where}: 'ids' must be a non-empty list of rule or test ids")
+        if raw["verdict"] not in VERDICTS:
+            raise InstanceFormatError(f"{where}: verdict {raw['verdict']!r} is not one of {', '.join(VERDICTS)}")
+        for name in ("finding", "evidence", "resolution"):
+            if not _text(raw[name]):
+                raise InstanceFormatError(f"{where}: '{name}' must be non-empty text")
+        entries.append(
+            TriageEntry(
+                tuple(str(i).strip() for i in ids),
+                raw["verdict"],
+                " ".join(raw["finding"].split()),
+                " ".join(raw["evidence"].split()),
+                " ".join(raw["resolution"].split()),
+            )
+        )
+    return Triage(path, data["implementation"].strip(), tuple(entries))
