@@ -5,7 +5,7 @@ One YAML file per adapter (e.g. ``csconform/adapters/cstorch/triage.yaml``)::
     implementation: cerebras.pytorch 2.10.0, CPU backend
     entries:
       - ids: [GRADSCALER-010]          # rule ids or test node ids
-        verdict: departs-from-docs     # or spec-claims-too-much, or not-observable
+        verdict: departs-from-docs     # or spec-claims-too-much, not-observable, reference-choice
         finding: what the implementation does, in a sentence or two
         evidence: the package's file:line, or the observed value or exception
         resolution: what was done about it
@@ -14,7 +14,9 @@ One YAML file per adapter (e.g. ``csconform/adapters/cstorch/triage.yaml``)::
 the ids are expected failures (``--expected-failures FILE`` reads them from this file).
 *spec-claims-too-much*: our rule said more than the documents; the rule was fixed (the entry says how),
 so nothing is expected to fail. *not-observable*: the behaviour cannot be seen on this backend; the
-adapter raises ``Unsupported`` and the matrix shows ``unsupported``. The report publishes the table.
+adapter raises ``Unsupported`` and the matrix shows ``unsupported``. *reference-choice*: the rule is of
+level ``reference`` (our engine's own choice) and the implementation chose otherwise; informative, and
+its ids are expected failures too. The report publishes the table.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from pathlib import Path
 from csconform.errors import InstanceFormatError
 from csconform.spec.yaml_io import read_yaml
 
-VERDICTS = ("departs-from-docs", "spec-claims-too-much", "not-observable")
+VERDICTS = ("departs-from-docs", "spec-claims-too-much", "not-observable", "reference-choice")
+EXPECTED_TO_FAIL = ("departs-from-docs", "reference-choice")
 FIELDS = ("ids", "verdict", "finding", "evidence", "resolution")
 
 
@@ -45,8 +48,9 @@ class Triage:
     entries: tuple[TriageEntry, ...]
 
     def expected_failures(self) -> list[str]:
-        """The ids that fail because the implementation departs from its own documents."""
-        return [i for entry in self.entries if entry.verdict == "departs-from-docs" for i in entry.ids]
+        """The ids that fail: the implementation departs from its documents, or makes another choice
+        where a reference rule records ours."""
+        return [i for entry in self.entries if entry.verdict in EXPECTED_TO_FAIL for i in entry.ids]
 
 
 def _text(value: object) -> bool:

@@ -177,6 +177,8 @@ class GradScaler:
     def unscale_(self, optimizer: Any) -> None:
         """Divide the optimizer's gradients by the loss scale in place, then check (and clip) them.
 
+        A second call in the same iteration does nothing.
+
         In dynamic mode this records whether the global gradient norm is finite and, with
         ``max_gradient_norm``, clips the gradients (DLS + GCC). Static mode only divides.
         """
@@ -184,10 +186,7 @@ class GradScaler:
         if key in self._stepped:
             raise GradScalerUsageError("unscale_() is being called after step() in this iteration")
         if key in self._finite:
-            raise GradScalerUsageError(
-                "unscale_() has already been called on this optimizer since the last update(): "
-                "its gradients are already unscaled"
-            )
+            return  # already unscaled in this iteration: the gradients are divided once (the vendor's rule)
         params = _gradients(optimizer)
         _scale_gradients(params, 1.0 / self._loss_scale)
         self._finite[key] = self.clip_gradients_and_return_isfinite(optimizer) if self.dynamic else True

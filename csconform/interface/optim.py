@@ -22,7 +22,8 @@ class Optimizer(Protocol):
     global_step: int
     """Updates applied so far (a skipped step does not count): the schedule's step."""
 
-    def step(self) -> None: ...
+    def step(self, closure: Any = None) -> Any:
+        """One update; a ``closure`` is called first and its result returned (PyTorch's convention)."""
 
     def zero_grad(self) -> None: ...
 

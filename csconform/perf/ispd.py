@@ -316,7 +316,9 @@ def convolution_cost(conv: Convolution, h: int, w: int, c: int, k: int) -> dict[
     """The README's formulas for one convolution at execution parameters (h, w, c, k), unrotated."""
     time_cycles = (
         int(_ceil_div(conv.H, h) * _ceil_div(conv.W, w) * _ceil_div(conv.C, c) * _ceil_div(conv.K, k))
-        * conv.R * conv.S / (conv.T * conv.U)
+        * conv.R
+        * conv.S
+        / (conv.T * conv.U)
     )
     memory_words = int(
         _ceil_div(conv.C, c) * _ceil_div(conv.K, k) * conv.R * conv.S
@@ -503,11 +505,19 @@ def gp_lower_bound(instance: Instance, time_limit_s: float = 30.0) -> float:
     log_height = log_h + log_w + cp.logistic(log_c_max)  # log(h w (c_max + 1))
     constraints = [
         cp.log_sum_exp(log_area) <= np.log(instance.width * instance.height),
-        log_h >= 0, log_w >= 0, log_c >= 0, log_k >= 0,
-        log_h <= log_kernel_max("H"), log_w <= log_kernel_max("W"), log_c_max <= log_kernel_max("C"),
-        log_c <= C, log_k <= K, log_c <= log_c_max[owner],
+        log_h >= 0,
+        log_w >= 0,
+        log_c >= 0,
+        log_k >= 0,
+        log_h <= log_kernel_max("H"),
+        log_w <= log_kernel_max("W"),
+        log_c_max <= log_kernel_max("C"),
+        log_c <= C,
+        log_k <= K,
+        log_c <= log_c_max[owner],
         member @ cp.exp(np.log(3) + log_k - log_width[owner]) <= 1,  # width >= 3 * (sum of k)
-        log_height <= np.log(longest), log_width <= np.log(longest),
+        log_height <= np.log(longest),
+        log_width <= np.log(longest),
         H + W + C + K + R + S - T - U - log_image - log_c - log_k <= log_slowest,  # steps / (h w c k)
         cp.log_sum_exp(  # memory: C K R S / (c k) + (W + S - 1) (H + R - 1) K / (w h k)
             cp.vstack([C + K + R + S - log_c - log_k, halo + K - log_image - log_k]), axis=0

@@ -93,14 +93,23 @@ def placement_map(solution: ispd.IspdSolution, path: Path) -> Path:
         share = entry["time"] / solution.max_time
         axes.add_patch(
             Rectangle(
-                (entry["x"], entry["y"]), entry["width"], entry["height"],
-                facecolor=colours(share), edgecolor="white", linewidth=0.6,
+                (entry["x"], entry["y"]),
+                entry["width"],
+                entry["height"],
+                facecolor=colours(share),
+                edgecolor="white",
+                linewidth=0.6,
             )
         )
         if entry["width"] * entry["height"] > 0.01 * instance.width * instance.height:
             axes.text(
-                entry["x"] + entry["width"] / 2, entry["y"] + entry["height"] / 2, entry["name"],
-                ha="center", va="center", fontsize=6, color="black",
+                entry["x"] + entry["width"] / 2,
+                entry["y"] + entry["height"] / 2,
+                entry["name"],
+                ha="center",
+                va="center",
+                fontsize=6,
+                color="black",
             )
     axes.set_xlim(0, instance.width)
     axes.set_ylim(0, instance.height)
@@ -138,8 +147,14 @@ def ratio_chart(table: pd.DataFrame, path: Path) -> Path:
 def markdown(table: pd.DataFrame, time_limit_s: float) -> str:
     shown = table[
         [
-            "instance", "kernels", "max_time", "lower_bound", "bound/achieved", "shape_bound/achieved",
-            "wirelength", "solve_s",
+            "instance",
+            "kernels",
+            "max_time",
+            "lower_bound",
+            "bound/achieved",
+            "shape_bound/achieved",
+            "wirelength",
+            "solve_s",
         ]
     ]
     at_floor = table.loc[table["shape_bound/achieved"] >= 1 - 1e-5, "instance"].tolist()

@@ -229,8 +229,7 @@ def _scaling_figure(frame: pd.DataFrame, out: Path) -> Path:
     axes.set_ylabel("scaling efficiency")
     axes.set_ylim(0, 1.05)
     axes.set_title(
-        f"Weight streaming: weak ({TOKENS_PER_SYSTEM} tokens/system) and strong "
-        f"(global {STRONG_GLOBAL_BATCH}) scaling",
+        f"Weight streaming: weak ({TOKENS_PER_SYSTEM} tokens/system) and strong (global {STRONG_GLOBAL_BATCH}) scaling",
         fontsize=9,
     )
     axes.legend(fontsize=7)

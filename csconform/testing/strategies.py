@@ -47,7 +47,9 @@ def loss_scales(
 
 
 @st.composite
-def dynamic_grad_scaler_configs(draw: st.DrawFn, max_steps_per_increase: int = 4) -> dict[str, Any]:
+def dynamic_grad_scaler_configs(
+    draw: st.DrawFn, max_steps_per_increase: int = 4, min_steps_per_increase: int = 0
+) -> dict[str, Any]:
     """Keyword arguments for a dynamic GradScaler with a small, reachable scale range.
 
     ``min_loss_scale <= init_scale <= max_loss_scale``, all powers of two, and a short
@@ -66,7 +68,7 @@ def dynamic_grad_scaler_configs(draw: st.DrawFn, max_steps_per_increase: int = 4
         "init_scale": 2.0**init_exponent,
         "min_loss_scale": 2.0**min_exponent,
         "max_loss_scale": 2.0**max_exponent,
-        "steps_per_increase": draw(st.integers(min_value=0, max_value=max_steps_per_increase)),
+        "steps_per_increase": draw(st.integers(min_value=min_steps_per_increase, max_value=max_steps_per_increase)),
         "overflow_tolerance": draw(st.sampled_from([0.0, 0.25, 0.5])),
     }
     if draw(st.booleans()):

@@ -270,8 +270,9 @@ def test_each_batch_fills_and_drains_the_pipeline():
     assert all(r >= result.wafer_samples_per_s * (1 - 1e-9) for r in rates)
     # the same placement at growing batches: the batch rate rises toward the steady state
     batch_rates = [dataclasses.replace(result, batch=b).samples_per_s for b in (1, 4, 32, 256, 4096, 1 << 20)]
-    assert batch_rates[0] == pytest.approx(min(clock / sum(k.cycles_per_sample for k in result.kernels),
-                                               result.input_samples_per_s))
+    assert batch_rates[0] == pytest.approx(
+        min(clock / sum(k.cycles_per_sample for k in result.kernels), result.input_samples_per_s)
+    )
     assert all(b > a for a, b in zip(batch_rates, batch_rates[1:], strict=False))
     assert batch_rates[-1] <= result.wafer_samples_per_s
     assert batch_rates[-1] == pytest.approx(min(result.wafer_samples_per_s, result.input_samples_per_s), rel=1e-3)
@@ -410,32 +411,82 @@ def test_random_mlps_respect_bound_and_peak(widths, tokens, batch, wafer):
 HF_CONFIGS = {
     # name: (config as in the Hugging Face hub, published parameter count, relative tolerance)
     "gpt2": (
-        {"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12, "n_inner": None, "n_positions": 1024,
-         "n_ctx": 1024, "vocab_size": 50257, "activation_function": "gelu_new"},
-        124_439_808, 0.0,
+        {
+            "model_type": "gpt2",
+            "n_layer": 12,
+            "n_embd": 768,
+            "n_head": 12,
+            "n_inner": None,
+            "n_positions": 1024,
+            "n_ctx": 1024,
+            "vocab_size": 50257,
+            "activation_function": "gelu_new",
+        },
+        124_439_808,
+        0.0,
     ),
     "gpt-j-6b": (
-        {"model_type": "gptj", "n_layer": 28, "n_embd": 4096, "n_head": 16, "rotary_dim": 64, "n_positions": 2048,
-         "vocab_size": 50400, "activation_function": "gelu_new", "tie_word_embeddings": False},
-        6_053_381_344, 1e-3,
+        {
+            "model_type": "gptj",
+            "n_layer": 28,
+            "n_embd": 4096,
+            "n_head": 16,
+            "rotary_dim": 64,
+            "n_positions": 2048,
+            "vocab_size": 50400,
+            "activation_function": "gelu_new",
+            "tie_word_embeddings": False,
+        },
+        6_053_381_344,
+        1e-3,
     ),
     "gpt-neox-20b": (
-        {"model_type": "gpt_neox", "num_hidden_layers": 44, "hidden_size": 6144, "num_attention_heads": 64,
-         "intermediate_size": 24576, "max_position_embeddings": 2048, "vocab_size": 50432, "hidden_act": "gelu",
-         "rotary_pct": 0.25, "tie_word_embeddings": False},
-        20_554_567_680, 0.0,
+        {
+            "model_type": "gpt_neox",
+            "num_hidden_layers": 44,
+            "hidden_size": 6144,
+            "num_attention_heads": 64,
+            "intermediate_size": 24576,
+            "max_position_embeddings": 2048,
+            "vocab_size": 50432,
+            "hidden_act": "gelu",
+            "rotary_pct": 0.25,
+            "tie_word_embeddings": False,
+        },
+        20_554_567_680,
+        0.0,
     ),
     "llama-2-70b": (
-        {"model_type": "llama", "num_hidden_layers": 80, "hidden_size": 8192, "num_attention_heads": 64,
-         "num_key_value_heads": 8, "intermediate_size": 28672, "max_position_embeddings": 4096, "vocab_size": 32000,
-         "hidden_act": "silu", "tie_word_embeddings": False},
-        68_976_648_192, 0.0,
+        {
+            "model_type": "llama",
+            "num_hidden_layers": 80,
+            "hidden_size": 8192,
+            "num_attention_heads": 64,
+            "num_key_value_heads": 8,
+            "intermediate_size": 28672,
+            "max_position_embeddings": 4096,
+            "vocab_size": 32000,
+            "hidden_act": "silu",
+            "tie_word_embeddings": False,
+        },
+        68_976_648_192,
+        0.0,
     ),
     "bert-base-uncased": (
-        {"model_type": "bert", "architectures": ["BertForPreTraining"], "num_hidden_layers": 12, "hidden_size": 768,
-         "num_attention_heads": 12, "intermediate_size": 3072, "max_position_embeddings": 512, "vocab_size": 30522,
-         "type_vocab_size": 2, "hidden_act": "gelu"},
-        110_106_428, 0.0,
+        {
+            "model_type": "bert",
+            "architectures": ["BertForPreTraining"],
+            "num_hidden_layers": 12,
+            "hidden_size": 768,
+            "num_attention_heads": 12,
+            "intermediate_size": 3072,
+            "max_position_embeddings": 512,
+            "vocab_size": 30522,
+            "type_vocab_size": 2,
+            "hidden_act": "gelu",
+        },
+        110_106_428,
+        0.0,
     ),
 }
 
@@ -487,25 +538,91 @@ def test_the_zoo_is_config_files_in_the_package():
 BAD_CONFIGS = [
     ({"n_embd": 768, "n_head": 12, "vocab_size": 50257, "n_positions": 1024}, InvalidInputError, "model_type"),
     ({"model_type": "mamba"}, UnknownNameError, "llama"),
-    ({"model_type": "gpt2", "n_embd": 768, "n_head": 12, "vocab_size": 50257, "n_positions": 1024},
-     InvalidInputError, "n_layer or num_hidden_layers"),
-    ({"model_type": "gpt2", "n_layer": 2, "n_embd": 768, "hidden_size": 1024, "n_head": 12, "vocab_size": 50257,
-      "n_positions": 1024}, InvalidInputError, "n_embd=768, hidden_size=1024"),
-    ({"model_type": "gpt2", "n_layer": 2, "n_embd": 768, "n_head": 10, "vocab_size": 50257, "n_positions": 1024},
-     InvalidInputError, "attention heads"),
-    ({"model_type": "gpt2", "n_layer": "12", "n_embd": 768, "n_head": 12, "vocab_size": 50257, "n_positions": 1024},
-     InvalidInputError, "n_layer"),
-    ({"model_type": "gpt2", "n_layer": 10**9, "n_embd": 768, "n_head": 12, "vocab_size": 50257, "n_positions": 1024},
-     InvalidInputError, "n_layer"),
-    ({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 4096, "num_attention_heads": 32,
-      "num_key_value_heads": 5, "intermediate_size": 11008, "vocab_size": 32000, "max_position_embeddings": 4096},
-     InvalidInputError, "num_key_value_heads"),
-    ({"model_type": "bert", "num_hidden_layers": 2, "hidden_size": 768, "num_attention_heads": 12,
-      "vocab_size": 30522, "max_position_embeddings": 512}, InvalidInputError, "intermediate_size"),
-    ({"model_type": "gptj", "n_layer": 2, "n_embd": 4096, "n_head": 16, "rotary_dim": 512, "vocab_size": 50400,
-      "n_positions": 2048}, InvalidInputError, "rotary_dim"),
-    ({"model_type": "gpt2", "n_layer": 2, "n_embd": 64, "n_head": 4, "vocab_size": 100, "n_positions": 64,
-      "activation_function": "swoosh"}, InvalidInputError, "activation_function"),
+    (
+        {"model_type": "gpt2", "n_embd": 768, "n_head": 12, "vocab_size": 50257, "n_positions": 1024},
+        InvalidInputError,
+        "n_layer or num_hidden_layers",
+    ),
+    (
+        {
+            "model_type": "gpt2",
+            "n_layer": 2,
+            "n_embd": 768,
+            "hidden_size": 1024,
+            "n_head": 12,
+            "vocab_size": 50257,
+            "n_positions": 1024,
+        },
+        InvalidInputError,
+        "n_embd=768, hidden_size=1024",
+    ),
+    (
+        {"model_type": "gpt2", "n_layer": 2, "n_embd": 768, "n_head": 10, "vocab_size": 50257, "n_positions": 1024},
+        InvalidInputError,
+        "attention heads",
+    ),
+    (
+        {"model_type": "gpt2", "n_layer": "12", "n_embd": 768, "n_head": 12, "vocab_size": 50257, "n_positions": 1024},
+        InvalidInputError,
+        "n_layer",
+    ),
+    (
+        {"model_type": "gpt2", "n_layer": 10**9, "n_embd": 768, "n_head": 12, "vocab_size": 50257, "n_positions": 1024},
+        InvalidInputError,
+        "n_layer",
+    ),
+    (
+        {
+            "model_type": "llama",
+            "num_hidden_layers": 2,
+            "hidden_size": 4096,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 5,
+            "intermediate_size": 11008,
+            "vocab_size": 32000,
+            "max_position_embeddings": 4096,
+        },
+        InvalidInputError,
+        "num_key_value_heads",
+    ),
+    (
+        {
+            "model_type": "bert",
+            "num_hidden_layers": 2,
+            "hidden_size": 768,
+            "num_attention_heads": 12,
+            "vocab_size": 30522,
+            "max_position_embeddings": 512,
+        },
+        InvalidInputError,
+        "intermediate_size",
+    ),
+    (
+        {
+            "model_type": "gptj",
+            "n_layer": 2,
+            "n_embd": 4096,
+            "n_head": 16,
+            "rotary_dim": 512,
+            "vocab_size": 50400,
+            "n_positions": 2048,
+        },
+        InvalidInputError,
+        "rotary_dim",
+    ),
+    (
+        {
+            "model_type": "gpt2",
+            "n_layer": 2,
+            "n_embd": 64,
+            "n_head": 4,
+            "vocab_size": 100,
+            "n_positions": 64,
+            "activation_function": "swoosh",
+        },
+        InvalidInputError,
+        "activation_function",
+    ),
 ]
 
 
@@ -558,8 +675,14 @@ def test_any_json_plans_or_is_refused_clearly(config):
 
 
 def gpt_config(layers: int, heads: int, head_dim: int, positions: int = 2048) -> dict:
-    return {"model_type": "gpt2", "n_layer": layers, "n_embd": heads * head_dim, "n_head": heads,
-            "vocab_size": 50257, "n_positions": positions}
+    return {
+        "model_type": "gpt2",
+        "n_layer": layers,
+        "n_embd": heads * head_dim,
+        "n_head": heads,
+        "vocab_size": 50257,
+        "n_positions": positions,
+    }
 
 
 @pytest.mark.spec("PERF-026")

@@ -176,7 +176,10 @@ def test_cost_model_of_a_convolution_and_blocks() -> None:
     assert check.ispd_kernel_cost({"type": "dblock", "args": dblock.args}, 4, 4, [8, 4, 2], [4, 8, 16]) == total
     cblock = ispd.block_convolutions("cblock", 256, 112, 112)
     assert [(cv.H, cv.C, cv.K, cv.R, cv.T) for cv in cblock] == [
-        (112, 128, 64, 1, 1), (112, 64, 64, 3, 2), (56, 64, 256, 1, 1), (112, 128, 256, 1, 2)
+        (112, 128, 64, 1, 1),
+        (112, 64, 64, 3, 2),
+        (56, 64, 256, 1, 1),
+        (112, 128, 256, 1, 2),
     ]
 
 

@@ -9,10 +9,13 @@ on protocol misuse -> GradScalerUsageError), with the package's message.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Mapping
 from typing import Any
 
 import cerebras.pytorch as cstorch
+import numpy as np
+import torch
 
 from csconform.adapters.cstorch import backend
 from csconform.adapters.cstorch.nn import Loss
@@ -42,6 +45,10 @@ class GradScaler:
         overflow_tolerance: float = 0.0,
         max_gradient_norm: float | None = None,
     ) -> None:
+        # The package's amp processing puts each optimizer in a reference cycle (bound methods of
+        # itself: amp/_process_optimizer.py), so a dropped optimizer stays registered until the
+        # garbage collector runs, and this GradScaler would unscale and step it too.
+        gc.collect()
         backend.amp_handle()
         with backend.csx_view(), refusals({ValueError: GradScalerConfigError, TypeError: GradScalerConfigError}):
             self.torch = cstorch.amp.GradScaler(
@@ -57,10 +64,13 @@ class GradScaler:
     def get_scale(self) -> float:
         return float(scalar(self.torch.get_scale()))
 
-    def scale(self, loss: Loss) -> Loss:
+    def scale(self, loss: Any) -> Any:
+        """The scaled loss; a plain number comes back as a float32 number."""
         backend.begin_iteration()
         with refusals(_USAGE):
-            return Loss(self.torch.scale(loss.torch))
+            if isinstance(loss, Loss):
+                return Loss(self.torch.scale(loss.torch))
+            return np.float32(self.torch.scale(torch.tensor(np.float32(loss))).item())
 
     def unscale_(self, optimizer: Any) -> None:
         backend.begin_iteration()
@@ -120,6 +130,6 @@ def optimizer_step(
             max_gradient_norm=max_gradient_norm,
             max_gradient_value=max_gradient_value,
         )
-    if isinstance(optimizer, Optimizer):
-        optimizer.after_step()
+        if isinstance(optimizer, Optimizer):
+            optimizer.after_step()
     return result

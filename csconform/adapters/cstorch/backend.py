@@ -80,29 +80,33 @@ def _amp_optimizers() -> list[Any]:
     return [opt for opt in current_backend_impl().optimizer_registry if hasattr(opt, "_amp_stash")]
 
 
-_open_iteration: list[list[Any]] = []
+_entered: list[Any] = []
+"""The amp-processed optimizers whose update manager the open iteration entered (empty: none open)."""
+_open = [False]
 
 
 def begin_iteration() -> None:
-    """The CS backend's ``on_batch_start`` duties for the amp: a no-op inside an open iteration."""
-    if _open_iteration:
-        return
-    optimizers = _amp_optimizers()
-    if optimizers:
+    """The CS backend's ``on_batch_start`` duties for the amp; inside an open iteration it only
+    enters optimizers that joined since (e.g. a GradScaler built meanwhile processed them)."""
+    optimizers = [optimizer for optimizer in _amp_optimizers() if not any(optimizer is e for e in _entered)]
+    if optimizers or not _open[0]:
         amp_handle()
         _amp_state.handle._clear_cache()
     for optimizer in optimizers:
         optimizer._amp_stash.dls_update_manager.__enter__()
-    _open_iteration.append(optimizers)
+        _entered.append(optimizer)
+    _open[0] = True
 
 
 def end_iteration() -> None:
     """The CS backend's ``on_batch_end`` duties: a skipped step's marked tensors are restored, and
     the step closures queued during the step run (inside a DataExecutor, the executor runs them)."""
-    if not _open_iteration:
+    if not _open[0]:
         return
-    for optimizer in _open_iteration.pop():
+    for optimizer in _entered:
         optimizer._amp_stash.dls_update_manager.__exit__()
+    _entered.clear()
+    _open[0] = False
     impl = current_backend_impl()
     if not impl.in_run_context:
         impl.run_step_closures()
@@ -111,7 +115,7 @@ def end_iteration() -> None:
 @contextmanager
 def iteration() -> Iterator[None]:
     """A block that is one iteration, unless it runs inside an iteration already open."""
-    opened = not _open_iteration
+    opened = not _open[0]
     begin_iteration()
     try:
         yield
@@ -121,8 +125,12 @@ def iteration() -> Iterator[None]:
 
 
 def forget_components() -> None:
-    """Between checks: drop the grad scalers the backend still holds (optimizers are weakly held)."""
+    """Between checks, as between two runs: the backend forgets the previous check's optimizers,
+    grad scalers and queued step closures (it would otherwise unscale and step them too)."""
     impl = current_backend_impl(raise_exception=False)
     if impl is not None:
         impl.grad_scaler_registry.clear()
-    _open_iteration.clear()
+        impl.optimizer_registry.clear()
+        impl.step_closures = []
+    _entered.clear()
+    _open[0] = False

@@ -17,13 +17,10 @@ from typing import Any
 import numpy as np
 import torch
 from numpy.typing import ArrayLike
-from torch.utils.weak import WeakTensorKeyDictionary
 
 from csconform.adapters.cstorch import precision
 from csconform.adapters.cstorch.tensors import output, tensor_of, to_numpy, to_torch
 from csconform.errors import InvalidInputError, Unsupported
-
-_wrappers: WeakTensorKeyDictionary = WeakTensorKeyDictionary()
 
 
 class Parameter:
@@ -34,12 +31,12 @@ class Parameter:
             values = np.array(data, dtype=np.float32, copy=True)
             tensor = torch.nn.Parameter(torch.from_numpy(values))
         self.torch = tensor
-        _wrappers[tensor] = self
+        tensor._csconform_parameter = self  # type: ignore[attr-defined]
 
     @classmethod
     def of(cls, tensor: torch.nn.Parameter) -> Parameter:
-        """The one wrapper of a torch parameter."""
-        return _wrappers.get(tensor) or cls(tensor=tensor)
+        """The one wrapper of a torch parameter (kept on the tensor, so both go together)."""
+        return getattr(tensor, "_csconform_parameter", None) or cls(tensor=tensor)
 
     @property
     def data(self) -> np.ndarray:

@@ -166,8 +166,13 @@ class Optimizer:
                 yield index, param, group
                 index += 1
 
-    def step(self) -> None:
-        """Apply one FP32 update to every parameter that has a gradient, then advance global_step."""
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Apply one FP32 update to every parameter that has a gradient, then advance global_step.
+
+        As in PyTorch, a ``closure`` is called first (it may recompute the loss and the gradients)
+        and its result is returned.
+        """
+        result = None if closure is None else closure()
         planned = []
         for index, param, group in self._indexed():
             if param.grad is None:
@@ -179,6 +184,7 @@ class Optimizer:
             param.data[...] = new_data
             self.state[index] = new_state
         self.global_step += 1
+        return result
 
     def _update(
         self, data: Array, grad: Array, state: dict[str, Any], lr: np.float32, group: Mapping[str, Any]

@@ -1,4 +1,4 @@
-"""Broken on purpose: unscale_() twice in one iteration divides the gradients again (breaks GRADSCALER-010)."""
+"""Broken on purpose: unscale_() twice in one iteration divides the gradients again (breaks GRADSCALER-036)."""
 
 from __future__ import annotations
 

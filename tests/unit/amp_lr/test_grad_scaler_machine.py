@@ -74,6 +74,7 @@ def engine_with(scaler_class: type) -> types.ModuleType:
     module.nn = reference_engine.nn
     module.optim = reference_engine.optim
     module.amp = types.SimpleNamespace(GradScaler=scaler_class)
+    module.reset = reference_engine.reset
     return module
 
 
@@ -89,7 +90,7 @@ MUTANTS = {
     NoLowerClamp: {"GRADSCALER-022"},
     MissesNaN: {"GRADSCALER-013", "GRADSCALER-015"},
     ForgetsCountersOnLoad: {"GRADSCALER-023"},
-    AllowsStepTwice: {"GRADSCALER-008"},
+    AllowsStepTwice: {"GRADSCALER-037"},
     IgnoresTolerance: {"GRADSCALER-020"},
 }
 

@@ -113,8 +113,12 @@ def test_the_checker_recomputes_the_same_readme_bound(name: str) -> None:
         ("(* width=10 height=10 memlimit=9 *)\ndblock[1] f=6 h=2 w=2 name='a'\n", 2, "multiple of 4"),
         ("(* width=10 height=10 memlimit=9 *)\ncblock[1] f=8 h=3 w=2 name='a'\n", 2, "even"),
         ("(* width=10 height=10 memlimit=9 *)\nconv[1] W=1 H=1 R=1 S=1 C=1 K=1 T=1 U=1 name='a' junk\n", 2, "junk"),
-        ("(* width=10 height=10 memlimit=9 *)\n\nconv[1] W=1 H=1 R=1 S=1 C=1 K=1 T=1 U=1 name='a'\n"
-         "conv[1]:y -> conv[1]:x, shape:[1][1][1]\n", 4, "itself"),
+        (
+            "(* width=10 height=10 memlimit=9 *)\n\nconv[1] W=1 H=1 R=1 S=1 C=1 K=1 T=1 U=1 name='a'\n"
+            "conv[1]:y -> conv[1]:x, shape:[1][1][1]\n",
+            4,
+            "itself",
+        ),
         ("(* width=10 height=10 memlimit=9 *)\nconv[1] W=1 H=1 R=1 S=1 C=1 K=1 T=1 U=1 name='a'\n*)\n", 3, "opening"),
         ("(* width=10 height=10 memlimit=9 wlength=x *)\n", 1, "not a number"),
     ],

@@ -11,6 +11,7 @@ which differs only after a skipped step.
 from __future__ import annotations
 
 import numbers
+import weakref
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
@@ -60,6 +61,14 @@ class _GroupView(MutableMapping[str, Any]):
         return sum(1 for _key in self)
 
 
+def _recompute(scheduler_refs: list[weakref.ref]) -> None:
+    """The CS backend's pre-step hook: each group's learning rate from its schedule's step."""
+    for ref in scheduler_refs:
+        scheduler = ref()
+        if scheduler is not None:
+            scheduler.update_last_value()
+
+
 class Optimizer:
     package_class: Any = None
 
@@ -77,7 +86,10 @@ class Optimizer:
             self.torch = self.package_class(groups, lr=groups[0]["lr"], **hyperparameters)
         self.schedulers = [schedule.bind(self.torch, f"group{i}") for i, schedule in enumerate(schedules)]
         self._schedules = schedules
-        self.torch.register_step_pre_hook(self._recompute_learning_rates)
+        # Weak references: a hook holding the schedulers (which hold the optimizer) would keep a
+        # finished run's optimizer alive, and the package's GradScaler acts on every live one.
+        scheduler_refs = [weakref.ref(scheduler) for scheduler in self.schedulers]
+        self.torch.register_step_pre_hook(lambda *_args: _recompute(scheduler_refs))
 
     @staticmethod
     def _groups(params: Any) -> list[dict[str, Any]]:
@@ -99,10 +111,6 @@ class Optimizer:
             groups.append({**item, "params": [p.torch for p in params_of_group]})
         return groups
 
-    def _recompute_learning_rates(self, *_args: Any) -> None:
-        for scheduler in self.schedulers:
-            scheduler.update_last_value()
-
     @property
     def param_groups(self) -> list[_GroupView]:
         return [_GroupView(group) for group in self.torch.param_groups]
@@ -117,10 +125,11 @@ class Optimizer:
     def current_lrs(self) -> list[np.float32]:
         return self.lr_at(self.global_step)
 
-    def step(self) -> None:
+    def step(self, closure: Any = None) -> Any:
         with backend.iteration():
-            self.torch.step()
+            result = self.torch.step(closure)
             self.after_step()
+        return result
 
     def after_step(self) -> None:
         """Advance the schedules, as a training step does after ``optimizer.step()``."""
@@ -161,7 +170,7 @@ class Optimizer:
             elif "global_step" in state_dict:
                 for scheduler in self.schedulers:
                     scheduler.last_epoch = torch.tensor(int(state_dict["global_step"]))
-                self._recompute_learning_rates()
+                _recompute([weakref.ref(scheduler) for scheduler in self.schedulers])
 
 
 class SGD(Optimizer):
