@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 from csconform.errors import CheckpointError, WeightFetchError
@@ -167,7 +167,9 @@ def test_checkpoint_write_is_atomic(engine, tmp_path, monkeypatch):
 
 @pytest.mark.spec("RUNNER-004")
 @given(data=st.data())
-@settings(max_examples=25)
+# No shrinking: a damaged byte's position is as readable unshrunk, and an implementation without a
+# checksum fails nearly every example, where shrinking would train and resume hundreds of runs.
+@settings(max_examples=25, phases=(Phase.explicit, Phase.reuse, Phase.generate))
 def test_corrupted_or_truncated_checkpoint_refused(engine, tmp_path_factory, data):
     engine.reset()
     directory = tmp_path_factory.mktemp("corrupt")
