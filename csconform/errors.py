@@ -131,6 +131,11 @@ class NonRecoverableNaNError(CsConformError, FloatingPointError):
     """Gradients stay non-finite although the loss scale has reached its minimum."""
 
 
+class ExecutionContextError(CsConformError, RuntimeError):
+    """The execution API was used outside the context it needs (a second compiled model in one
+    step, the current executor asked for outside a run)."""
+
+
 class CheckpointError(CsConformError):
     """A checkpoint is missing, truncated, corrupted or does not match the run."""
 

@@ -5,18 +5,19 @@ One YAML file per adapter (e.g. ``csconform/adapters/cstorch/triage.yaml``)::
     implementation: cerebras.pytorch 2.10.0, CPU backend
     entries:
       - ids: [GRADSCALER-010]          # rule ids or test node ids
-        verdict: departs-from-docs     # or spec-claims-too-much, not-observable, reference-choice
+        verdict: departs-from-docs     # or spec-claims-too-much, or not-observable
         finding: what the implementation does, in a sentence or two
         evidence: the package's file:line, or the observed value or exception
         resolution: what was done about it
 
 *departs-from-docs*: the implementation does not do what its own documents say; the rule stays and
 the ids are expected failures (``--expected-failures FILE`` reads them from this file).
+*reference-choice*: a ``reference`` rule (our engine's own choice where nothing public decides)
+that the implementation decides otherwise; the rule stays, informative, and the ids are expected
+failures too.
 *spec-claims-too-much*: our rule said more than the documents; the rule was fixed (the entry says how),
 so nothing is expected to fail. *not-observable*: the behaviour cannot be seen on this backend; the
-adapter raises ``Unsupported`` and the matrix shows ``unsupported``. *reference-choice*: the rule is of
-level ``reference`` (our engine's own choice) and the implementation chose otherwise; informative, and
-its ids are expected failures too. The report publishes the table.
+adapter raises ``Unsupported`` and the matrix shows ``unsupported``. The report publishes the table.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pathlib import Path
 from csconform.errors import InstanceFormatError
 from csconform.spec.yaml_io import read_yaml
 
-VERDICTS = ("departs-from-docs", "spec-claims-too-much", "not-observable", "reference-choice")
+VERDICTS = ("departs-from-docs", "reference-choice", "spec-claims-too-much", "not-observable")
 EXPECTED_TO_FAIL = ("departs-from-docs", "reference-choice")
 FIELDS = ("ids", "verdict", "finding", "evidence", "resolution")
 
@@ -48,8 +49,8 @@ class Triage:
     entries: tuple[TriageEntry, ...]
 
     def expected_failures(self) -> list[str]:
-        """The ids that fail: the implementation departs from its documents, or makes another choice
-        where a reference rule records ours."""
+        """The ids that fail because the implementation departs from its own documents, or decides
+        otherwise than a reference rule."""
         return [i for entry in self.entries if entry.verdict in EXPECTED_TO_FAIL for i in entry.ids]
 
 

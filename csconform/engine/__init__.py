@@ -25,6 +25,7 @@ CAPABILITIES = frozenset(
         "graph",
         "runner",
         "metrics",
+        "executor",
         "estimator",
         "execution",
         "appliance",
@@ -50,6 +51,7 @@ SUBMODULES = (
     "checkpoint",
     "execution",
     "appliance",
+    "executor",
 )
 
 __all__ = [

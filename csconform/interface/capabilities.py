@@ -13,6 +13,7 @@ from csconform.interface.amp import AmpModule
 from csconform.interface.data import DataModule
 from csconform.interface.estimator import EstimatorModule
 from csconform.interface.execution import ApplianceModule, ExecutionModule
+from csconform.interface.executor import ExecutorModule
 from csconform.interface.graph import CompilerModule, GraphModule
 from csconform.interface.metrics import MetricsModule
 from csconform.interface.nn import NnModule
@@ -45,6 +46,11 @@ CAPABILITIES: tuple[Capability, ...] = (
         "runner", "the training loop, checkpoints, resuming", {"runner": RunnerModule, "checkpoint": CheckpointModule}
     ),
     Capability("metrics", "eval metrics with one final value", {"metrics": MetricsModule}),
+    Capability(
+        "executor",
+        "the PyTorch execution API: compile, trace, DataExecutor runs, step and checkpoint closures",
+        {"executor": ExecutorModule},
+    ),
     Capability("estimator", "the CerebrasEstimator contracts (TensorFlow flavour)", {"estimator": EstimatorModule}),
     Capability("execution", "pipelined and weight-streaming execution", {"execution": ExecutionModule}),
     Capability("appliance", "appliance mode and clusters of systems", {"appliance": ApplianceModule}),

@@ -16,8 +16,13 @@ class DatasetIterator(Protocol):
 
     def __next__(self) -> Any: ...
 
-    def state(self) -> Mapping[str, int]:
+    def state(self) -> Mapping[str, Any]:
         """Where the iterator stands, enough to restore it on the same dataset."""
+
+    @classmethod
+    def restore(cls, dataset: Any, state: Mapping[str, Any]) -> DatasetIterator:
+        """An iterator over ``dataset`` that yields exactly what the one that gave ``state`` would
+        have yielded next."""
 
 
 class Dataset(Protocol):

@@ -36,6 +36,9 @@ class System(Protocol):
     """One CS system that can be programmed with a compiled artifact."""
 
     system_id: str
+    program: Any
+    """The artifact it was last programmed with, or None."""
+    programs_loaded: int
 
     def __init__(self, system_id: str = "cs-0", wafer: str = "WSE-2", installation: str = "appliance") -> None: ...
 

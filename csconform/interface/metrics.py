@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 
 class Metric(Protocol):
-    """Accumulates over batches; ``compute()`` returns a single value."""
+    """Accumulates over batches; ``compute()`` returns a single value. A user's metric subclasses
+    ``Metric`` and overrides ``update`` and ``compute``."""
 
     def update(self, *args: Any) -> None: ...
 
     def compute(self) -> Any: ...
+
+    def state(self) -> Mapping[str, Any]:
+        """The running (intermediate) state; the CS system refuses it."""
 
 
 _Metric = Metric  # the Protocol, under a name the module Protocol's attribute does not shadow

@@ -8,9 +8,11 @@ fetched only on those steps. A checkpoint restores the run exactly.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
+
+from csconform.interface.graph import System
 
 
 class StepOutput(Protocol):
@@ -23,10 +25,34 @@ class StepOutput(Protocol):
     checkpoint: Path | None
 
 
+class JobEvent(Protocol):
+    """One thing a job did (``action``: launch, compile, program, batch, step, loss, checkpoint) and
+    the ``node`` it ran on (the chief, a worker, or a system id)."""
+
+    node: str
+    action: str
+
+
 class Runner(Protocol):
-    """``engine.runner.Runner``: one run of one model, in mode "train" or "eval"."""
+    """``engine.runner.Runner``: one run of one model, in mode "train" or "eval".
+
+    Besides training and evaluating, a run lets a check observe how it used the system:
+    ``compiles``, ``artifact``, ``systems`` and ``job_log``. An implementation that cannot see
+    them (no compile step on its backend) raises ``Unsupported`` with the reason when they are read.
+    A checkpoint it writes holds the sections ``step``, ``model`` (weights by name), ``optimizer``
+    (``global_step`` and per-parameter ``state``), ``grad_scaler`` and ``data`` (the data
+    iterator's ``state()``), readable with ``checkpoint.load``.
+    """
 
     steps_completed: int
+    compiles: int
+    """How many times the run compiled its step: once for a graph that never changes."""
+    artifact: Any
+    """The program of the latest compile (``graph``, ``mode``, ``kernels``, ...); None before it."""
+    systems: Sequence[System]
+    """The systems the run programs, each with the ``program`` it holds."""
+    job_log: Sequence[JobEvent]
+    """What the job did so far, in order, and where."""
 
     def __init__(
         self,

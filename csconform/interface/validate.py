@@ -66,7 +66,7 @@ def protocol_members(protocol: type) -> tuple[dict[str, Any], dict[str, Any]]:
     methods = {
         name: value
         for name, value in vars(protocol).items()
-        if (callable(value) or isinstance(value, staticmethod | property))
+        if (callable(value) or isinstance(value, staticmethod | classmethod | property))
         and (not name.startswith("_") or name in _PROTOCOL_DUNDERS)
     }
     for name in methods:
@@ -76,7 +76,7 @@ def protocol_members(protocol: type) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def _required_parameters(function: Any) -> list[inspect.Parameter]:
     parameters = list(inspect.signature(function).parameters.values())
-    if parameters and parameters[0].name == "self":
+    if parameters and parameters[0].name in ("self", "cls"):
         parameters = parameters[1:]
     return [p for p in parameters if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
@@ -85,7 +85,7 @@ def _signature_problem(where: str, expected: Any, actual: Any) -> str | None:
     """None if ``actual`` accepts every named parameter of ``expected``, else what is wrong."""
     if isinstance(expected, property) or isinstance(actual, property):
         return None
-    expected = expected.__func__ if isinstance(expected, staticmethod) else expected
+    expected = expected.__func__ if isinstance(expected, staticmethod | classmethod) else expected
     try:
         actual_parameters = inspect.signature(actual).parameters
     except (TypeError, ValueError):

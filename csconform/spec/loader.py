@@ -18,7 +18,7 @@ from typing import Any
 import csconform.errors as error_family
 from csconform.errors import SpecError
 from csconform.spec.model import KINDS, LEVELS, MODES, STATUSES, TARGETS, Area, ErrorSpec, Rule, Scope, Source, Spec
-from csconform.spec.sources import FACTS_FILE, SOURCES_FILE, Registry, load_registry
+from csconform.spec.sources import SOURCES_FILE, Registry, load_registry
 from csconform.spec.yaml_io import read_yaml
 
 AREA_KEYS = {"area", "title", "rules"}
@@ -96,6 +96,11 @@ def _parse_sources(value: Any, registry: Registry) -> tuple[tuple[Source, ...], 
     return tuple(sources), problems
 
 
+def _cites_seed(source: Source, registry: Registry) -> bool:
+    document = registry.document(source.document)
+    return document is not None and document.is_seed
+
+
 def _parse_scope(value: Any) -> tuple[Scope | None, list[str]]:
     if not isinstance(value, dict):
         return None, ["'scope' must be a mapping {target: cs|cpu|both, mode: pipelined|weight_streaming|any}"]
@@ -156,8 +161,9 @@ def _parse_rule(data: Any, area: str, path: Path, registry: Registry, problems: 
         sources, messages = _parse_sources(data["source"], registry)
         for message in messages:
             problems.add(path, label, message)
-    if level == "documented" and sources and all(source.document == FACTS_FILE for source in sources):
-        problems.add(path, label, f"a documented rule must cite a seed document; {FACTS_FILE} alone makes it public")
+    if level == "documented" and sources and not any(_cites_seed(source, registry) for source in sources):
+        cited = " and ".join(dict.fromkeys(source.document for source in sources))
+        problems.add(path, label, f"a documented rule must cite a seed document; {cited} alone makes it public")
     scope = None
     if "scope" in data:
         scope, messages = _parse_scope(data["scope"])

@@ -3,6 +3,10 @@
 A rule's source is ``FILE#Section``. Registering the sections up front lets the loader refuse a
 source that names no document or no section, and lets the coverage check ask the question that
 matters: does every section of every document have a rule?
+
+The seed documents and FACTS.md live beside the repository (``../shared``). A document registered
+with a ``path`` lives in the repository itself: the vendor's public API, as verbatim excerpts of its
+package (``specs/vendor/``), for what neither the seeds nor FACTS.md say.
 """
 
 from __future__ import annotations
@@ -26,6 +30,13 @@ class Document:
     title: str
     sections: tuple[str, ...]
     unheaded_sections: tuple[str, ...] = ()
+    path: str | None = None
+    """Where the text is, relative to the repository; None for the shared documents."""
+
+    @property
+    def is_seed(self) -> bool:
+        """A seed document (a documented rule must cite one), not FACTS.md or the vendor's API."""
+        return self.file != FACTS_FILE and self.path is None
 
 
 @dataclass(frozen=True)
@@ -58,7 +69,11 @@ def load_registry(specs_dir: Path) -> Registry:
             raise SpecError(f"{where}: expected a mapping with 'file', 'title' and 'sections'")
         sections = _strings(entry.get("sections"), f"{where} ({entry['file']}) sections")
         unheaded = _strings(entry.get("unheaded_sections", []) or [], f"{where} unheaded_sections")
-        documents.append(Document(entry["file"], str(entry.get("title", entry["file"])), sections, unheaded))
+        location = entry.get("path")
+        if location is not None and not (isinstance(location, str) and location.strip()):
+            raise SpecError(f"{where}: 'path' must be a path relative to the repository")
+        title = str(entry.get("title", entry["file"]))
+        documents.append(Document(entry["file"], title, sections, unheaded, location))
     return Registry(tuple(documents))
 
 

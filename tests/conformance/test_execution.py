@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 
 from csconform.errors import CapacityError, ExecutionModeError, InvalidInputError
 
+pytestmark = pytest.mark.capability("execution")  # runs take execution options only this capability offers
+
 FEATURES, HIDDEN, CLASSES = 5, 7, 3
 GB = 10**9
 

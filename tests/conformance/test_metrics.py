@@ -97,7 +97,13 @@ def test_eval_run_returns_one_final_value(engine):
     assert isinstance(mean_loss, float) and mean_loss == pytest.approx(expected, rel=1e-6)
     accuracy = runner.evaluate(dataset, engine.metrics.Accuracy())
     assert accuracy == pytest.approx(np.mean(model(x).argmax(axis=1) == y))
-    with pytest.raises(MetricError):
-        runner.evaluate(dataset, several_values_metric(engine, (1.0, 2.0)))
     engine.set_target("cpu")
     assert runner.evaluate(dataset, several_values_metric(engine, (1.0, 2.0))) == (1.0, 2.0)
+
+
+@pytest.mark.spec("METRICS-004")
+def test_eval_run_refuses_several_values_on_cs(engine):
+    engine.set_target("cs")  # the refusal is the CS system's (METRICS-001), here through an eval run
+    _model, runner, dataset, _x, _y = eval_runner(engine)
+    with pytest.raises(MetricError):
+        runner.evaluate(dataset, several_values_metric(engine, (1.0, 2.0)))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 from csconform.errors import CheckpointError, WeightFetchError
@@ -101,7 +101,9 @@ def test_losses_stream_live(engine):
     for output in outputs:
         seen.append(output)
         assert output.step == len(seen) - 1
-        assert runner.steps_completed == len(seen) and data.taken == len(seen)
+        # step k+1 has not run: no step completed and no update applied since this output was made
+        # (the next batch may already have been taken: RUNNER-009 says how many)
+        assert runner.steps_completed == len(seen) and optimizer.global_step == output.global_step
         assert isinstance(output.loss, float) and np.isfinite(output.loss)
     assert len(seen) == 5
 
@@ -165,7 +167,9 @@ def test_checkpoint_write_is_atomic(engine, tmp_path, monkeypatch):
 
 @pytest.mark.spec("RUNNER-004")
 @given(data=st.data())
-@settings(max_examples=25)
+# No shrinking: a damaged byte's position is as readable unshrunk, and an implementation without a
+# checksum fails nearly every example, where shrinking would train and resume hundreds of runs.
+@settings(max_examples=25, phases=(Phase.explicit, Phase.reuse, Phase.generate))
 def test_corrupted_or_truncated_checkpoint_refused(engine, tmp_path_factory, data):
     engine.reset()
     directory = tmp_path_factory.mktemp("corrupt")
@@ -173,10 +177,11 @@ def test_corrupted_or_truncated_checkpoint_refused(engine, tmp_path_factory, dat
     outputs = list(runner.train(make_dataset(engine), 2, data_seed=0))
     path = outputs[-1].checkpoint
     good = path.read_bytes()
+    # positions are drawn as fractions of the file: an implementation's file length may vary between runs
     if data.draw(st.booleans(), label="truncate"):
-        damaged = good[: data.draw(st.integers(0, len(good) - 1), label="keep")]
+        damaged = good[: data.draw(st.integers(0, 2**20 - 1), label="keep") * len(good) // 2**20]
     else:
-        position = data.draw(st.integers(0, len(good) - 1), label="position")
+        position = data.draw(st.integers(0, 2**20 - 1), label="position") * len(good) // 2**20
         flip = data.draw(st.integers(1, 255), label="xor")
         damaged = good[:position] + bytes([good[position] ^ flip]) + good[position + 1 :]
     path.write_bytes(damaged)
@@ -431,9 +436,12 @@ def test_next_minibatch_requested_when_previous_done(engine):
 @pytest.mark.spec("RUNNER-010")
 def test_weights_updated_in_place_every_step(engine):
     model, _optimizer, _scaler, runner = build(engine, scaler_options={"loss_scale": 128.0})
-    arrays = [p.data for p in model.parameters()]
-    previous = [a.copy() for a in arrays]
+    previous = [p.data.copy() for p in model.parameters()]
+    arrays = None  # the weights as the run holds them once it has loaded them (at its start)
     for _output in runner.train(make_dataset(engine), 5):
-        assert all(p.data is a for p, a in zip(model.parameters(), arrays, strict=True))
+        if arrays is None:
+            arrays = [p.data for p in model.parameters()]
+        # the weights stay in their memory (the same array, or a view of it) and change every step
+        assert all(np.shares_memory(p.data, a) for p, a in zip(model.parameters(), arrays, strict=True))
         assert all(not np.array_equal(a, b) for a, b in zip(arrays, previous, strict=True))
         previous = [a.copy() for a in arrays]

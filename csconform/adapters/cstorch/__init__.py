@@ -29,7 +29,9 @@ from csconform.errors import InvalidInputError
 
 PACKAGE = f"cerebras.pytorch {cstorch.__version__}"
 
-CAPABILITIES = frozenset({"precision", "amp", "nn", "optim", "lr_schedule"})
+CAPABILITIES = frozenset(
+    {"precision", "amp", "nn", "optim", "lr_schedule", "data", "graph", "runner", "metrics", "executor"}
+)
 TARGETS = ("cpu",)
 EMULATIONS = {
     "amp": (
@@ -42,14 +44,31 @@ EMULATIONS = {
     ),
 }
 
-SUBMODULES = ("precision", "amp", "nn", "optim")
+SUBMODULES = (
+    "precision",
+    "amp",
+    "nn",
+    "optim",
+    "data",
+    "graph",
+    "compiler",
+    "runner",
+    "checkpoint",
+    "metrics",
+    "executor",
+)
 
 _state = {"target": "cpu"}
 
 
 def reset() -> None:
-    """The package's defaults: float16 half dtype, mixed precision off on the CPU, no leftover scalers."""
+    """The package's defaults: float16 half dtype, mixed precision off on the CPU, no leftover scalers,
+    no run left open, no metrics kept."""
     backend.cpu_backend()
+    if "runner" in globals():
+        globals()["runner"].close_open_runs()
+    if "metrics" in globals():
+        globals()["metrics"].forget()
     cstorch.amp.set_half_dtype("float16")
     cstorch.amp.enable_mixed_precision(False)
     backend.forget_components()

@@ -122,14 +122,15 @@ def optimizer_step(
     max_gradient_value: float | None = None,
 ) -> Any:
     """``cstorch.amp.optimizer_step`` as one iteration of the CS backend."""
-    with backend.iteration(), refusals({ValueError: GradScalerConfigError, RuntimeError: GradScalerUsageError}):
-        result = cstorch.amp.optimizer_step(
-            loss.torch,
-            _torch_optimizer(optimizer),
-            grad_scaler.torch,
-            max_gradient_norm=max_gradient_norm,
-            max_gradient_value=max_gradient_value,
-        )
+    with backend.iteration():
+        with refusals({ValueError: GradScalerConfigError, RuntimeError: GradScalerUsageError}):
+            result = cstorch.amp.optimizer_step(
+                loss.torch,
+                _torch_optimizer(optimizer),
+                grad_scaler.torch,
+                max_gradient_norm=max_gradient_norm,
+                max_gradient_value=max_gradient_value,
+            )
         if isinstance(optimizer, Optimizer):
-            optimizer.after_step()
+            optimizer.after_step()  # the schedule's step marks tensors in the iteration's update manager
     return result

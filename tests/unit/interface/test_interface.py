@@ -62,6 +62,14 @@ def test_validation_names_a_missing_class_method_and_a_narrow_signature():
     assert "stripped.amp.set_half_dtype does not accept parameter(s) value" in problems
 
 
+def test_validation_names_a_missing_classmethod():
+    class Iterator(reference.data.DatasetIterator):
+        restore = None  # type: ignore[assignment]
+
+    data = types.SimpleNamespace(Dataset=reference.data.Dataset, DatasetIterator=Iterator, INFINITE=-1)
+    assert "stripped.data.DatasetIterator.restore is missing" in validate(_stripped_engine(data=data))
+
+
 def test_validation_refuses_a_bad_declaration():
     module = _stripped_engine(CAPABILITIES=frozenset({"telepathy"}), TARGETS=("gpu",))
     problems = validate(module)

@@ -9,7 +9,8 @@ import pytest
 from csconform.spec import default_specs_dir, load_registry, load_spec, uncovered_sections
 from csconform.spec.sources import missing_headings
 
-SHARED = Path(__file__).resolve().parents[3].parent / "shared"
+REPOSITORY = Path(__file__).resolve().parents[3]
+SHARED = REPOSITORY.parent / "shared"
 
 
 def test_repository_spec_loads() -> None:
@@ -31,8 +32,11 @@ def test_pending_rules_say_why() -> None:
 def test_registered_sections_are_headings_of_their_documents() -> None:
     registry = load_registry(default_specs_dir())
     for document in registry.documents:
-        folder = SHARED / ("design" if document.file == "FACTS.md" else "seeds")
-        text = (folder / document.file).read_text(encoding="utf-8")
+        if document.path is not None:
+            location = REPOSITORY / document.path
+        else:
+            location = SHARED / ("design" if document.file == "FACTS.md" else "seeds") / document.file
+        text = location.read_text(encoding="utf-8")
         assert missing_headings(document, text) == [], document.file
 
 
@@ -40,4 +44,10 @@ def test_registered_sections_are_headings_of_their_documents() -> None:
 def test_every_seed_document_is_registered() -> None:
     registry = load_registry(default_specs_dir())
     seeds = sorted(p.name for p in (SHARED / "seeds").glob("*.txt"))
-    assert seeds == sorted(f for f in registry.files if f != "FACTS.md")
+    assert seeds == sorted(d.file for d in registry.documents if d.is_seed)
+
+
+def test_documents_in_the_repository_are_there() -> None:
+    for document in load_registry(default_specs_dir()).documents:
+        if document.path is not None:
+            assert (REPOSITORY / document.path).is_file(), document.path

@@ -1,0 +1,282 @@
+"""Capability ``data``: the interface's tf.data-like Dataset, built from ``torch.utils.data`` stages.
+
+cerebras.pytorch has no Dataset API of its own: a run is fed by a ``cstorch.utils.data.DataLoader``
+around any iterable of torch tensors, usually a ``torch.utils.data`` pipeline (runner.py and
+executor.py make that loader). So the adapter builds the interface's pipeline from torch's own
+datapipe stages where torch has them: ``Shuffler`` (a buffer shuffle, as in tf.data), ``Batcher``
+(``drop_last`` for ``drop_remainder``) and ``Mapper``. Torch has no repeat stage; ``repeat`` is a
+small datapipe of the adapter's that iterates its input again. Elements stay NumPy inside the
+pipeline, so map functions see NumPy, as the interface says.
+
+A ``Dataset`` is a description; every ``iterator()`` builds fresh datapipes (a torch datapipe serves
+one iterator at a time). Shuffles draw their seeds from NumPy generators: a shuffle with a seed from
+that seed, one without from the iterator's ``seed_entropy``; each pass over a shuffle stage gets the
+next seed. Torch pipelines cannot report or restore a position, so an iterator's state is its
+``seed_entropy`` and the number of elements it produced, and ``restore`` replays the pipeline to
+that point (what a ``cstorch.utils.data.RestartableDataLoader`` does with its own state; runner.py).
+``cardinality()`` is the length torch's stages report.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from torch.utils.data.datapipes.datapipe import IterDataPipe
+from torch.utils.data.datapipes.iter import Batcher, IterableWrapper, Mapper, Shuffler
+
+from csconform.errors import InvalidInputError
+
+INFINITE = -1
+"""The cardinality of a dataset that never runs out (``repeat()`` with ``count=None``)."""
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool) and bool(value >= 1)
+
+
+class Dataset:
+    """A pipeline description; build one with :meth:`from_tensor_slices`."""
+
+    parent: Dataset
+    """The stage this one transforms (every stage but the slices has one)."""
+
+    @staticmethod
+    def from_tensor_slices(tensors: Any) -> Dataset:
+        return _Slices(tensors)
+
+    def shuffle(self, buffer_size: int, seed: int | None = None) -> Dataset:
+        if not _positive(buffer_size):
+            raise InvalidInputError(f"shuffle buffer_size must be a positive integer, got {buffer_size!r}")
+        return _Shuffle(self, int(buffer_size), seed)
+
+    def repeat(self, count: int | None = None) -> Dataset:
+        if count is not None and not (_positive(count) or count == 0):
+            raise InvalidInputError(f"repeat count must be None or a non-negative integer, got {count!r}")
+        return _Repeat(self, count)
+
+    def batch(self, batch_size: int, drop_remainder: bool = False) -> Dataset:
+        if not _positive(batch_size):
+            raise InvalidInputError(f"batch_size must be a positive integer, got {batch_size!r}")
+        return _Batch(self, int(batch_size), bool(drop_remainder))
+
+    def map(self, fn: Callable[..., Any]) -> Dataset:
+        return _Map(self, fn)
+
+    def cardinality(self) -> int:
+        try:
+            return len(self.datapipe(_Seeds(0)))
+        except TypeError:  # a stage without a length: an endless repeat
+            return INFINITE
+
+    def batch_size_is_static(self) -> bool:
+        """True when every batch has one size: the last batch stage drops its remainder (or none batches)."""
+        return self.parent.batch_size_is_static()
+
+    def has_deterministic_shuffle(self) -> bool:
+        return self.parent.has_deterministic_shuffle()
+
+    def datapipe(self, seeds: _Seeds) -> IterDataPipe:
+        """The torch pipeline of one iterator run."""
+        raise NotImplementedError
+
+    def iterator(self, seed_entropy: int | None = None) -> DatasetIterator:
+        return DatasetIterator(self, seed_entropy)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.iterator())
+
+
+class _Seeds:
+    """The seed generators of one iterator run, one per shuffle stage."""
+
+    def __init__(self, seed_entropy: int) -> None:
+        self.seed_entropy = seed_entropy
+        self.unseeded_stages = 0
+
+    def generator(self, seed: int | None) -> np.random.Generator:
+        if seed is not None:
+            return np.random.default_rng(np.random.SeedSequence(seed))
+        sequence = np.random.SeedSequence(self.seed_entropy, spawn_key=(self.unseeded_stages,))
+        self.unseeded_stages += 1
+        return np.random.default_rng(sequence)
+
+
+def _row_tuple(tensors: tuple[np.ndarray | None, ...], row: int) -> tuple[Any, ...]:
+    return tuple(None if t is None else t[row] for t in tensors)
+
+
+class _Slices(Dataset):
+    def __init__(self, tensors: Any) -> None:
+        if isinstance(tensors, tuple):
+            arrays = tuple(None if t is None else np.asarray(t) for t in tensors)
+            present = [a for a in arrays if a is not None]
+            lengths = {a.shape[0] if a.ndim else None for a in present}
+            if not present or None in lengths or len(lengths) != 1:
+                raise InvalidInputError(
+                    f"from_tensor_slices needs arrays with one shared first dimension; got {[a.shape for a in present]}"
+                )
+            self.tensors: Any = arrays
+            self.length = int(present[0].shape[0])
+        else:
+            array = np.asarray(tensors)
+            if array.ndim == 0:
+                raise InvalidInputError("from_tensor_slices needs an array with at least one dimension")
+            self.tensors = array
+            self.length = int(array.shape[0])
+
+    def batch_size_is_static(self) -> bool:
+        return True
+
+    def has_deterministic_shuffle(self) -> bool:
+        return False
+
+    def datapipe(self, seeds: _Seeds) -> IterDataPipe:
+        rows = IterableWrapper(range(self.length), deepcopy=False)
+        if isinstance(self.tensors, tuple):
+            tensors = self.tensors
+            return Mapper(rows, lambda row: _row_tuple(tensors, row))
+        array = self.tensors
+        return Mapper(rows, lambda row: array[row])
+
+
+class _SeededShuffler(IterDataPipe):
+    """torch's ``Shuffler``, given the next seed of its stage's generator at each pass."""
+
+    def __init__(self, source: IterDataPipe, buffer_size: int, generator: np.random.Generator) -> None:
+        self.shuffler = Shuffler(source, buffer_size=buffer_size)
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[Any]:
+        self.shuffler.set_seed(int(self.generator.integers(2**62)))
+        yield from self.shuffler
+
+    def __len__(self) -> int:
+        return len(self.shuffler)
+
+
+@dataclass(eq=False)
+class _Shuffle(Dataset):
+    parent: Dataset
+    buffer_size: int
+    seed: int | None
+
+    def has_deterministic_shuffle(self) -> bool:
+        return self.seed is not None or self.parent.has_deterministic_shuffle()
+
+    def datapipe(self, seeds: _Seeds) -> IterDataPipe:
+        source = self.parent.datapipe(seeds)
+        return _SeededShuffler(source, self.buffer_size, seeds.generator(self.seed))
+
+
+class _Repeated(IterDataPipe):
+    """Its input again and again (``count`` times, or forever); an empty input stays empty."""
+
+    def __init__(self, source: IterDataPipe, count: int | None) -> None:
+        self.source = source
+        self.count = count
+
+    def __iter__(self) -> Iterator[Any]:
+        passes = 0
+        while self.count is None or passes < self.count:
+            produced = False
+            for element in self.source:
+                produced = True
+                yield element
+            if not produced:
+                return
+            passes += 1
+
+    def __len__(self) -> int:
+        inner = len(self.source)
+        if self.count is None:
+            if inner == 0:
+                return 0
+            raise TypeError("an endless repeat has no length")
+        return inner * self.count
+
+
+@dataclass(eq=False)
+class _Repeat(Dataset):
+    parent: Dataset
+    count: int | None
+
+    def datapipe(self, seeds: _Seeds) -> IterDataPipe:
+        return _Repeated(self.parent.datapipe(seeds), self.count)
+
+
+def _stack(elements: list[Any]) -> Any:
+    first = elements[0]
+    if first is None:
+        return None
+    if isinstance(first, tuple):
+        return tuple(_stack([e[i] for e in elements]) for i in range(len(first)))
+    if isinstance(first, dict):
+        return {key: _stack([e[key] for e in elements]) for key in first}
+    return np.stack(elements)
+
+
+@dataclass(eq=False)
+class _Batch(Dataset):
+    parent: Dataset
+    batch_size: int
+    drop_remainder: bool
+
+    def batch_size_is_static(self) -> bool:
+        return self.drop_remainder
+
+    def datapipe(self, seeds: _Seeds) -> IterDataPipe:
+        batches = Batcher(self.parent.datapipe(seeds), batch_size=self.batch_size, drop_last=self.drop_remainder)
+        return Mapper(batches, lambda batch: _stack(list(batch)))
+
+
+@dataclass(eq=False)
+class _Map(Dataset):
+    parent: Dataset
+    fn: Callable[..., Any]
+
+    def datapipe(self, seeds: _Seeds) -> IterDataPipe:
+        fn = self.fn
+        return Mapper(self.parent.datapipe(seeds), lambda e: fn(*e) if isinstance(e, tuple) else fn(e))
+
+
+class DatasetIterator:
+    """One run of a Dataset's torch pipeline, with a position that can be saved and replayed."""
+
+    def __init__(self, dataset: Dataset, seed_entropy: int | None = None) -> None:
+        self.dataset = dataset
+        self.seed_entropy = int(secrets.randbits(128) if seed_entropy is None else seed_entropy)
+        self.elements_produced = 0
+        self._elements = iter(dataset.datapipe(_Seeds(self.seed_entropy)))
+
+    def __iter__(self) -> DatasetIterator:
+        return self
+
+    def __next__(self) -> Any:
+        element = next(self._elements)
+        self.elements_produced += 1
+        return element
+
+    def state(self) -> dict[str, int]:
+        return {"seed_entropy": self.seed_entropy, "elements_produced": self.elements_produced}
+
+    @classmethod
+    def restore(cls, dataset: Any, state: Mapping[str, Any]) -> DatasetIterator:
+        try:
+            seed_entropy = int(state["seed_entropy"])
+            elements_produced = int(state["elements_produced"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InvalidInputError(f"not a dataset iterator state: {state!r}") from exc
+        iterator = cls(dataset, seed_entropy)
+        for _ in range(elements_produced):
+            try:
+                next(iterator)
+            except StopIteration as exc:
+                raise InvalidInputError(
+                    f"dataset runs out after {iterator.elements_produced} elements; cannot restore "
+                    f"position {elements_produced}"
+                ) from exc
+        return iterator
