@@ -231,7 +231,8 @@ def test_full_compile_carries_placement_and_modeled_throughput(engine, wafer_nam
                 or a["y"] + a["height"] <= b["y"]
                 or b["y"] + b["height"] <= a["y"]
             ), (a, b)
-    expected = plan([Layer("dense", FEATURES, 5), Layer("dense", 5, CLASSES)], wafer=wafer_name, mode="pipelined", batch=8)
+    layers = [Layer("dense", FEATURES, 5), Layer("dense", 5, CLASSES)]
+    expected = plan(layers, wafer=wafer_name, mode="pipelined", batch=8)
     assert artifact.modeled_samples_per_s == pytest.approx(expected.samples_per_s, rel=1e-6)
     assert artifact.modeled_samples_per_s > 0
 

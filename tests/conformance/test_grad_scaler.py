@@ -756,24 +756,29 @@ def test_static_state_dict_round_trip(engine):
 
 @pytest.mark.spec("GRADSCALER-024")
 @pytest.mark.parametrize(
-    "state",
+    ("state", "problem"),
     [
-        {"loss_scale": 8.0},
-        {"loss_scale": 8.0, "steps_since_rescale": 1},
-        {"loss_scale": 8.0, "steps_since_rescale": 1, "overflows_since_rescale": 0, "extra": 1},
-        {"loss_scale": 0.0, "steps_since_rescale": 1, "overflows_since_rescale": 0},
-        {"loss_scale": -8.0, "steps_since_rescale": 1, "overflows_since_rescale": 0},
-        {"loss_scale": 8.0, "steps_since_rescale": -1, "overflows_since_rescale": 0},
-        {"loss_scale": 8.0, "steps_since_rescale": 1, "overflows_since_rescale": 2},
-        {"loss_scale": 8.0, "steps_since_rescale": 1, "overflows_since_rescale": 0, "num_skipped_steps": -2},
-        [("loss_scale", 8.0)],
+        # each refusal names the problem: the keys that are missing or unexpected, or the bad value's key
+        ({"loss_scale": 8.0}, r"\bsteps_since_rescale\b.*\boverflows_since_rescale\b"),
+        ({"loss_scale": 8.0, "steps_since_rescale": 1}, r"\boverflows_since_rescale\b"),
+        ({"loss_scale": 8.0, "steps_since_rescale": 1, "overflows_since_rescale": 0, "extra": 1}, r"\bextra\b"),
+        ({"loss_scale": 0.0, "steps_since_rescale": 1, "overflows_since_rescale": 0}, r"\bloss_scale\b"),
+        ({"loss_scale": -8.0, "steps_since_rescale": 1, "overflows_since_rescale": 0}, r"\bloss_scale\b"),
+        ({"loss_scale": 8.0, "steps_since_rescale": -1, "overflows_since_rescale": 0}, r"\bsteps_since_rescale\b"),
+        ({"loss_scale": 8.0, "steps_since_rescale": 1, "overflows_since_rescale": -1}, r"\boverflows_since_rescale\b"),
+        ({"loss_scale": 8.0, "steps_since_rescale": 1, "overflows_since_rescale": 2}, r"\boverflows_since_rescale\b"),
+        (
+            {"loss_scale": 8.0, "steps_since_rescale": 1, "overflows_since_rescale": 0, "num_skipped_steps": -2},
+            r"\bnum_skipped_steps\b",
+        ),
+        ([("loss_scale", 8.0)], r"\bmapping\b.*\blist\b"),
     ],
     ids=repr,
 )
-def test_mismatched_state_is_refused(engine, state):
+def test_mismatched_state_is_refused(engine, state, problem):
     scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=32.0)
     before = scaler.state_dict()
-    with pytest.raises(GradScalerConfigError):
+    with pytest.raises(GradScalerConfigError, match=problem):
         scaler.load_state_dict(state)
     assert scaler.state_dict() == before
 
@@ -781,8 +786,12 @@ def test_mismatched_state_is_refused(engine, state):
 @pytest.mark.spec("GRADSCALER-024")
 def test_dynamic_state_into_static_scaler_is_refused_and_old_states_load(engine):
     dynamic_state = {"loss_scale": 8.0, "steps_since_rescale": 3, "overflows_since_rescale": 1}
-    with pytest.raises(GradScalerConfigError, match="steps_since_rescale"):
-        engine.amp.GradScaler(loss_scale=4.0).load_state_dict(dynamic_state)
+    static = engine.amp.GradScaler(loss_scale=4.0)
+    with pytest.raises(GradScalerConfigError, match=r"\bstatic\b.*\bsteps_since_rescale\b"):
+        static.load_state_dict(dynamic_state)  # the refusal names the scaler's mode and the keys that differ
+    assert static.state_dict() == {"loss_scale": 4.0}
+    with pytest.raises(GradScalerConfigError, match=r"\bdynamic\b.*\bsteps_since_rescale\b"):
+        engine.amp.GradScaler(loss_scale="dynamic").load_state_dict({"loss_scale": 8.0})
     scaler = engine.amp.GradScaler(loss_scale="dynamic")
     scaler.load_state_dict(dynamic_state)  # an older release's state, without num_skipped_steps
     assert scaler.state_dict() == {**dynamic_state, "num_skipped_steps": 0}
