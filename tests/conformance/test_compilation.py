@@ -243,6 +243,7 @@ def test_the_job_is_launched_and_compiled_on_the_chief_node(engine):
     assert runner.job_log == []
     list(runner.train(make_dataset(engine), 3))
     log = [(event.node, event.action) for event in runner.job_log]
+    assert all(isinstance(node, str) and node for node, _action in log), log  # every event names its machine
     chief = engine.runner.CHIEF_NODE
     systems = {system.system_id for system in runner.systems}
     workers = {node for node, action in log if action == "batch"}
