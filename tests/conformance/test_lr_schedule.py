@@ -497,6 +497,16 @@ def test_one_cycle_reaches_its_landmarks(engine):
     assert float(schedule(10_000)) == pytest.approx(1e-4)
 
 
+@pytest.mark.spec("LR-020")
+def test_the_shortest_one_cycle_has_two_steps(engine):
+    # PyTorch's phases for total_steps=2, pct_start=0.75: warm-up ends at 0.75 * 2 - 1 = 0.5, annealing at 1
+    schedule = lr(engine).OneCycleLR(
+        initial_learning_rate=0.01, max_lr=1.0, total_steps=2, pct_start=0.75, final_div_factor=100.0
+    )
+    assert float(schedule(0)) == pytest.approx(0.01)
+    assert float(schedule(1)) == pytest.approx(1e-4)
+
+
 # --- vectorization ---------------------------------------------------------------------------------
 
 
