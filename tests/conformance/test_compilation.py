@@ -251,6 +251,10 @@ def test_the_job_is_launched_and_compiled_on_the_chief_node(engine):
     assert [node for node, action in log if action == "compile"] == [chief]
     first_step = next(index for index, (_node, action) in enumerate(log) if action == "step")
     assert log.index((chief, "compile")) < first_step
+    # the compiled program is loaded onto each system after the compile and before the system runs a step
+    loads = [index for index, (_node, action) in enumerate(log) if action == "program"]
+    assert sorted(log[index][0] for index in loads) == sorted(systems)
+    assert all(log.index((chief, "compile")) < index < first_step for index in loads)
     assert {node for node, action in log if action == "step"} == systems
     # the chief is a machine of its own: it neither prepares the batches nor runs the program
     assert workers and chief not in workers and chief not in systems and workers.isdisjoint(systems)
