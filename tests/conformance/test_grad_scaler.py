@@ -222,27 +222,36 @@ def test_negative_overflow_tolerance_is_refused(engine, tolerance):
 
 @pytest.mark.spec("GRADSCALER-033")
 @pytest.mark.parametrize(
-    "kwargs",
+    ("kwargs", "argument"),
     [
-        {"loss_scale": "Dynamic"},
-        {"loss_scale": "static"},
-        {"loss_scale": -2.0},
-        {"loss_scale": float("nan")},
-        {"loss_scale": float("inf")},
-        {"loss_scale": "dynamic", "init_scale": 0.0},
-        {"loss_scale": "dynamic", "init_scale": -1.0},
-        {"loss_scale": "dynamic", "max_loss_scale": float("inf")},
-        {"loss_scale": "dynamic", "min_loss_scale": 4.0, "max_loss_scale": 2.0},
-        {"loss_scale": "dynamic", "steps_per_increase": -1},
-        {"loss_scale": "dynamic", "steps_per_increase": 2.5},
-        {"loss_scale": "dynamic", "max_gradient_norm": 0.0},
-        {"loss_scale": "dynamic", "max_gradient_norm": -1.0},
+        ({"loss_scale": "Dynamic"}, "loss_scale"),
+        ({"loss_scale": "static"}, "loss_scale"),
+        ({"loss_scale": -2.0}, "loss_scale"),
+        ({"loss_scale": float("nan")}, "loss_scale"),
+        ({"loss_scale": float("inf")}, "loss_scale"),
+        ({"loss_scale": "dynamic", "init_scale": 0.0}, "init_scale"),
+        ({"loss_scale": "dynamic", "init_scale": -1.0}, "init_scale"),
+        ({"loss_scale": "dynamic", "min_loss_scale": float("inf")}, "min_loss_scale"),
+        ({"loss_scale": "dynamic", "max_loss_scale": float("inf")}, "max_loss_scale"),
+        ({"loss_scale": "dynamic", "min_loss_scale": 4.0, "max_loss_scale": 2.0}, "max_loss_scale"),
+        ({"loss_scale": "dynamic", "steps_per_increase": -1}, "steps_per_increase"),
+        ({"loss_scale": "dynamic", "steps_per_increase": 2.5}, "steps_per_increase"),
+        ({"loss_scale": "dynamic", "max_gradient_norm": 0.0}, "max_gradient_norm"),
+        ({"loss_scale": "dynamic", "max_gradient_norm": -1.0}, "max_gradient_norm"),
     ],
     ids=repr,
 )
-def test_invalid_arguments_are_refused(engine, kwargs):
-    with pytest.raises(GradScalerConfigError):
+def test_invalid_arguments_are_refused(engine, kwargs, argument):
+    with pytest.raises(GradScalerConfigError, match=rf"\b{argument}\b"):  # the refusal names the argument
         engine.amp.GradScaler(**kwargs)
+
+
+@pytest.mark.spec("GRADSCALER-033")
+def test_the_largest_finite_float32_is_a_valid_scale(engine):
+    largest = float(np.finfo(np.float32).max)
+    assert engine.amp.GradScaler(loss_scale=largest).get_scale() == largest
+    dynamic = engine.amp.GradScaler(loss_scale="dynamic", init_scale=largest, max_loss_scale=largest)
+    assert dynamic.get_scale() == largest
 
 
 # --- refusals of the protocol ------------------------------------------------------------------------
@@ -598,6 +607,19 @@ def test_dls_with_gcc_clips_known_gradients(engine, limit):
         np.testing.assert_allclose(param.grad, grad * factor, rtol=1e-6)
     if limit == 100.0:  # below the limit: no clipping at all
         assert all(bitwise_equal(p.grad, g) for p, g in zip(params, grads, strict=True))
+
+
+@pytest.mark.spec("GRADSCALER-019")
+def test_gcc_adds_its_epsilon_to_a_small_norm(engine):
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=16.0, max_gradient_norm=1e-6)
+    params, optimizer = make_setup(engine)
+    grads = [np.full(SHAPES[0], 0.5e-5, dtype=np.float32), np.array([1e-5, -2e-5, 0.0, 2e-5], dtype=np.float32)]
+    set_scaled(params, grads, 16.0)
+    scaler.unscale_(optimizer)
+    norm = math.sqrt(sum(float(np.sum(np.square(g.astype(np.float64)))) for g in grads))  # about 3.2e-5
+    factor = 1e-6 / (norm + 1e-6)  # the 1e-6 moves this factor by 3 %
+    for param, grad in zip(params, grads, strict=True):
+        np.testing.assert_allclose(param.grad, grad * factor, rtol=1e-5)
 
 
 @pytest.mark.spec("GRADSCALER-019")
