@@ -245,6 +245,10 @@ def _markdown(results: dict[str, Any], table: pd.DataFrame, classified: list[dic
         "",
         table.to_markdown(index=False, floatfmt=".3f"),
         "",
+        "Produced by `tox -e mutation` (a clean run: it deletes mutants/, runs every mutant with one worker, "
+        "exports reports/mutation.json and draws this page); after editing the triage list, "
+        "`python -m csconform.report.mutation --no-export --out reports` redraws the page from that file.",
+        "",
         "## Triaged survivors by kind",
         "",
     ]
