@@ -45,13 +45,15 @@ COLUMNS = [
     "no_tests",
     "equivalent",
     "unspecified",
+    "out_of_reach",
     "other",
     "not_run",
     "kill_rate",
     "kill_rate_strict",
 ]
 # kind -> (class, meaning). "equivalent": no observable difference. "unspecified": an observable
-# difference that no rule of the spec states, so no conformance check may demand it.
+# difference that no rule of the spec states, so no conformance check may demand it. "out_of_reach":
+# a difference a rule does state, but no test can provoke; it stays a survivor in both rates.
 TRIAGE_KINDS = {
     "identical": ("equivalent", "the mutant computes exactly what the original computes"),
     "performance": ("equivalent", "results stay the same; only the work done or the memory used changes"),
@@ -66,6 +68,11 @@ TRIAGE_KINDS = {
     ),
     "state": ("unspecified", "an observable difference that no rule states (each entry names it)"),
     "internal": ("unspecified", "code no conformance test can reach through the engine interface the spec defines"),
+    "scale": (
+        "out_of_reach",
+        "a difference a rule states, but visible only for models of tens of GB, more than the NumPy reference "
+        "engine can hold in a test; counted as not killed in both rates",
+    ),
 }
 NOT_RUN_NOTE = (
     "Not run yet: run `tox -e mutation` (one worker; hours on a shared two-core machine) to produce "
@@ -197,6 +204,7 @@ def module_table(classified: list[dict[str, Any]]) -> pd.DataFrame:
             row[column] = counts.pop(status, 0)
         row["equivalent"] = counts.pop("equivalent", 0)
         row["unspecified"] = counts.pop("unspecified", 0)
+        row["out_of_reach"] = counts.pop("out_of_reach", 0)  # stays in both denominators: not killed
         row["not_run"] = counts.pop("not checked", 0)
         row["other"] = sum(counts.values())  # suspicious, segfault
         caught = row["killed"] + row["timed_out"]
@@ -229,12 +237,17 @@ def _markdown(results: dict[str, Any], table: pd.DataFrame, classified: list[dic
         "function; equivalent: a survivor triaged in tests/mutation/equivalent.yaml as computing exactly "
         "what the original computes; unspecified: a survivor triaged there as changing only behaviour that "
         "no rule of the spec states (error-message wording, NumPy warnings, code outside the engine "
-        "interface), which a conformance check must not demand; other: suspicious or crashed; not_run: not "
-        "tested in this run (left out of both rates). "
+        "interface), which a conformance check must not demand; out_of_reach: a survivor triaged there as "
+        "changing what a rule states, but only for models larger than a test can hold (counted as not killed); "
+        "other: suspicious or crashed; not_run: not tested in this run (left out of both rates). "
         "kill_rate = (killed + timed_out) / (mutants - not_run - equivalent - unspecified), the rate the goal is "
-        "judged on; kill_rate_strict counts the unspecified ones as survivors. " + goal,
+        "judged on; kill_rate_strict counts the unspecified ones as survivors too. " + goal,
         "",
         table.to_markdown(index=False, floatfmt=".3f"),
+        "",
+        "Produced by `tox -e mutation` (a clean run: it deletes mutants/, runs every mutant with one worker, "
+        "exports reports/mutation.json and draws this page); after editing the triage list, "
+        "`python -m csconform.report.mutation --no-export --out reports` redraws the page from that file.",
         "",
         "## Triaged survivors by kind",
         "",

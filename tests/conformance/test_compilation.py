@@ -180,6 +180,23 @@ def test_runner_compiles_once_before_the_first_step(engine):
     assert runner.systems[0].program is program and runner.systems[0].programs_loaded == 1
 
 
+@pytest.mark.spec("COMPILE-006", "COMPILE-004")
+def test_every_system_of_a_cluster_is_programmed_before_the_first_step(engine):
+    runner = make_runner(engine, execution="weight_streaming", num_systems=3, system_ids=["cs-a", "cs-b", "cs-c"])
+    outputs = runner.train(make_dataset(engine, batch=6), 3)
+    assert all(system.program is None for system in runner.systems)
+    next(outputs)
+    programs = [system.program for system in runner.systems]
+    for system, program in zip(runner.systems, programs, strict=True):
+        assert program is not None, f"system {system.system_id} was not programmed before the first step"
+        assert program.system_id == system.system_id  # an artifact runs only on the system it was compiled for
+        assert program.graph.fingerprint() == programs[0].graph.fingerprint()  # the same program everywhere
+    assert "cross_entropy" in programs[0].graph.op_names()
+    list(outputs)
+    assert [system.program for system in runner.systems] == programs
+    assert [system.programs_loaded for system in runner.systems] == [1, 1, 1]
+
+
 @pytest.mark.spec("COMPILE-006")
 def test_estimator_train_compiles_automatically(engine):
     estimator, input_fn = linear_estimator(engine)
@@ -190,16 +207,17 @@ def test_estimator_train_compiles_automatically(engine):
 
 
 @pytest.mark.spec("COMPILE-007")
-def test_full_compile_carries_placement_and_modeled_throughput(engine):
+@pytest.mark.parametrize("wafer_name", ["WSE-2", "WSE-1", "WSE-3"])
+def test_full_compile_carries_placement_and_modeled_throughput(engine, wafer_name):
     from csconform.perf.costs import Layer
     from csconform.perf.hardware import get_wafer
     from csconform.perf.plan import plan
 
-    runner = make_runner(engine, model_performance=True)
+    runner = make_runner(engine, model_performance=True, wafer=wafer_name)
     next(runner.train(make_dataset(engine, batch=8), 1))
     artifact = runner.artifact
     assert [region["name"] for region in artifact.placement] == ["0:linear", "2:linear"]
-    wafer = get_wafer("WSE-2")
+    wafer = get_wafer(wafer_name)
     regions = artifact.placement
     for region in regions:
         assert region["x"] >= 0 and region["y"] >= 0 and region["width"] >= 1 and region["height"] >= 1
@@ -213,7 +231,8 @@ def test_full_compile_carries_placement_and_modeled_throughput(engine):
                 or a["y"] + a["height"] <= b["y"]
                 or b["y"] + b["height"] <= a["y"]
             ), (a, b)
-    expected = plan([Layer("dense", FEATURES, 5), Layer("dense", 5, CLASSES)], wafer="WSE-2", mode="pipelined", batch=8)
+    layers = [Layer("dense", FEATURES, 5), Layer("dense", 5, CLASSES)]
+    expected = plan(layers, wafer=wafer_name, mode="pipelined", batch=8)
     assert artifact.modeled_samples_per_s == pytest.approx(expected.samples_per_s, rel=1e-6)
     assert artifact.modeled_samples_per_s > 0
 
@@ -224,6 +243,7 @@ def test_the_job_is_launched_and_compiled_on_the_chief_node(engine):
     assert runner.job_log == []
     list(runner.train(make_dataset(engine), 3))
     log = [(event.node, event.action) for event in runner.job_log]
+    assert all(isinstance(node, str) and node for node, _action in log), log  # every event names its machine
     chief = log[0][0]  # the node the job was launched from
     systems = {system.system_id for system in runner.systems}
     workers = {node for node, action in log if action == "batch"}
@@ -231,6 +251,10 @@ def test_the_job_is_launched_and_compiled_on_the_chief_node(engine):
     assert [node for node, action in log if action == "compile"] == [chief]
     first_step = next(index for index, (_node, action) in enumerate(log) if action == "step")
     assert log.index((chief, "compile")) < first_step
+    # the compiled program is loaded onto each system after the compile and before the system runs a step
+    loads = [index for index, (_node, action) in enumerate(log) if action == "program"]
+    assert sorted(log[index][0] for index in loads) == sorted(systems)
+    assert all(log.index((chief, "compile")) < index < first_step for index in loads)
     assert {node for node, action in log if action == "step"} == systems
     # the chief is a machine of its own: it neither prepares the batches nor runs the program
     assert workers and chief not in workers and chief not in systems and workers.isdisjoint(systems)

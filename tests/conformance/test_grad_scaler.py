@@ -221,28 +221,37 @@ def test_negative_overflow_tolerance_is_refused(engine, tolerance):
 
 @pytest.mark.spec("GRADSCALER-040")
 @pytest.mark.parametrize(
-    "kwargs",
+    ("kwargs", "argument"),
     [
-        {"loss_scale": "dynamic", "overflow_tolerance": float("nan")},
-        {"loss_scale": "Dynamic"},
-        {"loss_scale": "static"},
-        {"loss_scale": -2.0},
-        {"loss_scale": float("nan")},
-        {"loss_scale": float("inf")},
-        {"loss_scale": "dynamic", "init_scale": 0.0},
-        {"loss_scale": "dynamic", "init_scale": -1.0},
-        {"loss_scale": "dynamic", "max_loss_scale": float("inf")},
-        {"loss_scale": "dynamic", "min_loss_scale": 4.0, "max_loss_scale": 2.0},
-        {"loss_scale": "dynamic", "steps_per_increase": -1},
-        {"loss_scale": "dynamic", "steps_per_increase": 2.5},
-        {"loss_scale": "dynamic", "max_gradient_norm": 0.0},
-        {"loss_scale": "dynamic", "max_gradient_norm": -1.0},
+        ({"loss_scale": "dynamic", "overflow_tolerance": float("nan")}, "overflow_tolerance"),
+        ({"loss_scale": "Dynamic"}, "loss_scale"),
+        ({"loss_scale": "static"}, "loss_scale"),
+        ({"loss_scale": -2.0}, "loss_scale"),
+        ({"loss_scale": float("nan")}, "loss_scale"),
+        ({"loss_scale": float("inf")}, "loss_scale"),
+        ({"loss_scale": "dynamic", "init_scale": 0.0}, "init_scale"),
+        ({"loss_scale": "dynamic", "init_scale": -1.0}, "init_scale"),
+        ({"loss_scale": "dynamic", "min_loss_scale": float("inf")}, "min_loss_scale"),
+        ({"loss_scale": "dynamic", "max_loss_scale": float("inf")}, "max_loss_scale"),
+        ({"loss_scale": "dynamic", "min_loss_scale": 4.0, "max_loss_scale": 2.0}, "max_loss_scale"),
+        ({"loss_scale": "dynamic", "steps_per_increase": -1}, "steps_per_increase"),
+        ({"loss_scale": "dynamic", "steps_per_increase": 2.5}, "steps_per_increase"),
+        ({"loss_scale": "dynamic", "max_gradient_norm": 0.0}, "max_gradient_norm"),
+        ({"loss_scale": "dynamic", "max_gradient_norm": -1.0}, "max_gradient_norm"),
     ],
     ids=repr,
 )
-def test_invalid_arguments_are_refused(engine, kwargs):
-    with pytest.raises(GradScalerConfigError):
+def test_invalid_arguments_are_refused(engine, kwargs, argument):
+    with pytest.raises(GradScalerConfigError, match=rf"\b{argument}\b"):  # the refusal names the argument
         engine.amp.GradScaler(**kwargs)
+
+
+@pytest.mark.spec("GRADSCALER-040")
+def test_the_largest_finite_float32_is_a_valid_scale(engine):
+    largest = float(np.finfo(np.float32).max)
+    assert engine.amp.GradScaler(loss_scale=largest).get_scale() == largest
+    dynamic = engine.amp.GradScaler(loss_scale="dynamic", init_scale=largest, max_loss_scale=largest)
+    assert dynamic.get_scale() == largest
 
 
 # --- refusals of the protocol ------------------------------------------------------------------------
@@ -642,6 +651,19 @@ def test_dls_with_gcc_clips_known_gradients(engine, limit):
 
 
 @pytest.mark.spec("GRADSCALER-019")
+def test_gcc_adds_its_epsilon_to_a_small_norm(engine):
+    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=16.0, max_gradient_norm=1e-6)
+    params, optimizer = make_setup(engine)
+    grads = [np.full(SHAPES[0], 0.5e-5, dtype=np.float32), np.array([1e-5, -2e-5, 0.0, 2e-5], dtype=np.float32)]
+    set_scaled(params, grads, 16.0)
+    scaler.unscale_(optimizer)
+    norm = math.sqrt(sum(float(np.sum(np.square(g.astype(np.float64)))) for g in grads))  # about 3.2e-5
+    factor = 1e-6 / (norm + 1e-6)  # the 1e-6 moves this factor by 3 %
+    for param, grad in zip(params, grads, strict=True):
+        np.testing.assert_allclose(param.grad, grad * factor, rtol=1e-5)
+
+
+@pytest.mark.spec("GRADSCALER-019")
 def test_max_gradient_norm_has_no_effect_without_dls(engine):
     params, optimizer = make_setup(engine)
     scaler = engine.amp.GradScaler(loss_scale=8.0, max_gradient_norm=0.01)
@@ -798,24 +820,29 @@ def test_static_state_dict_round_trip(engine):
 
 @pytest.mark.spec("GRADSCALER-024")
 @pytest.mark.parametrize(
-    "state",
+    ("state", "problem"),
     [
-        {"loss_scale": 8.0},
-        {"loss_scale": 8.0, "steps_since_rescale": 1},
-        {"loss_scale": 8.0, "steps_since_rescale": 1, "overflows_since_rescale": 0, "extra": 1},
-        {"loss_scale": 0.0, "steps_since_rescale": 1, "overflows_since_rescale": 0},
-        {"loss_scale": -8.0, "steps_since_rescale": 1, "overflows_since_rescale": 0},
-        {"loss_scale": 8.0, "steps_since_rescale": -1, "overflows_since_rescale": 0},
-        {"loss_scale": 8.0, "steps_since_rescale": 1, "overflows_since_rescale": 2},
-        {"loss_scale": 8.0, "steps_since_rescale": 1, "overflows_since_rescale": 0, "num_skipped_steps": -2},
-        [("loss_scale", 8.0)],
+        # each refusal names the problem: the keys that are missing or unexpected, or the bad value's key
+        ({"loss_scale": 8.0}, r"\bsteps_since_rescale\b.*\boverflows_since_rescale\b"),
+        ({"loss_scale": 8.0, "steps_since_rescale": 1}, r"\boverflows_since_rescale\b"),
+        ({"loss_scale": 8.0, "steps_since_rescale": 1, "overflows_since_rescale": 0, "extra": 1}, r"\bextra\b"),
+        ({"loss_scale": 0.0, "steps_since_rescale": 1, "overflows_since_rescale": 0}, r"\bloss_scale\b"),
+        ({"loss_scale": -8.0, "steps_since_rescale": 1, "overflows_since_rescale": 0}, r"\bloss_scale\b"),
+        ({"loss_scale": 8.0, "steps_since_rescale": -1, "overflows_since_rescale": 0}, r"\bsteps_since_rescale\b"),
+        ({"loss_scale": 8.0, "steps_since_rescale": 1, "overflows_since_rescale": -1}, r"\boverflows_since_rescale\b"),
+        ({"loss_scale": 8.0, "steps_since_rescale": 1, "overflows_since_rescale": 2}, r"\boverflows_since_rescale\b"),
+        (
+            {"loss_scale": 8.0, "steps_since_rescale": 1, "overflows_since_rescale": 0, "num_skipped_steps": -2},
+            r"\bnum_skipped_steps\b",
+        ),
+        ([("loss_scale", 8.0)], r"\bmapping\b.*\blist\b"),
     ],
     ids=repr,
 )
-def test_mismatched_state_is_refused(engine, state):
+def test_mismatched_state_is_refused(engine, state, problem):
     scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=32.0)
     before = scaler.state_dict()
-    with pytest.raises(GradScalerConfigError):
+    with pytest.raises(GradScalerConfigError, match=problem):
         scaler.load_state_dict(state)
     assert scaler.state_dict() == before
 
@@ -823,8 +850,12 @@ def test_mismatched_state_is_refused(engine, state):
 @pytest.mark.spec("GRADSCALER-024")
 def test_dynamic_state_into_static_scaler_is_refused_and_old_states_load(engine):
     dynamic_state = {"loss_scale": 8.0, "steps_since_rescale": 3, "overflows_since_rescale": 1}
-    with pytest.raises(GradScalerConfigError, match="steps_since_rescale"):
-        engine.amp.GradScaler(loss_scale=4.0).load_state_dict(dynamic_state)
+    static = engine.amp.GradScaler(loss_scale=4.0)
+    with pytest.raises(GradScalerConfigError, match=r"\bstatic\b.*\bsteps_since_rescale\b"):
+        static.load_state_dict(dynamic_state)  # the refusal names the scaler's mode and the keys that differ
+    assert static.state_dict() == {"loss_scale": 4.0}
+    with pytest.raises(GradScalerConfigError, match=r"\bdynamic\b.*\bsteps_since_rescale\b"):
+        engine.amp.GradScaler(loss_scale="dynamic").load_state_dict({"loss_scale": 8.0})
     scaler = engine.amp.GradScaler(loss_scale="dynamic")
     scaler.load_state_dict(dynamic_state)  # an older release's state, without num_skipped_steps
     assert scaler.state_dict() == {**dynamic_state, "num_skipped_steps": 0}

@@ -268,6 +268,16 @@ def test_linear_lr(engine, init, end, total, t):
     assert float(linear(t)) == float(poly(t))
 
 
+@pytest.mark.spec("LR-008")
+@pytest.mark.parametrize("cycle", [False, True])
+def test_linear_lr_is_polynomial_lr_with_the_same_arguments(engine, cycle):
+    m = lr(engine)
+    linear = m.LinearLR(initial_learning_rate=0.1, end_learning_rate=0.01, total_iters=8, cycle=cycle)
+    poly = m.PolynomialLR(initial_learning_rate=0.1, end_learning_rate=0.01, total_iters=8, power=1.0, cycle=cycle)
+    steps = np.arange(40)  # beyond total_iters, where cycling makes a difference
+    assert np.array_equal(linear(steps), poly(steps))
+
+
 @pytest.mark.spec("LR-009")
 @given(init=RATES, total=ITERS, rate=st.floats(0.05, 1.5), staircase=st.booleans(), t=global_steps(5000))
 def test_exponential_lr(engine, init, total, rate, staircase, t):
@@ -487,6 +497,16 @@ def test_one_cycle_reaches_its_landmarks(engine):
     assert float(schedule(10_000)) == pytest.approx(1e-4)
 
 
+@pytest.mark.spec("LR-020")
+def test_the_shortest_one_cycle_has_two_steps(engine):
+    # PyTorch's phases for total_steps=2, pct_start=0.75: warm-up ends at 0.75 * 2 - 1 = 0.5, annealing at 1
+    schedule = lr(engine).OneCycleLR(
+        initial_learning_rate=0.01, max_lr=1.0, total_steps=2, pct_start=0.75, final_div_factor=100.0
+    )
+    assert float(schedule(0)) == pytest.approx(0.01)
+    assert float(schedule(1)) == pytest.approx(1e-4)
+
+
 # --- vectorization ---------------------------------------------------------------------------------
 
 
@@ -550,3 +570,72 @@ def test_the_pipelined_program_carries_the_schedule_that_drives_every_update(eng
             rate = np.float32(schedule(step))
             for param, data in zip(layer.parameters(), old, strict=True):
                 np.testing.assert_array_equal(param.data, data - rate * param.grad)
+
+
+# --- defaults ----------------------------------------------------------------------------------------
+
+
+def schedules_with_and_without_defaults(m):  # noqa: ANN001, ANN201
+    """(name, built with the required arguments only, built with the vendor's defaults spelled out)."""
+    yield (
+        "PolynomialLR",
+        m.PolynomialLR(initial_learning_rate=0.1, end_learning_rate=0.01, total_iters=30),
+        m.PolynomialLR(initial_learning_rate=0.1, end_learning_rate=0.01, total_iters=30, power=1.0, cycle=False),
+    )
+    yield (
+        "LinearLR",
+        m.LinearLR(initial_learning_rate=0.1, end_learning_rate=0.01, total_iters=30),
+        m.LinearLR(initial_learning_rate=0.1, end_learning_rate=0.01, total_iters=30, cycle=False),
+    )
+    yield (
+        "ExponentialLR",
+        m.ExponentialLR(initial_learning_rate=0.1, total_iters=7, decay_rate=0.5),
+        m.ExponentialLR(initial_learning_rate=0.1, total_iters=7, decay_rate=0.5, staircase=False),
+    )
+    yield (
+        "InverseExponentialTimeDecayLR",
+        m.InverseExponentialTimeDecayLR(initial_learning_rate=0.1, step_exponent=1.0, total_iters=7, decay_rate=0.5),
+        m.InverseExponentialTimeDecayLR(
+            initial_learning_rate=0.1, step_exponent=1.0, total_iters=7, decay_rate=0.5, staircase=False
+        ),
+    )
+    yield (
+        "InverseSquareRootDecayLR",
+        m.InverseSquareRootDecayLR(),
+        m.InverseSquareRootDecayLR(initial_learning_rate=1.0, scale=1.0, warmup_steps=1),
+    )
+    yield (
+        "CosineAnnealingLR",
+        m.CosineAnnealingLR(initial_learning_rate=0.1, T_max=50),
+        m.CosineAnnealingLR(initial_learning_rate=0.1, T_max=50, eta_min=0.0),
+    )
+    yield (
+        "CyclicLR",
+        m.CyclicLR(base_lr=0.01, max_lr=0.1),
+        m.CyclicLR(base_lr=0.01, max_lr=0.1, step_size_up=2000, step_size_down=2000, mode="triangular", gamma=1.0),
+    )
+    yield (  # gamma acts in exp_range mode only
+        "CyclicLR exp_range",
+        m.CyclicLR(base_lr=0.01, max_lr=0.1, mode="exp_range"),
+        m.CyclicLR(base_lr=0.01, max_lr=0.1, step_size_up=2000, step_size_down=2000, mode="exp_range", gamma=1.0),
+    )
+    yield (
+        "OneCycleLR",
+        m.OneCycleLR(initial_learning_rate=0.004, max_lr=0.1),
+        m.OneCycleLR(
+            initial_learning_rate=0.004,
+            max_lr=0.1,
+            total_steps=1000,
+            pct_start=0.3,
+            final_div_factor=1e4,
+            three_phase=False,
+            anneal_strategy="cos",
+        ),
+    )
+
+
+@pytest.mark.spec("LR-023")
+def test_optional_arguments_default_to_the_vendors_values(engine):
+    steps = np.arange(0, 9000, dtype=np.int64)  # two CyclicLR cycles, several periods of the others
+    for name, implicit, explicit in schedules_with_and_without_defaults(lr(engine)):
+        assert np.array_equal(implicit(steps), explicit(steps)), name

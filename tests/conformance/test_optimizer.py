@@ -141,6 +141,22 @@ def test_number_is_a_constant_schedule(engine):
         assert optimizer.lr_at(step) == [np.float32(0.05)]
 
 
+@pytest.mark.spec("OPTIM-004", "OPTIM-002")
+@pytest.mark.parametrize("lr", [0.0, lambda step: np.float32(0.0 if step == 1 else 0.1)], ids=["zero", "zero_at_1"])
+def test_a_learning_rate_of_zero_is_used_like_any_other(engine, lr):
+    rng = np.random.default_rng(15)
+    params = make_params(engine, rng)
+    optimizer = engine.optim.SGD(params, lr=lr)
+    give_grads(params, rng)
+    optimizer.step()
+    assert optimizer.lr_at(1) == [np.float32(0.0)]
+    before = [p.data.copy() for p in params]
+    give_grads(params, rng)
+    optimizer.step()  # update 1 with lr 0 leaves the weights as they were
+    assert all(np.array_equal(p.data, w) for p, w in zip(params, before, strict=True))
+    assert optimizer.global_step == 2
+
+
 @pytest.mark.spec("OPTIM-005")
 def test_schedule_given_once_needs_no_per_step_action(engine):
     rng = np.random.default_rng(5)
@@ -174,6 +190,19 @@ def test_sgd_matches_the_reference(engine, momentum, weight_decay, nesterov, ste
         expected = reference_sgd(w0, grads, [0.03] * steps, momentum, weight_decay, nesterov)
         np.testing.assert_allclose(p.data, expected, rtol=1e-5, atol=1e-6)
         assert p.data.dtype == np.float32
+
+
+@pytest.mark.spec("OPTIM-006")
+@pytest.mark.parametrize("nesterov", [False, True])
+def test_sgd_with_momentum_one_matches_the_reference(engine, nesterov):
+    rng = np.random.default_rng(16)
+    params = make_params(engine, rng)
+    start = [p.data.copy() for p in params]
+    optimizer = engine.optim.SGD(params, lr=0.03, momentum=1.0, nesterov=nesterov)
+    history = run(engine, optimizer, params, 4, rng)
+    for p, w0, grads in zip(params, start, history, strict=True):
+        expected = reference_sgd(w0, grads, [0.03] * 4, 1.0, 0.0, nesterov)
+        np.testing.assert_allclose(p.data, expected, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.spec("OPTIM-007")
@@ -255,6 +284,20 @@ def test_parameters_without_gradient_are_skipped(engine, kind):
     assert not optimizer.state_dict()["state"].get(1)
 
 
+@pytest.mark.spec("OPTIM-009")
+def test_a_parameter_without_gradient_does_not_stop_the_others(engine):
+    rng = np.random.default_rng(17)
+    params = make_params(engine, rng, shapes=((2,), (3, 4), (5,)))
+    optimizer = engine.optim.SGD(params, lr=0.1)
+    before = [p.data.copy() for p in params]
+    grads = give_grads(params, rng)
+    params[0].grad = None  # the first parameter has no gradient; the ones after it do
+    optimizer.step()
+    assert np.array_equal(params[0].data, before[0])
+    for p, w, g in zip(params[1:], before[1:], grads[1:], strict=True):
+        assert np.array_equal(p.data, w - np.float32(0.1) * g)
+
+
 @pytest.mark.spec("OPTIM-010")
 @pytest.mark.parametrize(
     "kind, kwargs", [("SGD", {"momentum": 0.9, "nesterov": True}), ("Adam", {}), ("AdamW", {"weight_decay": 0.1})]
@@ -287,6 +330,25 @@ def test_state_dict_round_trips_bit_exactly(engine, kind, kwargs):
 
 
 @pytest.mark.spec("OPTIM-010")
+def test_a_state_dict_brings_its_hyperparameters(engine):
+    rng = np.random.default_rng(18)
+    params = make_params(engine, rng)
+    optimizer = engine.optim.SGD(params, lr=decaying, momentum=0.9, weight_decay=0.01)
+    run(engine, optimizer, params, 2, rng)
+    clones = [engine.nn.Parameter(p.data) for p in params]
+    restored = engine.optim.SGD(clones, lr=0.5, momentum=0.1)  # other hyperparameters, replaced by the saved ones
+    restored.load_state_dict(optimizer.state_dict())
+    assert restored.lr_at(5) == optimizer.lr_at(5)
+    for _ in range(2):
+        for clone, g in zip(clones, give_grads(params, rng), strict=True):
+            clone.grad = g.copy()
+        optimizer.step()
+        restored.step()
+    for p, c in zip(params, clones, strict=True):
+        assert np.array_equal(p.data.view(np.uint32), c.data.view(np.uint32))
+
+
+@pytest.mark.spec("OPTIM-010")
 @pytest.mark.parametrize("kind", ["SGD", "Adam"])
 def test_state_dict_of_a_fresh_optimizer_round_trips(engine, kind):
     rng = np.random.default_rng(14)
@@ -313,12 +375,14 @@ def test_state_dict_of_a_fresh_optimizer_round_trips(engine, kind):
         ("SGD", {"lr": "fast"}),
         ("SGD", {"lr": 0.1, "momentum": -0.5}),
         ("SGD", {"lr": 0.1, "momentum": 1.5}),
+        ("SGD", {"lr": 0.1, "momentum": float("nan")}),
         ("SGD", {"lr": 0.1, "nesterov": True}),
         ("SGD", {"lr": 0.1, "weight_decay": -1.0}),
         ("Adam", {"lr": 0.1, "betas": (1.0, 0.999)}),
         ("Adam", {"lr": 0.1, "betas": (0.9, -0.1)}),
         ("Adam", {"lr": 0.1, "betas": (0.9, 1.0)}),
         ("Adam", {"lr": 0.1, "betas": (0.9,)}),
+        ("Adam", {"lr": 0.1, "betas": (float("nan"), 0.999)}),
         ("Adam", {"lr": 0.1, "eps": -1e-8}),
         ("AdamW", {"lr": 0.1, "weight_decay": -0.01}),
     ],
@@ -327,6 +391,22 @@ def test_bad_hyperparameters_are_refused(engine, kind, kwargs):
     params = make_params(engine, np.random.default_rng(11))
     with pytest.raises(InvalidInputError):
         getattr(engine.optim, kind)(params, **kwargs)
+
+
+@pytest.mark.spec("OPTIM-011")
+@pytest.mark.parametrize("bad", [-0.1, float("inf"), float("nan")])
+def test_a_schedule_giving_a_bad_rate_is_refused_before_that_update(engine, bad):
+    rng = np.random.default_rng(19)
+    params = make_params(engine, rng)
+    optimizer = engine.optim.SGD(params, lr=lambda step: np.float32(bad if step == 1 else 0.1))
+    give_grads(params, rng)
+    optimizer.step()
+    before = [p.data.copy() for p in params]
+    give_grads(params, rng)
+    with pytest.raises(InvalidInputError):
+        optimizer.step()
+    assert all(np.array_equal(p.data, w) for p, w in zip(params, before, strict=True))
+    assert optimizer.global_step == 1
 
 
 @pytest.mark.spec("OPTIM-011")

@@ -445,3 +445,27 @@ def test_weights_updated_in_place_every_step(engine):
         assert all(np.shares_memory(p.data, a) for p, a in zip(model.parameters(), arrays, strict=True))
         assert all(not np.array_equal(a, b) for a, b in zip(arrays, previous, strict=True))
         previous = [a.copy() for a in arrays]
+
+
+@pytest.mark.spec("RUNNER-011")
+def test_losses_and_checkpoints_come_back_to_the_chief_node(engine, tmp_path):
+    _model, _optimizer, _scaler, runner = build(engine, checkpoint_steps=2, checkpoint_dir=tmp_path)
+    outputs = list(runner.train(make_dataset(engine), 5))
+    log = [(event.node, event.action) for event in runner.job_log]
+    assert all(isinstance(node, str) and node for node, _action in log), log
+    assert log[0][1] == "launch", log
+    chief = log[0][0]  # the node the job was launched from
+    saved_after = [output.step for output in outputs if output.checkpoint is not None]
+    assert saved_after == [1, 3, 4]
+    batches = [index for index, (_node, action) in enumerate(log) if action == "batch"]
+    assert len(batches) == 5
+    # one slice of the log per step: from its batch to the next step's batch
+    for step, (start, end) in enumerate(zip(batches, [*batches[1:], len(log)], strict=True)):
+        events = log[start:end]
+        last_run = max(index for index, (_node, action) in enumerate(events) if action == "step")
+        losses = [(index, node) for index, (node, action) in enumerate(events) if action == "loss"]
+        saved = [(index, node) for index, (node, action) in enumerate(events) if action == "checkpoint"]
+        assert [node for _index, node in losses] == [chief], (step, events)
+        assert losses[0][0] > last_run, (step, events)  # the loss comes back once the system ran the step
+        assert [node for _index, node in saved] == ([chief] if step in saved_after else []), (step, events)
+        assert all(index > last_run for index, _node in saved), (step, events)

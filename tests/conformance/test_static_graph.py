@@ -246,6 +246,23 @@ def test_trace_records_layers_loss_shapes_and_dtypes(engine):
     assert first != other and first.fingerprint() != other.fingerprint()
 
 
+@pytest.mark.spec("GRAPH-009")
+def test_a_loss_of_the_prediction_alone_is_traced_with_that_one_input(engine):
+    def mse_loss(prediction, labels):  # unlabelled data: the loss pulls the outputs towards 0
+        assert labels is None
+        return engine.nn.mse_loss(prediction, np.zeros((4, CLASSES), dtype=np.float32))
+
+    engine.nn.manual_seed(0)
+    model = engine.nn.Sequential(engine.nn.Linear(FEATURES, 5), engine.nn.ReLU(), engine.nn.Linear(5, CLASSES))
+    runner = engine.runner.Runner(model, mse_loss, engine.optim.SGD(model.parameters(), lr=0.05))
+    x = np.random.default_rng(0).standard_normal((8, FEATURES)).astype(np.float32)
+    unlabelled = engine.data.Dataset.from_tensor_slices((x, None)).repeat().batch(4, drop_remainder=True)
+    train(runner, unlabelled, 1)
+    graph = runner.artifact.graph
+    assert graph.op_names() == ("linear", "relu", "linear", "mse_loss")
+    assert graph.ops[3].input_shapes == ((4, CLASSES),) and graph.ops[3].input_dtypes == ("float32",)
+
+
 @pytest.mark.spec("GRAPH-010")
 def test_runner_loop_keeps_graph_static_on_cs(engine):
     _model, runner = make_runner(engine)

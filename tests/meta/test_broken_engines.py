@@ -32,6 +32,7 @@ BROKEN_ENGINES = {
     "compiles_on_a_worker": (("compilation", "runner"), {"COMPILE-008"}),
     "placement_without_data_paths": (("compilation",), {"COMPILE-009"}),
     "closures_see_live_arrays": (("executor",), {"EXECUTOR-006"}),
+    "losses_to_a_worker": (("runner",), {"RUNNER-011"}),
 }
 
 ALL_AREAS = sorted({area for areas, _rules in BROKEN_ENGINES.values() for area in areas} | {"runner", "execution"})

@@ -141,3 +141,22 @@ def test_mutation_runs_order_tests_fastest_first_and_do_not_shrink(pytester):
     result = pytester.runpytest("-p", "plugin", "-v", "-p", "no:csconform", "-p", "no:cacheprovider")
     order = [line.split("::")[1].split()[0] for line in result.outlines if "::test_" in line and "PASSED" in line]
     assert order == ["test_fast", "test_unknown", "test_slow"]
+
+
+def test_out_of_reach_survivors_are_triaged_but_count_as_not_killed(tmp_path):
+    mutants = [_mutant(AMP, n, "killed") for n in range(1, 9)]
+    mutants += [_mutant(AMP, 9, "survived", "- f(a, b) / + f(a, None)"), _mutant(AMP, 10, "survived", "- m / + n")]
+    triage = _triage(
+        tmp_path,
+        f"""
+{AMP}.x_f__mutmut_9: {{kind: scale, change: "- f(a, b) / + f(a, None)", reason: only a 40 GB model shows it}}
+{AMP}.x_f__mutmut_10: {{kind: message, change: "- m / + n", reason: wording}}
+""",
+    )
+    write_mutation_report(tmp_path, _results(tmp_path, mutants), triage)
+    amp = pd.read_csv(tmp_path / "mutation.csv").set_index("module").loc[AMP]
+    assert (amp["survived"], amp["out_of_reach"], amp["unspecified"]) == (0, 1, 1)
+    assert amp["kill_rate"] == pytest.approx(8 / 9, abs=1e-3)  # out of reach: still in the denominator
+    assert amp["kill_rate_strict"] == pytest.approx(8 / 10, abs=1e-3)
+    page = (tmp_path / "mutation.md").read_text()
+    assert "## Not killed and not triaged (0)" in page and "- scale (1, out_of_reach)" in page
