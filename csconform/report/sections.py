@@ -10,7 +10,8 @@ section (a mutation score, another implementation's conformance matrix) is one m
 
 A section that runs in a subprocess (the conformance suite) is marked ``background``: it is started
 first, in a thread that waits for the subprocess, while the other sections render in this process,
-so on two cores the two halves of the report run side by side.
+so on two cores the two halves of the report run side by side. Background sections run one after the
+other, in order (the vendor's matrix after ours, whose column it shows).
 """
 
 from __future__ import annotations
@@ -143,12 +144,29 @@ def _mutation(options: ReportOptions) -> list[Path]:
     return write_mutation_report(options.out)
 
 
+def _cstorch_inputs(options: ReportOptions) -> list[Input]:
+    from csconform.report.cstorch import MATRIX_FILE, PRODUCED_BY
+
+    path = options.out / MATRIX_FILE
+    return [Input("the conformance matrix of cerebras.pytorch 2.10", str(path), PRODUCED_BY, path.is_file())]
+
+
+def _cstorch(options: ReportOptions) -> list[Path]:
+    from csconform.report.cstorch import write_cstorch_report
+
+    return write_cstorch_report(options.out)
+
+
 def _no_inputs(options: ReportOptions) -> list[Input]:
     return []
 
 
 SECTIONS: tuple[Section, ...] = (
     Section("conformance", "Conformance matrix", "conformance", _conformance_inputs, _conformance, background=True),
+    # a background section: it runs after the conformance run, so its side-by-side table has our matrix
+    Section(
+        "cstorch", "Conformance of cerebras.pytorch 2.10.0", "conformance_cstorch", _cstorch_inputs, _cstorch, True
+    ),
     Section("performance", "Performance model", "performance", _no_inputs, _performance),
     Section("placement", "Cerebras ISPD 2020 kernel placement", "ispd2020", _placement_inputs, _placement),
     Section("benchmarks", "Benchmarks", "benchmarks", _benchmark_inputs, _benchmarks),

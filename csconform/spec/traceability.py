@@ -40,35 +40,37 @@ def _test_definitions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunct
     return found
 
 
-def count_checks(tests_dir: Path) -> Counter[str]:
-    """Number of test functions naming each rule id, over every ``test_*.py`` under ``tests_dir``."""
-    counts: Counter[str] = Counter()
+def rules_by_test(tests_dir: Path) -> dict[str, set[str]]:
+    """The rule ids each test function names, keyed by its pytest node id without parameters
+    (``tests/conformance/test_x.py::test_y``, relative to the folder holding ``tests_dir``)."""
+    found: dict[str, set[str]] = {}
     for path in sorted(tests_dir.rglob("test_*.py")):
         try:
             tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         except (SyntaxError, UnicodeDecodeError):
             continue
+        prefix = path.relative_to(tests_dir.parent).as_posix()
         module_ids: list[str] = []
         for node in tree.body:
             if isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets
             ):
                 module_ids.extend(_spec_ids(node.value))
+        classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
         for definition in _test_definitions(tree):
-            ids = [i for decorator in definition.decorator_list for i in _spec_ids(decorator)]
             if isinstance(definition, ast.ClassDef):
-                # the class's own marks reach its methods; count them once per method below
-                continue
-            ids += module_ids
-            ids += [
-                i
-                for parent in ast.walk(tree)
-                if isinstance(parent, ast.ClassDef) and definition in parent.body
-                for decorator in parent.decorator_list
-                for i in _spec_ids(decorator)
-            ]
-            counts.update(set(ids))
-    return counts
+                continue  # the class's own marks reach its methods, below
+            ids = [i for decorator in definition.decorator_list for i in _spec_ids(decorator)] + module_ids
+            parents = [parent for parent in classes if definition in parent.body]
+            ids += [i for parent in parents for decorator in parent.decorator_list for i in _spec_ids(decorator)]
+            name = "::".join([prefix, *(parent.name for parent in parents), definition.name])
+            found[name] = set(ids)
+    return found
+
+
+def count_checks(tests_dir: Path) -> Counter[str]:
+    """Number of test functions naming each rule id, over every ``test_*.py`` under ``tests_dir``."""
+    return Counter(rule_id for ids in rules_by_test(tests_dir).values() for rule_id in ids)
 
 
 def default_tests_dir(specs_dir: Path) -> Path | None:
