@@ -22,6 +22,7 @@ COMMANDS = {
     "spec": ("csconform.spec.cli", "list, show and validate the executable spec"),
     "report": ("csconform.report.cli_report", "regenerate the published report: conformance, performance, benchmarks"),
     "check": ("csconform.report.cli", "run the conformance suite against an implementation"),
+    "interface": ("csconform.interface.cli", "print the implementation interface, or check an implementation"),
     "place": ("csconform.perf.cli_place", "size and place the kernels of an ISPD 2020 .kgraph instance"),
     "plan": ("csconform.perf.cli_plan", "modeled throughput and placement of a model on a wafer or cluster"),
     "sweep": ("csconform.perf.cli_sweep", "model throughput over models x wafers x batch sizes x cluster sizes"),
