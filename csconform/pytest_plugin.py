@@ -366,9 +366,11 @@ class CsConformPlugin:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.matrix.record(report)
-        if self.expected is not None and report.when == "call" and report.passed:
-            entries = dict(report.user_properties).get("csconform_expected", ())
-            if isinstance(entries, tuple):
+        entries = dict(report.user_properties).get("csconform_expected", ())
+        if self.expected is not None and isinstance(entries, tuple):
+            # under xdist only the reports reach this process: they carry which entries matched
+            self.expected.matched.update(str(entry) for entry in entries)
+            if report.when == "call" and report.passed:
                 self.expected.passing.update(str(entry) for entry in entries)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

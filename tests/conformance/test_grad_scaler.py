@@ -618,9 +618,9 @@ def test_clip_gradients_and_return_isfinite(engine, data, overflow, limit):
             np.testing.assert_allclose(param.grad, grad * factor, rtol=1e-5, atol=1e-30)
 
 
-def applied_update(engine, grads, scale, **scaler_options):  # noqa: ANN001, ANN003, ANN201
-    """The update SGD(lr=1) applied in one scaler iteration, per parameter: the gradient it saw."""
-    params, optimizer = make_setup(engine, lr=1.0, momentum=0.0)
+def applied_update(engine, grads, scale, lr=1.0, **scaler_options):  # noqa: ANN001, ANN003, ANN201
+    """The update SGD(lr) applied in one scaler iteration, per parameter: lr times the gradient it saw."""
+    params, optimizer = make_setup(engine, lr=lr, momentum=0.0)
     scaler = engine.amp.GradScaler(**scaler_options)
     before = [p.data.astype(np.float64) for p in params]
     set_scaled(params, grads, scale)
@@ -652,15 +652,13 @@ def test_dls_with_gcc_clips_known_gradients(engine, limit):
 
 @pytest.mark.spec("GRADSCALER-019")
 def test_gcc_adds_its_epsilon_to_a_small_norm(engine):
-    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=16.0, max_gradient_norm=1e-6)
-    params, optimizer = make_setup(engine)
     grads = [np.full(SHAPES[0], 0.5e-5, dtype=np.float32), np.array([1e-5, -2e-5, 0.0, 2e-5], dtype=np.float32)]
-    set_scaled(params, grads, 16.0)
-    scaler.unscale_(optimizer)
+    lr = 1e4  # so that the clipped update stands well above the float32 spacing of the weights
+    seen = applied_update(engine, grads, 16.0, lr=lr, loss_scale="dynamic", init_scale=16.0, max_gradient_norm=1e-6)
     norm = math.sqrt(sum(float(np.sum(np.square(g.astype(np.float64)))) for g in grads))  # about 3.2e-5
     factor = 1e-6 / (norm + 1e-6)  # the 1e-6 moves this factor by 3 %
-    for param, grad in zip(params, grads, strict=True):
-        np.testing.assert_allclose(param.grad, grad * factor, rtol=1e-5)
+    for applied, grad in zip(seen, grads, strict=True):
+        np.testing.assert_allclose(applied / lr, grad * factor, rtol=1e-3, atol=1e-12)
 
 
 @pytest.mark.spec("GRADSCALER-019")

@@ -95,7 +95,7 @@ class _EngineLoop:
 @pytest.mark.spec("GRADSCALER-031")
 @settings(max_examples=25)
 @given(
-    steps_per_increase=st.integers(0, 5),
+    steps_per_increase=st.integers(1, 5),  # 0, growth after every clean update, has its own check below
     init_exponent=st.integers(0, 16),
     kinds=st.lists(st.sampled_from(["finite", "finite", "inf", "nan"]), max_size=30),
 )
@@ -111,6 +111,16 @@ def test_dls_trajectory_matches_torch_with_growth_interval_plus_one(engine, step
         for mine, torch_param in zip(ours.params, theirs.params, strict=True):
             np.testing.assert_array_equal(mine.data, torch_param.detach().numpy())
     assert ours.scaler.state_dict()["num_skipped_steps"] == len(kinds) - theirs.steps_taken
+
+
+@pytest.mark.spec("GRADSCALER-031")
+def test_steps_per_increase_0_matches_torch_growing_after_every_other_update(engine):
+    ours = _EngineLoop(engine, 1.0, 0)
+    theirs = _TorchLoop(1.0, 1)
+    for kind in ["finite", "finite", "inf", "finite", "finite", "nan", "finite"]:
+        ours.iteration(_gradients(kind))
+        theirs.iteration(_gradients(kind))
+        assert ours.scaler.get_scale() == theirs.scaler.get_scale()
 
 
 @pytest.mark.spec("GRADSCALER-031")
