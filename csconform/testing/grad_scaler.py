@@ -204,9 +204,12 @@ class LossScaleModel:
         if scale > self.scale_before_update:
             return "growth"
         counters_reset = actual["steps_since_rescale"] == 0 and self.steps != 0
+        at_minimum = self.scale_before_update <= self.min_scale
+        if counters_reset and at_minimum and self.overflows > 0:
+            return "backoff"  # an overflow the model still counts (within tolerance) was backed off on
         if counters_reset and self.scale_before_update >= self.max_scale:
             return "growth"
-        if counters_reset and self.scale_before_update <= self.min_scale:
+        if counters_reset and at_minimum:
             return "backoff"
         return "count"
 
