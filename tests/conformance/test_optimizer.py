@@ -276,12 +276,16 @@ def test_parameters_without_gradient_are_skipped(engine, kind):
     frozen = params[1].data.copy()
     moving = params[0].data.copy()
     params[0].grad = np.ones(params[0].shape, np.float32)
+    # its state is left as it was: absent, or as the optimizer set it up before any update
+    state_before = {key: np.array(value) for key, value in (optimizer.state_dict()["state"].get(1) or {}).items()}
     optimizer.step()
     optimizer.step()
     assert np.array_equal(params[1].data, frozen)
     assert not np.array_equal(params[0].data, moving)
     assert optimizer.global_step == 2
-    assert not optimizer.state_dict()["state"].get(1)
+    state_after = optimizer.state_dict()["state"].get(1) or {}
+    assert state_after.keys() == state_before.keys()
+    assert all(np.array_equal(np.asarray(state_after[key]), value) for key, value in state_before.items())
 
 
 @pytest.mark.spec("OPTIM-009")
