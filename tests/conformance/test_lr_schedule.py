@@ -238,23 +238,26 @@ def test_polynomial_lr(engine, init, end, total, power, t):
     assert_rate(schedule(t), expected, rtol=1e-6, atol=1e-9)
 
 
-@pytest.mark.spec("LR-007")
+@pytest.mark.spec("LR-024")
 @given(init=RATES, end=RATES, total=ITERS, power=st.floats(0.0, 4.0), t=STEPS)
 def test_polynomial_lr_with_cycle(engine, init, end, total, power, t):
     schedule = lr(engine).PolynomialLR(
         initial_learning_rate=init, end_learning_rate=end, total_iters=total, power=power, cycle=True
     )
     period = total * math.ceil((t + 1) / total)
-    expected = (init - end) * (1 - t / period) ** power + end
+    expected = end if t >= total else (init - end) * (1 - t / period) ** power + end
     assert_rate(schedule(t), expected, rtol=1e-6, atol=1e-9)
 
 
-@pytest.mark.spec("LR-007")
-def test_polynomial_cycle_restarts_after_total_iters(engine):
-    schedule = lr(engine).PolynomialLR(initial_learning_rate=1.0, end_learning_rate=0.0, total_iters=10, cycle=True)
-    assert float(schedule(9)) == pytest.approx(0.1)
-    assert float(schedule(10)) == pytest.approx(0.5)  # a new, twice as long decay period
-    assert float(schedule(19)) == pytest.approx(0.05)
+@pytest.mark.spec("LR-024")
+def test_polynomial_cycle_keeps_the_end_rate_after_total_iters(engine):
+    m = lr(engine)
+    cycling = m.PolynomialLR(initial_learning_rate=1.0, end_learning_rate=0.0, total_iters=10, power=2.0, cycle=True)
+    plain = m.PolynomialLR(initial_learning_rate=1.0, end_learning_rate=0.0, total_iters=10, power=2.0)
+    assert float(cycling(9)) == pytest.approx(0.01)
+    assert float(cycling(10)) == 0.0 and float(cycling(19)) == 0.0
+    steps = np.arange(40)
+    assert np.array_equal(cycling(steps), plain(steps))
 
 
 @pytest.mark.spec("LR-008")
@@ -274,7 +277,7 @@ def test_linear_lr_is_polynomial_lr_with_the_same_arguments(engine, cycle):
     m = lr(engine)
     linear = m.LinearLR(initial_learning_rate=0.1, end_learning_rate=0.01, total_iters=8, cycle=cycle)
     poly = m.PolynomialLR(initial_learning_rate=0.1, end_learning_rate=0.01, total_iters=8, power=1.0, cycle=cycle)
-    steps = np.arange(40)  # beyond total_iters, where cycling makes a difference
+    steps = np.arange(40)  # beyond total_iters too
     assert np.array_equal(linear(steps), poly(steps))
 
 

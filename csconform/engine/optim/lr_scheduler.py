@@ -135,10 +135,10 @@ class ConstantLR(LRScheduler):
 class PolynomialLR(LRScheduler):
     """Polynomial decay from ``initial_learning_rate`` to ``end_learning_rate`` over ``T`` steps.
 
-    ``lr(t) = (init - end) * (1 - t / (T * a)) ** power + end`` with ``a = 1`` and, without
-    ``cycle``, ``lr(t) = end`` for ``t >= T``. With ``cycle=True`` the decay restarts with a
-    stretched period: ``a = ceil((t + 1) / T)`` and no clamp applies (our reading: with the clamp,
-    ``cycle`` could never change a value, since ``a = 1`` for every ``t < T``).
+    ``lr(t) = end`` for ``t >= T``, else ``(init - end) * (1 - t / (T * a)) ** power + end`` with
+    ``a = ceil((t + 1) / T)`` if ``cycle`` else 1 (FACTS.md, and the vendor's PolynomialScheduler).
+    The clamp applies with ``cycle`` too, so ``a = 1`` at every step it acts on: ``cycle`` changes no
+    value (LR-024).
     """
 
     def __init__(
@@ -162,14 +162,10 @@ class PolynomialLR(LRScheduler):
         period: np.ndarray | float = float(self.total_iters)
         if self.cycle:
             period = period * np.ceil((t + 1.0) / period)
-        fraction_left = 1.0 - t / period
-        if not self.cycle:
-            fraction_left = np.maximum(fraction_left, 0.0)
+        fraction_left = np.maximum(1.0 - t / period, 0.0)
         decayed = (self.initial_learning_rate - self.end_learning_rate) * fraction_left**self.power
         rates = decayed + self.end_learning_rate
-        if not self.cycle:
-            rates = np.where(steps >= self.total_iters, self.end_learning_rate, rates)
-        return rates
+        return np.where(steps >= self.total_iters, self.end_learning_rate, rates)
 
 
 class LinearLR(PolynomialLR):

@@ -282,7 +282,9 @@ class SGD(Optimizer):
 
 
 class Adam(Optimizer):
-    """Adam (Kingma & Ba) with bias correction; ``weight_decay`` is L2 added to the gradient."""
+    """Adam as the vendor's AdamBase computes it (OPTIM-013): ``weight_decay`` is L2 added to the
+    gradient, and eps is added to ``sqrt(v)`` before the bias correction:
+    ``w -= lr * sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + eps)``, eps 1e-6 by default."""
 
     decoupled_weight_decay = False
 
@@ -291,7 +293,7 @@ class Adam(Optimizer):
         params: Any,
         lr: Any = 1e-3,
         betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8,
+        eps: float = 1e-6,
         weight_decay: float = 0.0,
     ) -> None:
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay})
@@ -311,23 +313,23 @@ class Adam(Optimizer):
         beta1, beta2 = (np.float32(b) for b in group["betas"])
         weight_decay = np.float32(group["weight_decay"])
         one = np.float32(1.0)
-        if self.decoupled_weight_decay:
-            data = data * (one - lr * weight_decay)
-            g = grad
-        else:
-            g = grad + weight_decay * data
+        g = grad if self.decoupled_weight_decay else grad + weight_decay * data
         step = int(state.get("step", 0)) + 1
         exp_avg = beta1 * state.get("exp_avg", np.zeros_like(data)) + (one - beta1) * g
         exp_avg_sq = beta2 * state.get("exp_avg_sq", np.zeros_like(data)) + (one - beta2) * g * g
         bias_correction1 = one - beta1 ** np.float32(step)
         bias_correction2 = one - beta2 ** np.float32(step)
-        denominator = np.sqrt(exp_avg_sq) / np.sqrt(bias_correction2) + np.float32(group["eps"])
-        new_data = data - (lr / bias_correction1) * exp_avg / denominator
+        update = (
+            exp_avg / (np.sqrt(exp_avg_sq) + np.float32(group["eps"])) * (np.sqrt(bias_correction2) / bias_correction1)
+        )
+        if self.decoupled_weight_decay:
+            update = update + data * weight_decay
+        new_data = data - update * lr
         return new_data, {"step": np.int64(step), "exp_avg": exp_avg, "exp_avg_sq": exp_avg_sq}
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay: w <- w * (1 - lr * weight_decay) before the Adam update."""
+    """Adam with decoupled weight decay (OPTIM-014): ``w -= lr * (adam_update + weight_decay * w)``."""
 
     decoupled_weight_decay = True
 
@@ -336,7 +338,7 @@ class AdamW(Adam):
         params: Any,
         lr: Any = 1e-3,
         betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8,
+        eps: float = 1e-6,
         weight_decay: float = 0.01,
     ) -> None:
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)

@@ -1,6 +1,7 @@
 """Capability ``optim`` over ``cstorch.optim``: the package's SGD, Adam and AdamW.
 
-Each param group gets one package scheduler (a plain number becomes ``ConstantLR``), targeted at
+Each param group gets one package scheduler (a plain number becomes ``ConstantLR``, a Python
+function of the global step ``LambdaLR`` with that function), targeted at
 the group by a tag, and the optimizer's global step is the scheduler's step counter: the package
 restores it, like the parameters, when the GradScaler skips a step. As the CS backend does
 (``ltc_backend.setup_optimizer``), the learning rate is recomputed from the schedule's step right
@@ -61,6 +62,15 @@ class _GroupView(MutableMapping[str, Any]):
         return sum(1 for _key in self)
 
 
+def _as_schedule(lr: Any) -> Any:
+    """A number is the package's ``ConstantLR``, a Python function of the step its ``LambdaLR``."""
+    if _is_number(lr):
+        return lr_scheduler.ConstantLR(learning_rate=lr)
+    if lr_scheduler.is_function_of_step(lr):
+        return lr_scheduler.FunctionLR(lr)
+    return lr
+
+
 def _recompute(scheduler_refs: list[weakref.ref]) -> None:
     """The CS backend's pre-step hook: each group's learning rate from its schedule's step."""
     for ref in scheduler_refs:
@@ -76,9 +86,9 @@ class Optimizer:
         backend.cpu_backend()
         groups = self._groups(params)
         schedules = [group.pop("lr", lr) for group in groups]
-        schedules = [lr_scheduler.ConstantLR(learning_rate=s) if _is_number(s) else s for s in schedules]
+        schedules = [_as_schedule(s) for s in schedules]
         if not all(isinstance(s, LRScheduler) for s in schedules):
-            raise InvalidInputError("lr must be a number or a schedule of the lr_scheduler module")
+            raise InvalidInputError("lr must be a number, a schedule or a function of the step")
         for index, (group, schedule) in enumerate(zip(groups, schedules, strict=True)):
             group["tags"] = {f"group{index}"}
             group["lr"] = float(schedule(0))
