@@ -33,7 +33,8 @@ def _member_lines(protocol: type) -> list[str]:
             lines.append(f"{name} (property)")
             continue
         function = method.__func__ if isinstance(method, staticmethod | classmethod) else method
-        if not function.__qualname__.startswith(protocol.__qualname__ + "."):
+        owners = [base.__qualname__ + "." for base in protocol.__mro__ if base.__module__ != "typing"]
+        if not function.__qualname__.startswith(tuple(owners)):
             continue  # Protocol's own placeholder __init__: nothing the implementation must offer
         signature = str(inspect.signature(function)).replace("(self, ", "(").replace("(self)", "()")
         lines.append(f"{name}{signature.replace(chr(39), '')}")

@@ -42,11 +42,22 @@ class Loss(Protocol):
 
 
 class Module(Protocol):
-    """A layer or a model (PyTorch-like)."""
+    """A layer or a model (PyTorch-like).
+
+    Parameter names are dotted paths: a layer's own are ``weight`` and ``bias`` (Linear, LayerNorm;
+    ``weight`` for Embedding); MultiHeadSelfAttention has ``qkv.weight`` (the query, key and value
+    projections stacked, in that order), ``qkv.bias``, ``proj.weight``, ``proj.bias``;
+    TransformerBlock has ``ln1.``, ``attn.`` (an attention layer), ``ln2.``, ``fc1.``, ``fc2.``;
+    Sequential prefixes ``layers.<index>.``.
+    """
 
     training: bool
 
     def __call__(self, x: Any) -> Array: ...
+
+    def backward(self, grad_out: Array) -> Array | None:
+        """The backward pass of the last call, given d(loss)/d(output): add d(loss)/d(parameter) to
+        every parameter's ``grad`` and return d(loss)/d(input) (None for integer indices)."""
 
     def parameters(self) -> list[Parameter]: ...
 
@@ -64,7 +75,15 @@ class Module(Protocol):
     def load_state_dict(self, state: Mapping[str, ArrayLike]) -> None: ...
 
 
+class Linear(Module, Protocol):
+    """``engine.nn.Linear(in_features, out_features, bias=True)``: y = x W^T + b."""
+
+    weight: Parameter
+    bias: Parameter | None
+
+
 _Module = Module  # the Protocol, under a name the module Protocol's attribute does not shadow
+_Linear = Linear
 _Parameter = Parameter  # the Protocol, under a name the module Protocol's attribute does not shadow
 
 
@@ -74,7 +93,7 @@ class NnModule(Protocol):
     Parameter: type[_Parameter]
     Module: type[_Module]
     Sequential: type[_Module]
-    Linear: type[_Module]
+    Linear: type[_Linear]
     ReLU: type[_Module]
     Tanh: type[_Module]
     GELU: type[_Module]

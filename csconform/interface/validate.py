@@ -63,12 +63,15 @@ def declaration_of(module: ModuleType) -> tuple[Declaration | None, list[str]]:
 def protocol_members(protocol: type) -> tuple[dict[str, Any], dict[str, Any]]:
     """(annotated attributes -> type, methods -> function) that a Protocol class lists."""
     attributes = dict(get_type_hints(protocol))
-    methods = {
-        name: value
-        for name, value in vars(protocol).items()
-        if (callable(value) or isinstance(value, staticmethod | classmethod | property))
-        and (not name.startswith("_") or name in _PROTOCOL_DUNDERS)
-    }
+    methods = {}
+    for base in reversed(protocol.__mro__):  # a Protocol extending another one lists the other's methods too
+        if base is protocol or getattr(base, "_is_protocol", False) and base.__module__ != "typing":
+            methods.update(
+                (name, value)
+                for name, value in vars(base).items()
+                if (callable(value) or isinstance(value, staticmethod | classmethod | property))
+                and (not name.startswith("_") or name in _PROTOCOL_DUNDERS)
+            )
     for name in methods:
         attributes.pop(name, None)
     return attributes, methods

@@ -167,7 +167,9 @@ def test_float32_gradients_match_finite_differences(engine, name, seed):
 @given(seed=st.integers(0, 2**16))
 @settings(max_examples=3)
 def test_mixed_precision_gradients_are_close(engine, name, seed):
-    engine.reset()  # target cs, mixed precision, float16
+    engine.reset()
+    engine.precision.set_half_dtype("float16")
+    engine.precision.set_compute_precision("mixed")  # explicitly: the default only on cs (PRECISION-020)
     pairs, forward_error = gradient_pairs(engine, name, seed, samples=6)
     assert forward_error < 0.05
     error = np.linalg.norm(pairs[:, 0] - pairs[:, 1])

@@ -122,8 +122,15 @@ def test_pure_half_training_is_available_on_cpu_only(engine):
     assert parameter.data[0] == np.float32(1.0)  # stored in float16: the small update is lost
 
 
-@pytest.mark.spec("PRECISION-002")
-def test_mixed_precision_float16_is_the_default(engine):
+def mixed_float16(engine):
+    """Mixed precision with float16 operands, asked for explicitly (the default only on cs: PRECISION-020)."""
+    engine.precision.set_half_dtype("float16")
+    engine.precision.set_compute_precision("mixed")
+
+
+@pytest.mark.spec("PRECISION-020")
+def test_mixed_precision_float16_is_the_default_on_cs(engine):
+    assert engine.current_target() == "cs"
     assert engine.precision.compute_precision() == "mixed"
     assert engine.precision.half_dtype_name() == "float16"
     layer, x = small_linear(engine, np.random.default_rng(2))
@@ -131,6 +138,16 @@ def test_mixed_precision_float16_is_the_default(engine):
     expected = q(x) @ q(layer.weight.data).T + q(layer.bias.data)
     assert np.array_equal(layer(x), expected)
     assert not np.array_equal(layer(x), x @ layer.weight.data.T + layer.bias.data)
+
+
+@pytest.mark.spec("PRECISION-021")
+def test_float16_is_the_default_half_dtype_on_every_target(engine):
+    assert engine.precision.half_dtype_name() == "float16"
+    engine.set_target("cpu")
+    assert engine.precision.half_dtype_name() == "float16"
+    engine.precision.set_half_dtype("bfloat16")
+    engine.reset()
+    assert engine.precision.half_dtype_name() == "float16"
 
 
 @pytest.mark.spec("PRECISION-003")
@@ -153,14 +170,17 @@ def test_master_weights_stay_float32(engine):
 
 
 @pytest.mark.spec("PRECISION-004")
+@pytest.mark.parametrize("half", ["float16", "bfloat16"])
 @given(seed=st.integers(0, 2**32 - 1), batch=st.integers(1, 9), features=st.integers(1, 12))
 @settings(max_examples=20)
-def test_linear_forward_is_float32_product_of_rounded_operands(engine, seed, batch, features):
+def test_linear_forward_is_float32_product_of_rounded_operands(engine, half, seed, batch, features):
     engine.reset()
+    engine.precision.set_half_dtype(half)
+    engine.precision.set_compute_precision("mixed")
     rng = np.random.default_rng(seed)
     layer = engine.nn.Linear(features, 3)
     x = (rng.standard_normal((batch, features)) * 10).astype(np.float32)
-    q = lambda a: reference_quantize(a, "float16")  # noqa: E731
+    q = lambda a: reference_quantize(a, half)  # noqa: E731
     out = layer(x)
     assert out.dtype == np.float32
     assert np.array_equal(out, q(x) @ q(layer.weight.data).T + q(layer.bias.data))
@@ -168,6 +188,7 @@ def test_linear_forward_is_float32_product_of_rounded_operands(engine, seed, bat
 
 @pytest.mark.spec("PRECISION-005")
 def test_casts_are_inserted_by_the_engine_forward_and_backward(engine):
+    mixed_float16(engine)
     rng = np.random.default_rng(5)
     layer, x = small_linear(engine, rng)
     q = lambda a: reference_quantize(a, "float16")  # noqa: E731
@@ -373,15 +394,17 @@ def test_every_float32_beyond_the_range_overflows_to_inf(engine, name):
 
 
 @pytest.mark.spec("PRECISION-012", "PRECISION-013", "PRECISION-014")
-@given(bits=FLOAT32_BITS, name=st.sampled_from(sorted(FORMATS)))
-def test_quantize_matches_exact_rounding_on_any_float32(engine, bits, name):
+@pytest.mark.parametrize("name", sorted(FORMATS))  # one test per format: each is observable on its own
+@given(bits=FLOAT32_BITS)
+def test_quantize_matches_exact_rounding_on_any_float32(engine, name, bits):
     values = float32_from_bits(bits)
     assert same_bits(engine.precision.quantize(values, name), reference_quantize(values, name))
 
 
 @pytest.mark.spec("PRECISION-015")
-@given(bits=FLOAT32_BITS, name=st.sampled_from(sorted(FORMATS)))
-def test_quantize_is_idempotent_monotone_symmetric(engine, bits, name):
+@pytest.mark.parametrize("name", sorted(FORMATS))  # one test per format: each is observable on its own
+@given(bits=FLOAT32_BITS)
+def test_quantize_is_idempotent_monotone_symmetric(engine, name, bits):
     quantize = engine.precision.quantize
     values = float32_from_bits(bits)
     once = quantize(values, name)

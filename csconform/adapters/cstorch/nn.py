@@ -3,7 +3,12 @@
 Each adapter layer wraps a torch module; called on an array it runs the torch forward (in the
 precision the package computes with, see precision.py) and returns a NumPy copy that remembers its
 tensor (tensors.py), so losses and ``backward()`` run on torch autograd. Parameters are the torch
-parameters seen as NumPy: ``data`` and ``grad`` share the tensors' memory.
+parameters seen as NumPy: ``data`` and ``grad`` share the tensors' memory, under the interface's
+names (torch's ``in_proj_weight`` of an attention layer is ``qkv.weight``, and so on: ``_NAMES``).
+
+``layer.backward(grad_out)`` is the interface's layer-by-layer backward pass: torch autograd from the
+layer's last output back to its input and its own parameters (``torch.autograd.grad``), the
+parameters' gradients added to ``grad``, the input's gradient returned.
 
 A model class of the user's that composes adapter layers in ``forward`` works; arithmetic it does in
 NumPy itself cannot be differentiated by torch, and a loss on such a result says so (Unsupported).
@@ -98,8 +103,37 @@ class Module:
     def __call__(self, x: Any) -> Any:
         if type(self).forward is not Module.forward:  # a user's model: its own forward, in NumPy terms
             return self.forward(x)
+        inputs = to_torch(x, self.input_dtype())
+        if tensor_of(x) is None and not isinstance(x, torch.Tensor) and inputs.is_floating_point():
+            inputs.requires_grad_(True)  # a new leaf, so backward() can return the input's gradient
         with precision.compute():
-            return output(self.forward_torch(to_torch(x, self.input_dtype())))
+            result = self.forward_torch(inputs)
+        self._last_call = (inputs, result)
+        return output(result)
+
+    def backward(self, grad_out: Any) -> np.ndarray | None:
+        """Add d(loss)/d(parameter) of the last call to each parameter's grad; return d(loss)/d(input)
+        (None when the input is not differentiable, e.g. integer indices)."""
+        last = getattr(self, "_last_call", None)
+        if last is None:
+            raise NotImplementedError(f"{type(self).__name__} has no forward call to run backward from")
+        inputs, result = last
+        params = [tensor for tensor in self.torch_module.parameters() if tensor.requires_grad]  # type: ignore[union-attr]
+        wrt = params + ([inputs] if inputs.requires_grad else [])
+        if not wrt:
+            return None
+        grad = torch.from_numpy(np.array(grad_out, dtype=np.float32, copy=True))
+        if tuple(grad.shape) != tuple(result.shape):
+            raise InvalidInputError(f"output gradient shape {tuple(grad.shape)} does not match {tuple(result.shape)}")
+        grads = torch.autograd.grad(
+            result, wrt, grad_outputs=grad.to(result.dtype), retain_graph=True, allow_unused=True
+        )
+        for tensor, value in zip(params, grads, strict=False):
+            if value is None:
+                continue
+            value = value.detach().to(torch.float32)
+            tensor.grad = value if tensor.grad is None else tensor.grad + value
+        return to_numpy(grads[-1]) if inputs.requires_grad and grads[-1] is not None else None
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
         for name, value in vars(self).items():
@@ -115,7 +149,7 @@ class Module:
         if own:
             assert self.torch_module is not None
             for name, tensor in self.torch_module.named_parameters():
-                yield prefix + name, Parameter.of(tensor)
+                yield prefix + _interface_name(name), Parameter.of(tensor)
             return
         for name, child in self.named_children():
             yield from child.named_parameters(prefix=f"{prefix}{name}.")
@@ -167,11 +201,35 @@ class Sequential(Module):
             x = layer(x)
         return x
 
+    def backward(self, grad_out: Any) -> np.ndarray | None:
+        grad = grad_out
+        for layer in reversed(self.layers):
+            if grad is None:
+                break
+            grad = layer.backward(grad)
+        return grad
+
     def __getitem__(self, index: int) -> Module:
         return self.layers[index]
 
     def __len__(self) -> int:
         return len(self.layers)
+
+
+# torch's parameter names inside the adapter's layers -> the interface's (the reference engine's) names
+_NAMES = (
+    ("attention.in_proj_weight", "qkv.weight"),
+    ("attention.in_proj_bias", "qkv.bias"),
+    ("attention.out_proj.", "proj."),
+    ("mlp.0.", "fc1."),
+    ("mlp.2.", "fc2."),
+)
+
+
+def _interface_name(name: str) -> str:
+    for torch_name, interface_name in _NAMES:
+        name = name.replace(torch_name, interface_name)
+    return name
 
 
 class _Layer(Module):
@@ -189,6 +247,15 @@ def _torch_call(factory: Any, *args: Any, **kwargs: Any) -> torch.nn.Module:
 class Linear(_Layer):
     def __init__(self, in_features: int, out_features: int, bias: bool = True) -> None:
         super().__init__(_torch_call(torch.nn.Linear, in_features, out_features, bias=bias))
+
+    @property
+    def weight(self) -> Parameter:
+        return Parameter.of(self.torch_module.weight)  # type: ignore[union-attr, arg-type]
+
+    @property
+    def bias(self) -> Parameter | None:
+        bias = self.torch_module.bias  # type: ignore[union-attr]
+        return None if bias is None else Parameter.of(bias)  # type: ignore[arg-type]
 
 
 class ReLU(_Layer):

@@ -95,8 +95,12 @@ def quantize(array: ArrayLike, name: str) -> NDArray[np.float32]:
     if name not in _TORCH_FORMATS:
         raise UnknownNameError(f"unknown 16-bit format {name!r}; known: float16, bfloat16, cbfloat16")
     try:
-        values = np.asarray(array, dtype=np.float32)
+        given = np.asarray(array)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"quantize takes numbers, got {type(array).__name__}: {exc}") from None
+    if given.dtype.kind not in "biuf":  # what torch takes as real numbers (torch.as_tensor refuses str, object)
+        raise InvalidInputError(f"quantize takes real numbers, got an array of dtype {given.dtype}")
+    with np.errstate(over="ignore"):
+        values = given.astype(np.float32)  # every value becomes float32 first, then rounds once
     rounded = torch.from_numpy(values.copy()).to(_TORCH_FORMATS[name]).to(torch.float32)
     return rounded.numpy()

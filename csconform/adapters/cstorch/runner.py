@@ -96,8 +96,8 @@ class _Input:
         if self.started:  # the executor iterates again: a new pass, in the same order
             self.iterator = self.dataset.iterator(seed_entropy=self.seed_entropy)
         self.started = True
-        for features, labels in self.iterator:
-            yield torch.as_tensor(np.asarray(features)), torch.as_tensor(np.asarray(labels))
+        for features, labels in self.iterator:  # labels None: unlabelled data, passed on as None
+            yield torch.as_tensor(np.asarray(features)), None if labels is None else torch.as_tensor(np.asarray(labels))
 
     def __len__(self) -> int:
         cardinality = getattr(self.dataset, "cardinality", lambda: INFINITE)()
@@ -130,6 +130,11 @@ def _loader(source: _Input) -> Any:
 def _executor(loader: Any, num_steps: int | None, checkpoint_steps: Any) -> Any:
     with refusals({RuntimeError: InvalidInputError, ValueError: InvalidInputError, TypeError: InvalidInputError}):
         return cstorch.utils.data.DataExecutor(loader, num_steps=num_steps, checkpoint_steps=checkpoint_steps)
+
+
+def _numpy(labels: torch.Tensor | None) -> np.ndarray | None:
+    """The labels as the interface's loss functions take them (None for unlabelled data)."""
+    return None if labels is None else labels.numpy()
 
 
 def _next_batch(batches: Iterator[Any]) -> Any:
@@ -215,9 +220,9 @@ class Runner:
 
     # --- training ---------------------------------------------------------------------------------
 
-    def _step(self, features: torch.Tensor, labels: torch.Tensor) -> Any:
+    def _step(self, features: torch.Tensor, labels: torch.Tensor | None) -> Any:
         self.optimizer.zero_grad()
-        loss = self.loss_fn(self.compiled(features), labels.numpy())
+        loss = self.loss_fn(self.compiled(features), _numpy(labels))
         if self.grad_scaler is None:
             loss.backward()
             self.optimizer.step()
@@ -281,14 +286,14 @@ class Runner:
 
     # --- eval ------------------------------------------------------------------------------------------
 
-    def _evaluation(self, features: torch.Tensor, labels: torch.Tensor, metric: Any) -> None:
+    def _evaluation(self, features: torch.Tensor, labels: torch.Tensor | None, metric: Any) -> None:
         with torch.no_grad():
             prediction = self.compiled(features)
-            loss = self.loss_fn(prediction, labels.numpy())
+            loss = self.loss_fn(prediction, _numpy(labels))
         if isinstance(metric, metrics.Mean):
             metric.update(float(loss))
         else:
-            metric.update(prediction, labels.numpy())
+            metric.update(prediction, _numpy(labels))
 
     def evaluate(self, dataset: Any, metric: Any = None, steps: int | None = None) -> Any:
         """The metric's final value over ``steps`` batches (one pass over a finite dataset by default)."""
