@@ -92,6 +92,7 @@ class ExpectedFailures:
     entries: list[str]
     matched: set[str] = field(default_factory=set)
     passing: set[str] = field(default_factory=set)
+    failing: set[str] = field(default_factory=set)
 
     @classmethod
     def read(cls, path: Path) -> ExpectedFailures:
@@ -116,7 +117,8 @@ class ExpectedFailures:
 
     def stale(self) -> list[str]:
         unmatched = [f"{e} (matches no collected test)" for e in self.entries if e not in self.matched]
-        passing = [f"{e} (now passes)" for e in self.entries if e in self.passing]
+        # an entry for a rule covers all of its tests; it is stale only when none of them still fails
+        passing = [f"{e} (now passes)" for e in self.entries if e in self.passing and e not in self.failing]
         return unmatched + passing
 
 
@@ -372,6 +374,8 @@ class CsConformPlugin:
             self.expected.matched.update(str(entry) for entry in entries)
             if report.when == "call" and report.passed:
                 self.expected.passing.update(str(entry) for entry in entries)
+            elif hasattr(report, "wasxfail") and report.skipped:
+                self.expected.failing.update(str(entry) for entry in entries)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         path = self.config.getoption("csconform_json")
