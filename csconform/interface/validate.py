@@ -63,7 +63,7 @@ def declaration_of(module: ModuleType) -> tuple[Declaration | None, list[str]]:
 def protocol_members(protocol: type) -> tuple[dict[str, Any], dict[str, Any]]:
     """(annotated attributes -> type, methods -> function) that a Protocol class lists."""
     attributes = dict(get_type_hints(protocol))
-    methods = {}
+    methods: dict[str, Any] = {}
     for base in reversed(protocol.__mro__):  # a Protocol extending another one lists the other's methods too
         if base is protocol or getattr(base, "_is_protocol", False) and base.__module__ != "typing":
             methods.update(

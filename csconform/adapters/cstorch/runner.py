@@ -92,7 +92,7 @@ class _Input:
         self.iterator = dataset.iterator(seed_entropy=seed_entropy)
         self.started = False
 
-    def __iter__(self) -> Iterator[tuple[torch.Tensor, ...]]:
+    def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor | None]]:
         if self.started:  # the executor iterates again: a new pass, in the same order
             self.iterator = self.dataset.iterator(seed_entropy=self.seed_entropy)
         self.started = True
