@@ -105,7 +105,12 @@ def write_cstorch_report(out_dir: Path, triage_path: Path = TRIAGE_FILE) -> list
     matrix_path = out_dir / MATRIX_FILE
     matrix = read_matrix(matrix_path)
     reference_path = out_dir / REFERENCE_MATRIX_FILE
-    reference = read_matrix(reference_path) if reference_path.is_file() else None
+    reference, reference_note = None, " (not in this folder: run csconform report)"
+    if reference_path.is_file():
+        try:
+            reference, reference_note = read_matrix(reference_path), ""
+        except CsConformError:  # written by an older csconform: the vendor's page stands without it
+            reference_note = " (the one in this folder has no per-level results: run csconform report)"
     spec = load_spec()
     triage = load_triage(triage_path)
     verdicts = triaged_rules(triage, spec)
@@ -134,7 +139,7 @@ def write_cstorch_report(out_dir: Path, triage_path: Path = TRIAGE_FILE) -> list
         f"it {verdict}, counting its expected failures (`xfailed`: triaged departures from its own "
         "documents, and reference choices it makes otherwise) as not passing. Produced by "
         f"`{PRODUCED_BY.split(' (')[0]}`; the reference engine's column is `{REFERENCE_MATRIX_FILE}`"
-        f"{'' if reference else ' (not in this folder: run csconform report)'}.\n\n"
+        f"{reference_note}.\n\n"
         "`unsupported`: the capability or target is not in the package, or cannot be observed on its CPU "
         "backend (the reason is in the rule's row). `emulated`: the rule was driven through the adapter's "
         "emulation of the CS backend's duties around a component (see the adapter's README).\n\n"

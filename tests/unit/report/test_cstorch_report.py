@@ -77,3 +77,12 @@ def test_a_broken_matrix_is_a_clear_error(tmp_path, text, capsys):
     with pytest.raises(SystemExit) as exited:
         main(["--out", str(tmp_path)])
     assert exited.value.code == 1 and MATRIX_FILE in capsys.readouterr().err
+
+
+def test_our_matrix_from_an_older_csconform_is_left_out_with_a_note(tmp_path):
+    _write(tmp_path, MATRIX_FILE, _matrix("vendor", {}))
+    (tmp_path / REFERENCE_MATRIX_FILE).write_text('{"engine": "old", "rules": {}}', encoding="utf-8")
+    triage = tmp_path / "triage.yaml"
+    triage.write_text(TRIAGE, encoding="utf-8")
+    write_cstorch_report(tmp_path, triage_path=triage)
+    assert "has no per-level results" in (tmp_path / "conformance_cstorch.md").read_text(encoding="utf-8")
