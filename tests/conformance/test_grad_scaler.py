@@ -837,7 +837,8 @@ def test_static_state_dict_round_trip(engine):
         ),
         ([("loss_scale", 8.0)], r"\bmapping\b.*\blist\b"),
     ],
-    ids=repr,
+    # ids without backslashes: a node id holding one cannot be selected again from the command line
+    ids=lambda value: value.replace(r"\b", "") if isinstance(value, str) else repr(value),
 )
 def test_mismatched_state_is_refused(engine, state, problem):
     scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=32.0)
