@@ -97,6 +97,18 @@ def test_a_module_at_the_goal_is_not_listed_below_it(tmp_path):
     assert "Every module meets the goal of 90%" in (tmp_path / "mutation.md").read_text()
 
 
+def test_the_page_says_how_the_results_were_produced(tmp_path):
+    mutants = [_mutant(AMP, 1, "killed")]
+    write_mutation_report(tmp_path, _results(tmp_path, mutants), tmp_path / "none.yaml")
+    assert "Produced by `tox -e mutation` (a clean run" in (tmp_path / "mutation.md").read_text()
+    resumed = json.loads((tmp_path / "mutation.json").read_text()) | {"run": "amp alone, resumed."}
+    (tmp_path / "mutation.json").write_text(json.dumps(resumed))
+    write_mutation_report(tmp_path, tmp_path / "mutation.json", tmp_path / "none.yaml")
+    page = (tmp_path / "mutation.md").read_text()
+    assert "How these results were produced: amp alone, resumed." in page
+    assert "a clean run" not in page
+
+
 @pytest.mark.parametrize(
     "text, problem",
     [
