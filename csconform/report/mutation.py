@@ -180,6 +180,7 @@ def classify(results: dict[str, Any], triage: dict[str, dict[str, str]]) -> tupl
 
     A survivor (or a mutant no test reached) becomes ``equivalent`` or ``unspecified`` (by the kind of
     its entry) when the triage list names it with the same change; otherwise it stays what mutmut found.
+    An entry whose mutant was not run in these results is neither applied nor stale: it waits for a run.
     """
     classified, used = [], set()
     for mutant in results["mutants"]:
@@ -189,9 +190,15 @@ def classify(results: dict[str, Any], triage: dict[str, dict[str, str]]) -> tupl
             kind = entry["kind"]
             final = TRIAGE_KINDS[kind][0]
             used.add(mutant["id"])
-        classified.append({**mutant, "class": final, "kind": kind})
-    stale = sorted(set(triage) - used)
+        classified.append({**mutant, "class": final, "kind": kind, "triage_waits": waits_for_run(mutant, triage)})
+    not_run = {mutant["id"] for mutant in classified if mutant["triage_waits"]}
+    stale = sorted(set(triage) - used - not_run)
     return classified, stale
+
+
+def waits_for_run(mutant: dict[str, Any], triage: dict[str, dict[str, str]]) -> bool:
+    """Whether a triage entry names this mutant, which these results did not run."""
+    return mutant["status"] == "not checked" and mutant["id"] in triage
 
 
 def module_table(classified: list[dict[str, Any]]) -> pd.DataFrame:
@@ -268,7 +275,10 @@ def _markdown(results: dict[str, Any], table: pd.DataFrame, classified: list[dic
     open_mutants = [m for m in classified if m["class"] in UNTRIAGED]
     lines += ["", f"## Not killed and not triaged ({len(open_mutants)})", ""]
     lines += [f"- `{m['id']}` ({m['class']}): `{m['change']}`" for m in open_mutants] or ["None."]
+    waiting = sum(m["triage_waits"] for m in classified)
     lines += ["", f"## Stale triage entries ({len(stale)})", ""]
+    if waiting:
+        lines += [f"{waiting} more triage entries name mutants not run here; they apply again once those run.", ""]
     lines += [
         f"- `{mutant_id}`: no longer a survivor with the recorded change; re-triage it" for mutant_id in stale
     ] or ["None."]
