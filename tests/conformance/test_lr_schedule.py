@@ -110,6 +110,27 @@ def test_invalid_global_steps_are_refused(engine, step):
             schedule(step)
 
 
+@pytest.mark.spec("LR-003")
+@pytest.mark.parametrize(
+    ("step", "problem"),
+    [
+        # the refusal names the global step and what is wrong with it: the value, its type or its dtype
+        (-1, "-1"),
+        (True, "True|bool"),
+        (1.0, "1.0|float"),
+        (2.5, "2.5|float"),
+        (np.array([1.0, 2.0]), "float64"),
+        (np.array([0, -3]), "-3"),
+        (np.array([True]), "bool"),
+    ],
+    ids=["negative", "bool", "integral-float", "float", "float-array", "negative-in-array", "bool-array"],
+)
+def test_refusals_of_invalid_global_steps_name_the_problem(engine, step, problem):
+    for schedule in every_schedule(engine):
+        with pytest.raises(InvalidInputError, match=rf"global step.*(?<![\w-])({problem})(?!\w)"):
+            schedule(step)
+
+
 @pytest.mark.spec("LR-004")
 @pytest.mark.parametrize(
     "name, kwargs",
