@@ -86,6 +86,8 @@ def test_schedules_accept_numpy_integer_scalars_and_unsigned_arrays(engine):
     schedule = lr(engine).StepLR(initial_learning_rate=1.0, step_size=2, gamma=0.5)
     assert float(schedule(np.int32(4))) == 0.25
     assert schedule(np.array([0, 2, 4], dtype=np.uint16)).tolist() == [1.0, 0.5, 0.25]
+    largest = np.iinfo(np.int64).max  # an unsigned array may hold every step an int64 holds
+    assert schedule(np.array([largest], dtype=np.uint64)).tolist() == [float(schedule(int(largest)))]
 
 
 @pytest.mark.spec("LR-002")
