@@ -71,7 +71,15 @@ def _table_html(csv_path: Path) -> str:
 
 # the front page reads top-down: does it conform (and how much would the suite catch), how fast is it,
 # how good is the placer, what it costs
-PAGE_ORDER = ("conformance", "conformance_cstorch", "mutation", "performance", "ispd2020", "mixed_precision_benchmark", "benchmarks")
+PAGE_ORDER = (
+    "conformance",
+    "conformance_cstorch",
+    "mutation",
+    "performance",
+    "ispd2020",
+    "mixed_precision_benchmark",
+    "benchmarks",
+)
 
 
 def _page_rank(page: Path) -> tuple[int, str]:
