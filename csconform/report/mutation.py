@@ -94,8 +94,12 @@ def _change_lines(diff: str) -> str:
     return " / ".join(line[0] + " " + line[1:].strip() for line in lines)
 
 
-def export_results(project_dir: Path, out: Path) -> Path:
-    """Write ``out/mutation.json`` from mutmut's results under ``project_dir/mutants``."""
+def export_results(project_dir: Path, out: Path, run: str | None = None) -> Path:
+    """Write ``out/mutation.json`` from mutmut's results under ``project_dir/mutants``.
+
+    ``run`` says how those results were produced when it was not one clean ``tox -e mutation`` (for
+    example a resumed run of some modules); the page quotes it instead of claiming a clean run.
+    """
     import os
 
     import mutmut
@@ -126,6 +130,8 @@ def export_results(project_dir: Path, out: Path) -> Path:
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "mutants": mutants,
     }
+    if run:
+        results["run"] = run
     out.mkdir(parents=True, exist_ok=True)
     target = out / RESULTS_FILE
     target.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
@@ -174,6 +180,7 @@ def classify(results: dict[str, Any], triage: dict[str, dict[str, str]]) -> tupl
 
     A survivor (or a mutant no test reached) becomes ``equivalent`` or ``unspecified`` (by the kind of
     its entry) when the triage list names it with the same change; otherwise it stays what mutmut found.
+    An entry whose mutant was not run in these results is neither applied nor stale: it waits for a run.
     """
     classified, used = [], set()
     for mutant in results["mutants"]:
@@ -183,9 +190,15 @@ def classify(results: dict[str, Any], triage: dict[str, dict[str, str]]) -> tupl
             kind = entry["kind"]
             final = TRIAGE_KINDS[kind][0]
             used.add(mutant["id"])
-        classified.append({**mutant, "class": final, "kind": kind})
-    stale = sorted(set(triage) - used)
+        classified.append({**mutant, "class": final, "kind": kind, "triage_waits": waits_for_run(mutant, triage)})
+    not_run = {mutant["id"] for mutant in classified if mutant["triage_waits"]}
+    stale = sorted(set(triage) - used - not_run)
     return classified, stale
+
+
+def waits_for_run(mutant: dict[str, Any], triage: dict[str, dict[str, str]]) -> bool:
+    """Whether a triage entry names this mutant, which these results did not run."""
+    return mutant["status"] == "not checked" and mutant["id"] in triage
 
 
 def module_table(classified: list[dict[str, Any]]) -> pd.DataFrame:
@@ -245,9 +258,14 @@ def _markdown(results: dict[str, Any], table: pd.DataFrame, classified: list[dic
         "",
         table.to_markdown(index=False, floatfmt=".3f"),
         "",
-        "Produced by `tox -e mutation` (a clean run: it deletes mutants/, runs every mutant with one worker, "
-        "exports reports/mutation.json and draws this page); after editing the triage list, "
-        "`python -m csconform.report.mutation --no-export --out reports` redraws the page from that file.",
+        (
+            f"How these results were produced: {results['run']}"
+            if results.get("run")
+            else "Produced by `tox -e mutation` (a clean run: it deletes mutants/, runs every mutant with one "
+            "worker, exports reports/mutation.json and draws this page)."
+        )
+        + " After editing the triage list, `python -m csconform.report.mutation --no-export --out reports` "
+        "redraws the page from that file.",
         "",
         "## Triaged survivors by kind",
         "",
@@ -257,7 +275,10 @@ def _markdown(results: dict[str, Any], table: pd.DataFrame, classified: list[dic
     open_mutants = [m for m in classified if m["class"] in UNTRIAGED]
     lines += ["", f"## Not killed and not triaged ({len(open_mutants)})", ""]
     lines += [f"- `{m['id']}` ({m['class']}): `{m['change']}`" for m in open_mutants] or ["None."]
+    waiting = sum(m["triage_waits"] for m in classified)
     lines += ["", f"## Stale triage entries ({len(stale)})", ""]
+    if waiting:
+        lines += [f"{waiting} more triage entries name mutants not run here; they apply again once those run.", ""]
     lines += [
         f"- `{mutant_id}`: no longer a survivor with the recorded change; re-triage it" for mutant_id in stale
     ] or ["None."]
@@ -288,10 +309,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--project", default=".", help="the directory mutmut ran in (holds mutants/)")
     parser.add_argument("--out", default="reports", help="report folder (default reports/)")
     parser.add_argument("--no-export", action="store_true", help="only rewrite the table from OUT/mutation.json")
+    parser.add_argument(
+        "--run", metavar="TEXT", help="how mutmut's results were produced, if not by one clean `tox -e mutation`"
+    )
     args = parser.parse_args(argv)
     out = Path(args.out)
     if not args.no_export:
-        export_results(Path(args.project), out)
+        export_results(Path(args.project), out, run=args.run)
     for path in write_mutation_report(out):
         print(path)
     return 0

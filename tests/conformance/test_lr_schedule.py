@@ -86,6 +86,8 @@ def test_schedules_accept_numpy_integer_scalars_and_unsigned_arrays(engine):
     schedule = lr(engine).StepLR(initial_learning_rate=1.0, step_size=2, gamma=0.5)
     assert float(schedule(np.int32(4))) == 0.25
     assert schedule(np.array([0, 2, 4], dtype=np.uint16)).tolist() == [1.0, 0.5, 0.25]
+    largest = np.iinfo(np.int64).max  # an unsigned array may hold every step an int64 holds
+    assert schedule(np.array([largest], dtype=np.uint64)).tolist() == [float(schedule(int(largest)))]
 
 
 @pytest.mark.spec("LR-002")
@@ -107,6 +109,27 @@ def test_schedules_are_pure_functions_of_the_step(engine, steps):
 def test_invalid_global_steps_are_refused(engine, step):
     for schedule in every_schedule(engine):
         with pytest.raises(InvalidInputError):
+            schedule(step)
+
+
+@pytest.mark.spec("LR-003")
+@pytest.mark.parametrize(
+    ("step", "problem"),
+    [
+        # the refusal names the global step and what is wrong with it: the value, its type or its dtype
+        (-1, "-1"),
+        (True, "True|bool"),
+        (1.0, "1.0|float"),
+        (2.5, "2.5|float"),
+        (np.array([1.0, 2.0]), "float64"),
+        (np.array([0, -3]), "-3"),
+        (np.array([True]), "bool"),
+    ],
+    ids=["negative", "bool", "integral-float", "float", "float-array", "negative-in-array", "bool-array"],
+)
+def test_refusals_of_invalid_global_steps_name_the_problem(engine, step, problem):
+    for schedule in every_schedule(engine):
+        with pytest.raises(InvalidInputError, match=rf"global step.*(?<![\w-])({problem})(?!\w)"):
             schedule(step)
 
 

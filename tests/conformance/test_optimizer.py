@@ -422,12 +422,17 @@ def test_bad_parameter_lists_are_refused(engine, params):
 
 
 @pytest.mark.spec("OPTIM-012")
-def test_each_group_has_its_own_schedule_and_hyperparameters(engine):
+# a group's params may be any iterable of parameters, as in PyTorch's {"params": model.layer.parameters()}
+@pytest.mark.parametrize("group_params", [list, tuple, iter], ids=["list", "tuple", "iterator"])
+def test_each_group_has_its_own_schedule_and_hyperparameters(engine, group_params):
     rng = np.random.default_rng(12)
     first, second = make_params(engine, rng, shapes=((4,), (2, 3)))
     start = [first.data.copy(), second.data.copy()]
     optimizer = engine.optim.SGD(
-        [{"params": [first]}, {"params": [second], "lr": lambda step: np.float32(0.5), "momentum": 0.9}],
+        [
+            {"params": group_params([first])},
+            {"params": group_params([second]), "lr": lambda step: np.float32(0.5), "momentum": 0.9},
+        ],
         lr=decaying,
     )
     history = run(engine, optimizer, [first, second], 4, rng)

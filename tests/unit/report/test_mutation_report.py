@@ -97,6 +97,32 @@ def test_a_module_at_the_goal_is_not_listed_below_it(tmp_path):
     assert "Every module meets the goal of 90%" in (tmp_path / "mutation.md").read_text()
 
 
+def test_a_triage_entry_of_a_mutant_not_run_waits_instead_of_going_stale(tmp_path):
+    mutants = [_mutant(AMP, 1, "killed"), _mutant(AMP, 2, "not checked"), _mutant(AMP, 3, "killed")]
+    triage = _triage(
+        tmp_path,
+        f"{AMP}.x_f__mutmut_2: {{kind: identical, change: '- a / + b', reason: r}}\n"
+        f"{AMP}.x_f__mutmut_3: {{kind: identical, change: '- a / + b', reason: r}}\n",
+    )
+    write_mutation_report(tmp_path, _results(tmp_path, mutants), triage)
+    page = (tmp_path / "mutation.md").read_text()
+    assert "## Stale triage entries (1)" in page and f"`{AMP}.x_f__mutmut_3`" in page
+    assert f"`{AMP}.x_f__mutmut_2`" not in page
+    assert "1 more triage entries name mutants not run here" in page
+
+
+def test_the_page_says_how_the_results_were_produced(tmp_path):
+    mutants = [_mutant(AMP, 1, "killed")]
+    write_mutation_report(tmp_path, _results(tmp_path, mutants), tmp_path / "none.yaml")
+    assert "Produced by `tox -e mutation` (a clean run" in (tmp_path / "mutation.md").read_text()
+    resumed = json.loads((tmp_path / "mutation.json").read_text()) | {"run": "amp alone, resumed."}
+    (tmp_path / "mutation.json").write_text(json.dumps(resumed))
+    write_mutation_report(tmp_path, tmp_path / "mutation.json", tmp_path / "none.yaml")
+    page = (tmp_path / "mutation.md").read_text()
+    assert "How these results were produced: amp alone, resumed." in page
+    assert "a clean run" not in page
+
+
 @pytest.mark.parametrize(
     "text, problem",
     [
