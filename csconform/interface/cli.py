@@ -16,7 +16,7 @@ from typing import Any
 from csconform.errors import InvalidInputError
 from csconform.interface.capabilities import CAPABILITIES, TARGETS
 from csconform.interface.core import ImplementationModule
-from csconform.interface.validate import declaration_of, protocol_members, validate
+from csconform.interface.validate import class_protocol, declaration_of, protocol_members, validate
 
 
 def _type_name(annotation: Any) -> str:
@@ -44,12 +44,8 @@ def _member_lines(protocol: type) -> list[str]:
 def _nested_protocols(protocol: type) -> list[tuple[str, type]]:
     """Protocols a module Protocol names as ``type[P]`` (the classes it must offer)."""
     attributes, _methods = protocol_members(protocol)
-    found = []
-    for name, annotation in attributes.items():
-        arguments = getattr(annotation, "__args__", ())
-        if getattr(annotation, "__origin__", None) is type and arguments and isinstance(arguments[0], type):
-            found.append((name, arguments[0]))
-    return found
+    nested = ((name, class_protocol(annotation)) for name, annotation in attributes.items())
+    return [(name, member) for name, member in nested if member is not None]
 
 
 def contract_lines(markdown: bool = False) -> list[str]:

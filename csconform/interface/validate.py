@@ -107,6 +107,14 @@ def _signature_problem(where: str, expected: Any, actual: Any) -> str | None:
     return None
 
 
+def class_protocol(annotation: Any) -> type | None:
+    """The Protocol ``P`` of a name annotated ``type[P]`` (a class the implementation offers), else None."""
+    if get_origin(annotation) is not type:
+        return None
+    (argument,) = get_args(annotation)
+    return argument if isinstance(argument, type) else None
+
+
 def _check_object(where: str, value: Any, protocol: type, problems: list[str]) -> None:
     attributes, methods = protocol_members(protocol)
     instance_attributes = inspect.isclass(value)  # a class may set attributes in __init__
@@ -117,10 +125,10 @@ def _check_object(where: str, value: Any, protocol: type, problems: list[str]) -
             continue
         member = getattr(value, name)
         if get_origin(annotation) is type:
-            (member_protocol,) = get_args(annotation)
+            member_protocol = class_protocol(annotation)
             if not inspect.isclass(member):
                 problems.append(f"{where}.{name} must be a class")
-            elif isinstance(member_protocol, type):
+            elif member_protocol is not None:
                 _check_object(f"{where}.{name}", member, member_protocol, problems)
     for name, expected in methods.items():
         member = getattr(value, name, None)

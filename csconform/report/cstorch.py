@@ -21,7 +21,7 @@ import pandas as pd
 
 from csconform.adapters.triage import Triage, load_triage
 from csconform.errors import CsConformError
-from csconform.report.conformance import OUTCOMES, summary_line
+from csconform.report.conformance import OUTCOMES, matrix_frame, summary_line
 from csconform.spec import LEVELS, Spec, default_specs_dir, load_spec
 from csconform.spec.traceability import default_tests_dir, rules_by_test
 from csconform.spec.verdict import BINDING_LEVELS, conforms
@@ -76,22 +76,14 @@ def level_frame(matrices: dict[str, dict]) -> pd.DataFrame:
 
 
 def side_by_side(matrix: dict, reference: dict | None, verdicts: dict[str, list[str]], spec: Spec) -> pd.DataFrame:
-    rows = []
-    for rule_id, entry in sorted(matrix["rules"].items()):
-        rule = spec.get(rule_id)
-        rows.append(
-            {
-                "rule": rule_id,
-                "level": rule.level,
-                "title": rule.title,
-                "reference engine": reference["rules"].get(rule_id, {}).get("outcome", "") if reference else "",
-                "cerebras.pytorch": entry["outcome"],
-                "emulated": ", ".join(entry.get("emulated", ())),
-                "triage": ", ".join(verdicts.get(rule_id, ())),
-                "unsupported because": "; ".join(entry.get("unsupported_reasons", ())),
-            }
-        )
-    return pd.DataFrame(rows)
+    """The vendor's matrix (:func:`matrix_frame`) with our outcome, the triage verdicts and the reasons."""
+    frame = matrix_frame(matrix, spec).rename(columns={"outcome": "cerebras.pytorch"})
+    reference_rules = reference["rules"] if reference else {}
+    frame["reference engine"] = [reference_rules.get(r, {}).get("outcome", "") for r in frame["rule"]]
+    frame["triage"] = [", ".join(verdicts.get(r, ())) for r in frame["rule"]]
+    frame["unsupported because"] = ["; ".join(matrix["rules"][r].get("unsupported_reasons", ())) for r in frame["rule"]]
+    columns = ["rule", "level", "title", "reference engine", "cerebras.pytorch", "emulated", "triage"]
+    return frame[[*columns, "unsupported because"]]
 
 
 def _table(frame: pd.DataFrame) -> str:
