@@ -255,9 +255,24 @@ def test_a_checkpoint_gives_back_exactly_the_state_saved(engine, tmp_path):
             "empty": {},
             "none": None,
             "scalar": np.float32(0.5),
+            "python_numbers": [0.1, -3, True, 2.5e300],
         },
     }
     path = engine.checkpoint.save(tmp_path / "state.ckpt", state)
+    assert same_tree(state, engine.checkpoint.load(path))
+
+
+@pytest.mark.spec("RUNNER-005")
+@pytest.mark.parametrize(
+    "value",
+    [np.float64(0.1), np.int64(-3), np.bool_(True), np.float16(1.5), np.uint8(200)],
+    ids=lambda value: type(value).__name__,
+)
+def test_a_checkpoint_gives_back_numpy_scalars_with_their_type(engine, tmp_path, value):
+    """np.float64 is also a Python float: it must still come back as the NumPy scalar it was."""
+    state = {"step": 0, "model": {}, "optimizer": {"global_step": 0, "state": {}}, "grad_scaler": {"x": value},
+             "data": {}}
+    path = engine.checkpoint.save(tmp_path / "scalar.ckpt", state)
     assert same_tree(state, engine.checkpoint.load(path))
 
 
