@@ -9,7 +9,8 @@ scalar step). Optimizer step ``k`` uses ``schedule(k)``.
 
 Formulas are evaluated in float64 on whole arrays (no per-element Python loops) and rounded once to
 float32; a zero factor stays zero where a power overflows float64 (no ``0 * inf`` NaN), and a power
-beyond float64 is taken through logarithms (LR-025). Each class docstring states its formula; ``T`` is ``total_iters`` unless said otherwise.
+beyond float64 is taken through logarithms (LR-025). Each class docstring states its formula; ``T``
+is ``total_iters`` unless said otherwise.
 Bad arguments raise :class:`csconform.errors.InvalidInputError` naming the argument.
 """
 
