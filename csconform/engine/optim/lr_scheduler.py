@@ -46,6 +46,7 @@ __all__ = [
 ]
 
 Steps = npt.NDArray[np.int64]
+_INT64 = np.iinfo(np.int64)
 Rates = npt.NDArray[np.float64]
 
 
@@ -90,12 +91,15 @@ def _as_steps(step: object) -> tuple[Steps, bool]:
     if isinstance(step, bool | np.bool_):
         raise InvalidInputError(f"the global step must be an integer, got {step!r}")
     if isinstance(step, numbers.Integral):
+        if not _INT64.min <= int(step) <= _INT64.max:  # np.asarray would overflow untyped
+            relation = "must be >= 0" if int(step) < 0 else "must fit in int64"
+            raise InvalidInputError(f"the global step {relation}, got {int(step)}")
         steps = np.asarray(int(step), dtype=np.int64)
         scalar = True
     elif isinstance(step, np.ndarray):
         if step.dtype.kind not in "iu":
             raise InvalidInputError(f"global step arrays must have an integer dtype, got {step.dtype}")
-        if step.dtype.kind == "u" and step.size and int(step.max()) > np.iinfo(np.int64).max:
+        if step.dtype.kind == "u" and step.size and int(step.max()) > _INT64.max:
             raise InvalidInputError("global steps must fit in int64")
         steps = step.astype(np.int64)
         scalar = False
