@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from packaging.version import Version
@@ -116,6 +117,14 @@ def check_keys(run: RunDescription, found: Findings) -> None:
             )
     for use in run.duplicate_keys:
         found.warn("CONFIG-003", Origin(use.path, use.line), f"key {use.name!r} is given twice; the second value wins")
+    for use in run.text_numbers:
+        mantissa, exponent = re.split("[eE]", use.name)
+        found.warn(
+            "CONFIG-007",
+            Origin(use.path, use.line),
+            f"{use.name} is read as the text {use.name!r} by YAML 1.1 (PyYAML); write {mantissa}.0e{exponent} "
+            "so that every release reads a number",
+        )
 
 
 def _vocabulary(run: RunDescription) -> frozenset[str]:
@@ -129,7 +138,7 @@ def _vocabulary(run: RunDescription) -> frozenset[str]:
 
 def check_batch(run: RunDescription, found: Findings) -> None:
     batch = run.batch
-    if trains(run) and batch.train is None:
+    if trains(run) and batch.train is None and run.framework == "pytorch":
         found.refuse("CONFIG-010", _train_origin(run), "a training run needs a batch_size for its training data")
     for setting in (batch.train, batch.eval):
         if setting is not None and not (_int(setting.value) and setting.value >= 1):
@@ -282,6 +291,18 @@ def check_clipping(run: RunDescription, found: Findings) -> None:
 # --- optimizer -----------------------------------------------------------------------------------------
 
 
+def pytorch_only(check: Callable[[RunDescription, Findings], None]) -> Callable[[RunDescription, Findings], None]:
+    """A check of the PyTorch stack's names and loop, skipped for a TensorFlow params file."""
+
+    def checked(run: RunDescription, found: Findings) -> None:
+        if run.framework == "pytorch":
+            check(run, found)
+
+    checked.__name__, checked.__doc__ = check.__name__, check.__doc__
+    return checked
+
+
+@pytorch_only
 def check_optimizer(run: RunDescription, found: Findings) -> None:
     optimizer = run.optimizer
     if optimizer is None:
@@ -294,12 +315,10 @@ def check_optimizer(run: RunDescription, found: Findings) -> None:
             )
         return
     name = optimizer.name.value
-    if not _release_at_least(run, "2.0.2"):
-        if not isinstance(name, str) or name.lower() not in {n.lower() for n in SUPPORTED_OPTIMIZERS_1X}:
-            found.refuse(
-                "CONFIG-040", optimizer.name.origin, optimizer_type=name, supported=list(SUPPORTED_OPTIMIZERS_1X)
-            )
-            return
+    supported_1x = {n.lower() for n in SUPPORTED_OPTIMIZERS_1X}
+    if not _release_at_least(run, "2.0.2") and (not isinstance(name, str) or name.lower() not in supported_1x):
+        found.refuse("CONFIG-040", optimizer.name.origin, optimizer_type=name, supported=list(SUPPORTED_OPTIMIZERS_1X))
+        return
     signature = package_api().optimizer(name) if isinstance(name, str) else None
     if signature is None:
         known = ", ".join(sorted(package_api().optimizers))
@@ -315,12 +334,10 @@ def check_optimizer(run: RunDescription, found: Findings) -> None:
                     setting.origin,
                     f"{signature.name} takes no argument {argument!r}; the release ignores it",
                 )
-    _check_with_engine_optimizer(signature.name, optimizer.arguments, run, found)
+    _check_with_engine_optimizer(signature.name, optimizer.arguments, found)
 
 
-def _check_with_engine_optimizer(
-    name: str, arguments: dict[str, Setting[Any]], run: RunDescription, found: Findings
-) -> None:
+def _check_with_engine_optimizer(name: str, arguments: Mapping[str, Setting[Any]], found: Findings) -> None:
     """Hyperparameters of SGD, Adam and AdamW as the reference engine's constructors judge them."""
     cls = getattr(engine_optimizers, name, None)
     if cls not in (engine_optimizers.SGD, engine_optimizers.Adam, engine_optimizers.AdamW):
@@ -380,10 +397,11 @@ def _check_sequence(config: SchedulerConfig, run: RunDescription, found: Finding
     for phase in config.children[:-1]:
         length = phase.arguments.get("total_iters")
         if length is None or not (_int(length.value) and length.value >= 1):
+            given = None if length is None else length.value
             text = (
                 "Non final learning rate schedulers must have either the 'steps' or 'decay_steps' parameter given."
                 if run.layout == "flat" and not _release_at_least(run, "2.0.2")
-                else f"every phase but the last needs a positive total_iters; {phase.written} has {None if length is None else length.value!r}"
+                else f"every phase but the last needs a positive total_iters; {phase.written} has {given!r}"
             )
             found.refuse("CONFIG-053", phase.origin, text)
             return
@@ -418,12 +436,13 @@ def _check_sequence(config: SchedulerConfig, run: RunDescription, found: Finding
                 )
 
 
+@pytorch_only
 def check_schedule(run: RunDescription, found: Findings) -> None:
     if run.schedule is None:
         return
     _check_scheduler(run.schedule, run, found)
     try:
-        build(run.schedule)
+        build(run.schedule, strict=run.layout != "flat")
     except ScheduleNotRunnable:
         return
     except InvalidInputError as exc:
@@ -460,9 +479,11 @@ def check_loop(run: RunDescription, found: Findings) -> None:
             found.warn(
                 "CONFIG-063",
                 checkpoint.origin,
-                f"checkpoint every {checkpoint.value} steps: below the lower bound of {MIN_CHECKPOINT_STEPS} (ESTIMATOR-016)",
+                f"checkpoint every {checkpoint.value} steps: below the lower bound of {MIN_CHECKPOINT_STEPS} steps "
+                "(ESTIMATOR-016)",
             )
-    _check_evaluation(run, found)
+    if run.framework == "pytorch":
+        _check_evaluation(run, found)
 
 
 def _loop_origin(run: RunDescription) -> Origin:
@@ -481,10 +502,9 @@ def _check_evaluation(run: RunDescription, found: Findings) -> None:
         fraction_allowed = _release_at_least(run, "2.3.0")
         valid = (_int(value) and value >= 1) or (fraction_allowed and isinstance(value, float) and 0.0 < value <= 1.0)
         if not valid:
+            fraction = " or a float in the range (0.0, 1.0]" if fraction_allowed else ""
             found.refuse(
-                "CONFIG-064",
-                frequency.origin,
-                f"`eval_frequency` must be a positive integer{' or a float in the range (0.0, 1.0]' if fraction_allowed else ''}. Got {value!r}",
+                "CONFIG-064", frequency.origin, f"`eval_frequency` must be a positive integer{fraction}. Got {value!r}"
             )
         elif _int(value) and steps is not None and value > steps:
             found.warn(

@@ -147,8 +147,13 @@ class RunDescription:
     loop: Loop
     keys: tuple[KeyUse, ...] = ()
     duplicate_keys: tuple[KeyUse, ...] = ()
+    text_numbers: tuple[KeyUse, ...] = ()
+    """Values written as numbers that YAML 1.1 reads as text (``1e-5``); the description holds the number."""
     estimator_settings: Mapping[str, Setting[Any]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    framework: str = "pytorch"
+    """``tensorflow`` for the 1.x Model Zoo's TensorFlow params files (a ``tf`` folder), read by the
+    CerebrasEstimator: the PyTorch optimizer, scheduler and loop checks do not apply to them."""
 
     @property
     def steps(self) -> int | None:

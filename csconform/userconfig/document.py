@@ -8,6 +8,7 @@ composing the same text as YAML (JSON is YAML's flow style) when PyYAML accepts 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,13 +18,23 @@ from csconform.errors import CsConformError, InvalidInputError
 from csconform.spec.yaml_io import KeyPath, LocatedYAML, parse_yaml_located, read_text
 from csconform.userconfig.description import KeyUse, Origin, Setting
 
+# A float in exponent form without a decimal point (1e-5): YAML 1.2 reads a number, but PyYAML's
+# YAML 1.1 resolver, which the Model Zoo loads params files with, reads the string "1e-5".
+TEXT_FLOAT = re.compile(r"^[-+]?[0-9]+[eE][-+]?[0-9]+$")
+
+
+def as_number(value: Any) -> Any:
+    """A YAML 1.1 text float (``"1e-5"``) as the number it means; any other value unchanged."""
+    return float(value) if isinstance(value, str) and TEXT_FLOAT.match(value) else value
+
 
 class UnreadableConfigError(InvalidInputError):
     """The file cannot be read as a config: missing, not UTF-8, not YAML/JSON, or not a mapping."""
 
 
 def dotted(path: KeyPath) -> str:
-    """``("trainer", "init", "callbacks", 4, "csx.performance.x")`` -> ``trainer.init.callbacks[4]."csx.performance.x"``."""
+    """A key path as text: list indices in brackets, keys with a dot in quotes
+    (``trainer.init.callbacks[4].ScopedTrainFlags."csx.performance.micro_batch_size"``)."""
     text = ""
     for part in path:
         if isinstance(part, int):
@@ -72,7 +83,7 @@ class Document:
     def setting(self, path: KeyPath) -> Setting[Any] | None:
         """The value at ``path`` with its origin, or None when the key is absent or null."""
         value = self.node(path)
-        return None if value is None else Setting(value, self.origin(path))
+        return None if value is None else Setting(as_number(value), self.origin(path))
 
     def section(self, path: KeyPath) -> Mapping[str, Any] | None:
         value = self.node(path)
@@ -95,9 +106,18 @@ class Document:
         """``(path, value)`` of every entry of the mapping or list at ``path``."""
         value = self.node(path)
         if isinstance(value, Mapping):
-            yield from (((*path, key), item) for key, item in value.items())
+            yield from (((*path, key), as_number(item)) for key, item in value.items())
         elif isinstance(value, list):
-            yield from (((*path, index), item) for index, item in enumerate(value))
+            yield from (((*path, index), as_number(item)) for index, item in enumerate(value))
+
+    def text_numbers(self) -> tuple[KeyUse, ...]:
+        """Every value that YAML 1.1 reads as text although it is written as a number (``1e-5``)."""
+        found = []
+        for path, line in self.located.lines.items():
+            value = self.node(path)
+            if isinstance(value, str) and TEXT_FLOAT.match(value):
+                found.append(KeyUse(dotted(path), line, "", value))
+        return tuple(found)
 
 
 def read_document(path: Path | str) -> Document:
@@ -105,10 +125,8 @@ def read_document(path: Path | str) -> Document:
     path = Path(path)
     try:
         text = read_text(path)
-        if path.suffix.lower() == ".json":
-            located = _located_json(text, path)
-        else:
-            located = parse_yaml_located(text, path)
+        reader = _located_json if path.suffix.lower() == ".json" else parse_yaml_located
+        located = reader(text, path)
     except UnreadableConfigError:
         raise
     except CsConformError as exc:

@@ -80,6 +80,7 @@ def package_api() -> PackageAPI:
 
 def _subclasses(cls: type) -> list[type]:
     found: list[type] = []
+    sub: type
     for sub in cls.__subclasses__():
         found += [sub, *_subclasses(sub)]
     return found

@@ -9,6 +9,7 @@ loop, checkpoints and the cluster in ``runconfig``; the batch in the input secti
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from csconform.spec.releases import Release
@@ -18,7 +19,6 @@ from csconform.userconfig.description import (
     LossScaling,
     ModelSection,
     OptimizerConfig,
-    Origin,
     Precision,
     RunDescription,
     Setting,
@@ -57,13 +57,13 @@ ESTIMATOR_UNSUPPORTED = (
 
 
 def _optimizer(doc: Document) -> OptimizerConfig | None:
-    section = doc.section(("optimizer",))
-    if section is None:
+    if doc.section(("optimizer",)) is None:
         return None
     arguments: dict[str, Setting[Any]] = {}
-    for key, value in section.items():
+    for path, value in doc.items(("optimizer",)):
+        key = str(path[-1])
         if key not in NOT_OPTIMIZER_ARGUMENTS and key not in ("beta1", "beta2") and value is not None:
-            arguments[OPTIMIZER_ARGUMENT_NAMES.get(str(key), str(key))] = Setting(value, doc.origin(("optimizer", key)))
+            arguments[OPTIMIZER_ARGUMENT_NAMES.get(key, key)] = Setting(value, doc.origin(path))
     beta1, beta2 = doc.setting(("optimizer", "beta1")), doc.setting(("optimizer", "beta2"))
     if beta1 is not None or beta2 is not None:  # 1.x: separate keys, defaults 0.9 and 0.999
         betas = [0.9 if beta1 is None else beta1.value, 0.999 if beta2 is None else beta2.value]
@@ -72,15 +72,18 @@ def _optimizer(doc: Document) -> OptimizerConfig | None:
     return OptimizerConfig(name, arguments, doc.origin(("optimizer",)))
 
 
-def _family(doc: Document, family: str | None) -> Setting[str] | None:
+def _family(doc: Document) -> Setting[str] | None:
     named = doc.setting(("model", "name"))
-    if named is not None:
-        return Setting(str(named.value), named.origin)
-    return Setting(family, Origin("(the params file's model folder)")) if family else None
+    return None if named is None else Setting(str(named.value), named.origin)
 
 
-def read_flat(doc: Document, release: Release, family: str | None = None) -> RunDescription:
-    """The run a flat-layout params file describes; ``family`` is the Model Zoo model it belongs to."""
+def framework_of(path: Path) -> str:
+    """``tensorflow`` for a params file in a ``tf`` folder of the 1.x Model Zoo, else ``pytorch``."""
+    return "tensorflow" if "tf" in path.parts[:-1] else "pytorch"
+
+
+def read_flat(doc: Document, release: Release) -> RunDescription:
+    """The run a flat-layout params file describes."""
     model = doc.section(("model",))
     runconfig = doc.section(("runconfig",)) or {}
     return RunDescription(
@@ -91,7 +94,7 @@ def read_flat(doc: Document, release: Release, family: str | None = None) -> Run
         if model is None
         else ModelSection(
             fields=Setting(model, doc.origin(("model",))),
-            family=_family(doc, family),
+            family=_family(doc),
             kind="zoo",
             seq_len=doc.setting(("train_input", "max_sequence_length")),
             compute_eval_metrics=doc.setting(("model", "compute_eval_metrics")),
@@ -134,6 +137,8 @@ def read_flat(doc: Document, release: Release, family: str | None = None) -> Run
         ),
         keys=doc.key_uses(section_depth=1),
         duplicate_keys=doc.duplicate_keys(),
+        text_numbers=doc.text_numbers(),
+        framework=framework_of(doc.path),
         estimator_settings={
             key: Setting(value, doc.origin(("runconfig", key)))
             for key, value in runconfig.items()

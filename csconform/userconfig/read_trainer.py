@@ -59,7 +59,7 @@ def _lr_schedule(doc: Document) -> tuple[SchedulerConfig | None, tuple[str, ...]
     ]
     if not lr_entries:
         return None, ()
-    notes = ()
+    notes: tuple[str, ...] = ()
     if len(lr_entries) > 1:
         notes = (f"{len(lr_entries)} LR schedulers (one per parameter group): the first is run",)
     return read_trainer_scheduler(doc, lr_entries[0]), notes
@@ -131,5 +131,6 @@ def read_trainer(doc: Document, release: Release) -> RunDescription:
         ),
         keys=doc.key_uses(section_depth=3),
         duplicate_keys=doc.duplicate_keys(),
+        text_numbers=doc.text_numbers(),
         notes=notes,
     )

@@ -21,15 +21,16 @@ import numpy as np
 from csconform.engine.optim import lr_scheduler as engine
 from csconform.errors import CsConformError, InvalidInputError
 from csconform.userconfig.description import SchedulerConfig
+from csconform.userconfig.package_api import package_api
 
 # Arguments the vendor's classes take that do not change the base rate of the run.
-IGNORED_ARGUMENTS = {"param_group_tags", "last_epoch", "milestones", "schedulers", "scheduler"}
+IGNORED_ARGUMENTS = {"param_group_tags", "last_epoch"}
 RENAMED_ARGUMENTS = {"MultiplicativeLR": {"coefficient": "multiplier"}}
 SEQUENTIAL = "SequentialLR"
 WRAPPERS = ("ScalePerParamLR",)
 # Steps evaluated one by one up to this many; a longer run is evaluated on an even grid of this size
-# that contains every phase boundary and the last step.
-MAX_EVALUATED_STEPS = 1 << 22
+# (first and last step included) plus every phase boundary and the step before it.
+MAX_EVALUATED_STEPS = 1 << 20
 
 
 class ScheduleNotRunnable(CsConformError):
@@ -49,6 +50,8 @@ class Schedule:
 
     function: engine.LRScheduler
     phases: tuple[Phase, ...]
+    ignored: tuple[str, ...] = ()
+    """Arguments left out because the release does not read them (flat layout only)."""
 
     def at(self, steps: list[int] | np.ndarray) -> np.ndarray:
         return np.asarray(self.function(np.asarray(steps, dtype=np.int64)), dtype=np.float64)
@@ -60,50 +63,61 @@ def _length(config: SchedulerConfig) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _engine_arguments(config: SchedulerConfig, cls: type) -> dict[str, Any]:
-    accepted = set(inspect.signature(cls.__init__).parameters) - {"self"}
+def _engine_arguments(config: SchedulerConfig, cls: type, strict: bool) -> tuple[dict[str, Any], list[str]]:
+    """The engine's keyword arguments, and the arguments left out (``strict``: none may be)."""
+    accepted = set(inspect.signature(cls).parameters)
+    vendor = package_api().lr_scheduler(config.name.value)
     renamed = RENAMED_ARGUMENTS.get(config.name.value, {})
     arguments: dict[str, Any] = {}
+    ignored: list[str] = []
     for name, setting in config.arguments.items():
         target = renamed.get(name, name)
         if name in IGNORED_ARGUMENTS or (name == "total_iters" and target not in accepted):
             continue
-        if target not in accepted:
+        if target in accepted:
+            arguments[target] = setting.value
+        elif strict or (vendor is not None and name in vendor.arguments):
             raise ScheduleNotRunnable(
                 f"{config.name.value} argument {name} ({setting.origin}) is not implemented by the reference engine"
             )
-        arguments[target] = setting.value
-    return arguments
+        else:
+            ignored.append(f"{setting.origin.path}")
+    return arguments, ignored
 
 
-def build(config: SchedulerConfig) -> Schedule:
-    """The engine schedule of ``config``; the engine's refusal of a value is its InvalidInputError."""
+def build(config: SchedulerConfig, strict: bool = True) -> Schedule:
+    """The engine schedule of ``config``; the engine's refusal of a value is its InvalidInputError.
+
+    ``strict=False`` (the flat layout, whose releases read the arguments they know and ignore the
+    rest) leaves out arguments that neither the engine nor the vendor's class takes."""
     name = config.name.value
     if name in WRAPPERS and len(config.children) == 1:
-        return build(config.children[0])
+        return build(config.children[0], strict)
     if name == SEQUENTIAL:
         if not config.children:
             raise InvalidInputError(f"{name} ({config.origin}) has no schedulers")
-        built = [build(child) for child in config.children]
+        built = [build(child, strict) for child in config.children]
         lengths = [_length(child) for child in config.children[:-1]]
-        if any(length is None for length in lengths):
+        known = [length for length in lengths if length is not None]
+        if len(known) != len(lengths):
             raise ScheduleNotRunnable(f"{name} ({config.origin}): a phase before the last has no total_iters")
-        milestones = np.cumsum(lengths).tolist()
+        milestones = np.cumsum(known, dtype=np.int64).tolist()
         starts = [0, *milestones]
-        function = engine.SequentialLR([b.function for b in built], milestones)
+        sequence = engine.SequentialLR([b.function for b in built], milestones)
         phases = tuple(
             Phase(child.name.value, int(start), _length(child))
             for child, start in zip(config.children, starts, strict=True)
         )
-        return Schedule(function, phases)
+        return Schedule(sequence, phases, tuple(i for b in built for i in b.ignored))
     cls = getattr(engine, name, None)
     if not (isinstance(cls, type) and issubclass(cls, engine.LRScheduler)) or name == "LRScheduler":
         raise ScheduleNotRunnable(f"{name} ({config.origin}) is not implemented by the reference engine")
+    arguments, ignored = _engine_arguments(config, cls, strict)
     try:
-        function = cls(**_engine_arguments(config, cls))
+        function = cls(**arguments)
     except TypeError as exc:  # a required argument missing: the config's own refusal says which
         raise ScheduleNotRunnable(f"{name} ({config.origin}) cannot be built: {exc}") from None
-    return Schedule(function, (Phase(name, 0, _length(config)),))
+    return Schedule(function, (Phase(name, 0, _length(config)),), tuple(ignored))
 
 
 @dataclass(frozen=True)
@@ -133,18 +147,20 @@ class KeyPoints:
 
 
 def evaluation_steps(schedule: Schedule, steps: int) -> np.ndarray:
-    """Every step of the run, or an even grid with every phase boundary when the run is very long."""
+    """Every step of the run, or an even grid when the run is very long (see MAX_EVALUATED_STEPS)."""
     if steps <= MAX_EVALUATED_STEPS:
         return np.arange(steps, dtype=np.int64)
-    grid = np.linspace(0, steps - 1, MAX_EVALUATED_STEPS).astype(np.int64)
-    boundaries = [p.start_step + d for p in schedule.phases for d in (-1, 0) if 0 <= p.start_step + d < steps]
-    return np.unique(np.concatenate([grid, np.asarray(boundaries, dtype=np.int64)]))
+    return np.linspace(0, steps - 1, MAX_EVALUATED_STEPS).astype(np.int64)
+
+
+def _boundary_steps(schedule: Schedule, steps: int) -> list[int]:
+    return sorted({p.start_step + d for p in schedule.phases[1:] for d in (-1, 0) if 0 <= p.start_step + d < steps})
 
 
 def key_points(schedule: Schedule, steps: int) -> KeyPoints:
     """First and last rate, end of warm-up, the rate at each phase boundary, min and max."""
     grid = evaluation_steps(schedule, steps)
-    rates = schedule.at(grid)
+    rates = np.concatenate([schedule.at(grid), schedule.at(_boundary_steps(schedule, steps))])
     boundaries = tuple(
         (p.start_step, p.name, float(schedule.at([p.start_step])[0]))
         for p in schedule.phases[1:]
@@ -161,7 +177,7 @@ def key_points(schedule: Schedule, steps: int) -> KeyPoints:
         first=float(rates[0]),
         warmup_end=warmup_end,
         boundaries=boundaries,
-        last=float(rates[-1]),
+        last=float(schedule.at([steps - 1])[0]),
         minimum=float(rates.min()),
         maximum=float(rates.max()),
         evaluated_steps=len(grid),

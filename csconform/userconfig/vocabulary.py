@@ -55,14 +55,12 @@ def _stored() -> dict[str, Any]:
 def accepted_keys(release: str) -> frozenset[str]:
     """Every key release ``release`` accepts in a params file (see the module docstring)."""
     stored = _stored()["releases"]
-    if release not in stored:
-        raise InvalidInputError(f"no key vocabulary for release {release}; known: {', '.join(stored)}")
+    names = [delta["name"] for delta in stored]
+    if release not in names:
+        raise InvalidInputError(f"no key vocabulary for release {release}; known: {', '.join(names)}")
     keys: set[str] = set()
-    for name, delta in stored.items():
-        keys |= set(delta["added"])
-        keys -= set(delta["removed"])
-        if name == release:
-            break
+    for delta in stored[: names.index(release) + 1]:
+        keys = (keys | set(delta["added"])) - set(delta["removed"])
     return frozenset(keys)
 
 
@@ -151,12 +149,12 @@ def release_keys(mirror: Path, release: Release) -> set[str]:
 
 
 def build(mirror: Path, releases: Iterable[Release]) -> dict[str, Any]:
-    """The vocabulary of every release, each stored as the keys added and removed since the previous."""
-    stored: dict[str, dict[str, list[str]]] = {}
+    """The vocabulary of every release (oldest first), each as the keys added and removed since the previous."""
+    stored: list[dict[str, Any]] = []
     previous: set[str] = set()
     for release in releases:
         keys = release_keys(mirror, release)
-        stored[release.name] = {"added": sorted(keys - previous), "removed": sorted(previous - keys)}
+        stored.append({"name": release.name, "added": sorted(keys - previous), "removed": sorted(previous - keys)})
         previous = keys
     return {
         "source": "https://github.com/Cerebras/modelzoo at each release's commit (specs/releases.yaml)",
@@ -170,5 +168,5 @@ if __name__ == "__main__":
         sys.exit("usage: python -m csconform.userconfig.vocabulary MODELZOO_CLONE OUT.json")
     catalogue = load_catalogue(default_specs_dir())
     with open(sys.argv[2], "w", encoding="utf-8") as out:
-        json.dump(build(Path(sys.argv[1]), catalogue.releases), out, indent=0, sort_keys=True)
+        json.dump(build(Path(sys.argv[1]), catalogue.releases), out, indent=0)
         out.write("\n")
