@@ -32,6 +32,8 @@ class LocatedYAML:
     data: Any
     lines: Mapping[KeyPath, int] = field(default_factory=dict)
     duplicates: tuple[tuple[KeyPath, int], ...] = ()
+    quoted: frozenset[KeyPath] = frozenset()
+    """Paths of the scalar values written in quotes (text by the author's choice)."""
 
     def line(self, path: KeyPath) -> int | None:
         """The line of ``path``, else of its nearest ancestor that has one."""
@@ -74,12 +76,16 @@ def read_yaml(path: Path) -> Any:
     return parse_yaml(read_text(path), path)
 
 
-def _walk(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], duplicates: list, active: set[int]) -> None:
+def _walk(
+    node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], duplicates: list, quoted: set[KeyPath], active: set[int]
+) -> None:
     """Record the line of every key and list item under ``node`` (merge keys and aliases followed)."""
     if len(path) > MAX_DEPTH:
         raise SpecError(f"nested deeper than {MAX_DEPTH} levels")
     if id(node) in active:  # a recursive alias: its keys are already recorded higher up
         return
+    if isinstance(node, yaml.ScalarNode) and node.style in ("'", '"'):
+        quoted.add(path)
     active.add(id(node))
     if isinstance(node, yaml.MappingNode):
         seen: set[str] = set()
@@ -87,18 +93,18 @@ def _walk(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], duplicates:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 merged = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
                 for source in merged:
-                    _walk(source, path, lines, duplicates, active)
+                    _walk(source, path, lines, duplicates, quoted, active)
                 continue
             key = str(key_node.value) if isinstance(key_node, yaml.ScalarNode) else f"<{key_node.id}>"
             if key in seen:
                 duplicates.append(((*path, key), key_node.start_mark.line + 1))
             seen.add(key)
             lines[(*path, key)] = key_node.start_mark.line + 1
-            _walk(value_node, (*path, key), lines, duplicates, active)
+            _walk(value_node, (*path, key), lines, duplicates, quoted, active)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
             lines.setdefault((*path, index), item.start_mark.line + 1)
-            _walk(item, (*path, index), lines, duplicates, active)
+            _walk(item, (*path, index), lines, duplicates, quoted, active)
     active.discard(id(node))
 
 
@@ -110,15 +116,16 @@ def parse_yaml_located(text: str, path: Path | str) -> LocatedYAML:
         data = loader.construct_document(node) if node is not None else None
         lines: dict[KeyPath, int] = {}
         duplicates: list[tuple[KeyPath, int]] = []
+        quoted: set[KeyPath] = set()
         if node is not None:
-            _walk(node, (), lines, duplicates, set())
+            _walk(node, (), lines, duplicates, quoted, set())
     except SpecError as exc:
         raise SpecError(f"{path}: {exc}") from None
     except (yaml.YAMLError, RecursionError, ValueError, TypeError) as exc:
         raise _refuse(exc, path) from None
     finally:
         loader.dispose()
-    return LocatedYAML(data, lines, tuple(duplicates))
+    return LocatedYAML(data, lines, tuple(duplicates), frozenset(quoted))
 
 
 def read_yaml_located(path: Path) -> LocatedYAML:

@@ -392,12 +392,18 @@ def _check_scheduler(config: SchedulerConfig, run: RunDescription, found: Findin
         _check_scheduler(child, run, found)
 
 
+def _phase_length(phase: SchedulerConfig) -> int | None:
+    setting = phase.arguments.get("total_iters")
+    return setting.value if setting is not None and _int(setting.value) and setting.value >= 1 else None
+
+
 def _check_sequence(config: SchedulerConfig, run: RunDescription, found: Findings) -> None:
-    lengths = []
-    for phase in config.children[:-1]:
-        length = phase.arguments.get("total_iters")
-        if length is None or not (_int(length.value) and length.value >= 1):
-            given = None if length is None else length.value
+    """Phase lengths and milestones (CONFIG-053), phases the run never reaches or cuts (CONFIG-054),
+    and a rate that jumps where one phase hands over to the next (CONFIG-055)."""
+    lengths = [_phase_length(phase) for phase in config.children]
+    for phase, length in zip(config.children[:-1], lengths, strict=False):
+        if length is None:
+            given = phase.arguments["total_iters"].value if "total_iters" in phase.arguments else None
             text = (
                 "Non final learning rate schedulers must have either the 'steps' or 'decay_steps' parameter given."
                 if run.layout == "flat" and not _release_at_least(run, "2.0.2")
@@ -405,35 +411,38 @@ def _check_sequence(config: SchedulerConfig, run: RunDescription, found: Finding
             )
             found.refuse("CONFIG-053", phase.origin, text)
             return
-        lengths.append(int(length.value))
-    sums = [sum(lengths[: i + 1]) for i in range(len(lengths))]
+    starts = [sum(lengths[:i]) for i in range(len(lengths))]  # type: ignore[arg-type]
     given = config.arguments.get("milestones")
-    if given is not None and given.value != sums:
+    if given is not None and given.value != starts[1:]:
         found.refuse(
-            "CONFIG-053", given.origin, f"Expected {config.name.value} to have milestones {sums}, but got {given.value}"
+            "CONFIG-053",
+            given.origin,
+            f"Expected {config.name.value} to have milestones {starts[1:]}, but got {given.value}",
         )
     steps = run.steps
-    if steps is not None:
-        for phase, start in zip(config.children[1:], sums, strict=False):
-            if start >= steps:
-                found.warn(
-                    "CONFIG-054",
-                    phase.origin,
-                    f"{phase.written} starts at step {start}, after the last training step {steps - 1}: it never runs",
-                )
-        cut = [s for s in sums if s > steps]
-        if (
-            not cut
-            and config.children
-            and _int((config.children[-1].arguments.get("total_iters") or Setting(None, config.origin)).value)
-        ):
-            end = (sums[-1] if sums else 0) + config.children[-1].arguments["total_iters"].value
-            if end > steps:
-                found.warn(
-                    "CONFIG-054",
-                    config.children[-1].origin,
-                    f"{config.children[-1].written} ends at step {end}; training stops at step {steps - 1}, mid-phase",
-                )
+    for phase, start, length in zip(config.children, starts, lengths, strict=True):
+        if steps is not None and start >= steps:
+            text = f"{phase.written} starts at step {start}, after the last training step {steps - 1}: it never runs"
+            found.warn("CONFIG-054", phase.origin, text)
+        elif steps is not None and length is not None and start + length > steps:
+            text = f"{phase.written} ends at step {start + length}; training stops at step {steps - 1}, mid-phase"
+            found.warn("CONFIG-054", phase.origin, text)
+    for before, after, length in zip(config.children, config.children[1:], lengths, strict=False):
+        _check_handover(before, after, length, run, found)
+
+
+def _check_handover(
+    before: SchedulerConfig, after: SchedulerConfig, length: int | None, run: RunDescription, found: Findings
+) -> None:
+    """The rate where ``before`` ends (its local step ``length``) against where ``after`` starts."""
+    try:
+        end = build(before, strict=run.layout != "flat").at([length or 0])[0]
+        start = build(after, strict=run.layout != "flat").at([0])[0]
+    except CsConformError:
+        return
+    if not math.isclose(end, start, rel_tol=1e-6, abs_tol=1e-12):
+        text = f"the rate jumps from {end:.6g} to {start:.6g} where {before.written} hands over to {after.written}"
+        found.warn("CONFIG-055", after.origin, text)
 
 
 @pytorch_only

@@ -157,10 +157,11 @@ class RunDescription:
 
     @property
     def steps(self) -> int | None:
-        """Training steps of the run: ``num_steps`` if given, else ``max_steps`` (when an integer)."""
+        """Training steps of the run: ``num_steps`` if given, else ``max_steps`` (a positive integer, else None)."""
         for setting in (self.loop.num_steps, self.loop.max_steps):
-            if setting is not None and isinstance(setting.value, int) and not isinstance(setting.value, bool):
-                return setting.value
+            value = None if setting is None else setting.value
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+                return value
         return None
 
     @property

@@ -115,7 +115,7 @@ class Document:
         found = []
         for path, line in self.located.lines.items():
             value = self.node(path)
-            if isinstance(value, str) and TEXT_FLOAT.match(value):
+            if isinstance(value, str) and TEXT_FLOAT.match(value) and path not in self.located.quoted:
                 found.append(KeyUse(dotted(path), line, "", value))
         return tuple(found)
 
@@ -148,4 +148,4 @@ def _located_json(text: str, path: Path) -> LocatedYAML:
         lines = parse_yaml_located(text, path)
     except CsConformError:  # JSON that PyYAML's YAML 1.1 does not take: values without lines
         return LocatedYAML(data)
-    return LocatedYAML(data, lines.lines, lines.duplicates)
+    return LocatedYAML(data, lines.lines, lines.duplicates, lines.quoted)

@@ -73,7 +73,8 @@ def did_you_mean(key: str, release: str) -> str | None:
 # --- building the vocabulary from a Model Zoo clone -------------------------------------------------
 
 
-def _git(mirror: Path, *args: str) -> str:
+def git(mirror: Path, *args: str) -> str:
+    """The output of a git command run in the clone ``mirror`` (a typed error when it fails)."""
     result = subprocess.run(["git", "-C", str(mirror), *args], capture_output=True, check=False)
     if result.returncode:
         raise InvalidInputError(f"git {' '.join(args)} failed in {mirror}: {result.stderr.decode(errors='replace')}")
@@ -82,7 +83,7 @@ def _git(mirror: Path, *args: str) -> str:
 
 def release_files(mirror: Path, release: Release) -> list[str]:
     """Every file of the release's tree."""
-    return _git(mirror, "ls-tree", "-r", "--name-only", release.commit).splitlines()
+    return git(mirror, "ls-tree", "-r", "--name-only", release.commit).splitlines()
 
 
 def is_model_params_file(path: str) -> bool:
@@ -133,12 +134,12 @@ def release_keys(mirror: Path, release: Release) -> set[str]:
     for path in release_files(mirror, release):
         if path.endswith(".py") and not any(part in path for part in NOT_CONFIG_CODE):
             try:
-                keys.update(_code_names(ast.parse(_git(mirror, "show", f"{release.commit}:{path}"))))
+                keys.update(_code_names(ast.parse(git(mirror, "show", f"{release.commit}:{path}"))))
             except SyntaxError:
                 continue
         elif is_model_params_file(path):
             try:
-                keys.update(_yaml_keys(yaml.safe_load(_git(mirror, "show", f"{release.commit}:{path}"))))
+                keys.update(_yaml_keys(yaml.safe_load(git(mirror, "show", f"{release.commit}:{path}"))))
             except yaml.YAMLError:
                 continue
     if release.version.major >= 2:
