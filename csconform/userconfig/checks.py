@@ -104,10 +104,13 @@ def check_layout(run: RunDescription, found: Findings) -> None:
 
 
 def check_keys(run: RunDescription, found: Findings) -> None:
+    """Unknown (CONFIG-002), repeated (CONFIG-003) and text-number (CONFIG-007) keys; runs last, so that
+    a key another rule already reports (use_bfloat16 from 2.1.0) is not reported again as unknown."""
     if run.layout == "hf":
         return
+    reported = {f.path for f in (*found.violations, *found.warnings)}
     for use in run.keys:
-        if use.name not in _vocabulary(run):
+        if use.name not in _vocabulary(run) and use.path not in reported:
             suggestion = did_you_mean(use.name, run.release.name)
             hint = f"; did you mean {suggestion!r}?" if suggestion else ""
             found.warn(
@@ -576,7 +579,6 @@ def check_estimator_settings(run: RunDescription, found: Findings) -> None:
 
 CHECKS: tuple[Callable[[RunDescription, Findings], None], ...] = (
     check_layout,
-    check_keys,
     check_batch,
     check_precision,
     check_loss_scaling,
@@ -587,11 +589,12 @@ CHECKS: tuple[Callable[[RunDescription, Findings], None], ...] = (
     check_train_and_eval,
     check_metrics,
     check_estimator_settings,
+    check_keys,
 )
 
 
 def run_checks(run: RunDescription, found: Findings, wafer: str = "wse2") -> None:
     """Every check on ``run``; the findings land in ``found``."""
+    check_cluster(run, found, wafer)
     for check in CHECKS:
         check(run, found)
-    check_cluster(run, found, wafer)

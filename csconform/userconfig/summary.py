@@ -21,6 +21,10 @@ def duration(seconds: float) -> str:
     return f"{seconds / 86400:.1f} d"
 
 
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def _finding(finding: Finding) -> str:
     where = finding.path + (f" (line {finding.line})" if finding.line else "")
     return f"    {finding.rule} [{finding.level}] {where}: {finding.message}"
@@ -83,7 +87,9 @@ def render(verdict: Verdict) -> str:
         lines.append(f"  plot: {verdict.plot}")
     lines += [f"  note: {note}" for note in verdict.notes]
     outcome = "conforms" if not verdict.violations else "breaks the rules above"
-    lines.append(f"  verdict: {outcome} ({len(verdict.violations)} violations, {len(verdict.warnings)} warnings)")
+    lines.append(
+        f"  verdict: {outcome} ({plural(len(verdict.violations), 'violation')}, {plural(len(verdict.warnings), 'warning')})"
+    )
     return "\n".join(lines)
 
 

@@ -26,6 +26,7 @@ import json
 import re
 import subprocess
 import sys
+import warnings
 from collections.abc import Iterable, Iterator
 from importlib import resources
 from pathlib import Path
@@ -134,9 +135,12 @@ def release_keys(mirror: Path, release: Release) -> set[str]:
     for path in release_files(mirror, release):
         if path.endswith(".py") and not any(part in path for part in NOT_CONFIG_CODE):
             try:
-                keys.update(_code_names(ast.parse(git(mirror, "show", f"{release.commit}:{path}"))))
+                with warnings.catch_warnings():  # the vendor's invalid escape sequences are not ours to report
+                    warnings.simplefilter("ignore", (DeprecationWarning, SyntaxWarning))
+                    tree = ast.parse(git(mirror, "show", f"{release.commit}:{path}"))
             except SyntaxError:
                 continue
+            keys.update(_code_names(tree))
         elif is_model_params_file(path):
             try:
                 keys.update(_yaml_keys(yaml.safe_load(git(mirror, "show", f"{release.commit}:{path}"))))
