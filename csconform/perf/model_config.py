@@ -700,9 +700,9 @@ def _bloom(f: Fields, seq_len: int | None) -> list[Layer]:
         positions_default=2048,
         positions_limit=False,
     )
+    stated = "seq_length, the training length" if f.present(("seq_length",)) else "no seq_length given"
     f.notes.append(
-        f"ALiBi positions: no position table; the training length ({s.positions}, seq_length) is the default "
-        "sequence length, not a limit"
+        f"ALiBi positions: no position table; {s.positions} ({stated}) is the default sequence length, not a limit"
     )
     t = Transformer(
         s.layers,

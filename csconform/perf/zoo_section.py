@@ -18,7 +18,7 @@ The zoo builds these families from three model classes, and the class decides th
   parallel from one norm (two with ``use_untied_layer_norm``, as NeoX and Falcon-40B use), no MLP
   bias unless ``use_ffn_bias``;
 * the BERT classes (``bert``; RoBERTa files use it too; ``bert/classifier``,
-  ``bert/token_classifier``, ``bert/extractive_summarization``): learned positions, segment
+  ``bert/token_classifier``, ``bert/extractive_summarization``, 1.x's ``bert/qa``): learned positions, segment
   embeddings (``num_segments``: 2 unless ``disable_nsp`` since 2.x, always 2 in 1.x), an embedding
   LayerNorm, post-LN blocks, and the pre-training heads (pooler and next-sentence prediction unless
   ``disable_nsp``; the masked-LM transform, LayerNorm and decoder tied to the embedding) or the
@@ -72,6 +72,7 @@ ZOO_FAMILIES: dict[str, str] = {
     "bert/classifier": "bert",
     "bert/token_classifier": "bert",
     "bert/extractive_summarization": "bert",
+    "bert/qa": "bert",
     "fc_mnist": "fc_mnist",
 }
 """Zoo model names (a section's ``name:``, or the model folder of a 1.x file) -> the model class that builds them."""
@@ -383,6 +384,9 @@ def _bert(f: Fields, name: str, seq_len: int | None, first_release: bool) -> lis
         classes = f.integer("number of classes", ("num_classes",), limit=2**24)
         f.notes.append(f"heads counted: a classifier over {classes} classes at every token; no pooler")
         return body + classifier(t, classes, tokens=tokens)
+    if name == "bert/qa":
+        f.notes.append("heads counted: a start/end classifier (2 outputs) at every token; no pooler")
+        return body + classifier(t, 2, tokens=tokens)
     if name == "bert/extractive_summarization":
         labels = f.integer("number of labels", ("num_labels",), default=2, limit=2)
         f.notes.append(
