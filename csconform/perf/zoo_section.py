@@ -38,6 +38,7 @@ encoder-only transformers.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -95,15 +96,14 @@ def model_from_zoo_section(
     """The model a Model Zoo ``model:`` section describes (see the module docstring).
 
     ``family`` is the zoo model name when the section has no ``name:`` (1.x files: pass the model
-    folder); ``source`` names the section in every error (``"params.yaml: trainer.init.model"``);
-    ``seq_len`` is the sequence length to plan at (default: ``max_position_embeddings``); ``release``
-    ("1.9", "2.10", ...; default the newest) picks the zoo's defaults where releases differ."""
+    folder; a section's own ``name:`` wins); ``source`` names the section in every error
+    (``"params.yaml: trainer.init.model"``); ``seq_len`` is the sequence length to plan at (default:
+    ``max_position_embeddings``); ``release`` ("1.9", "2.10", ...; default the newest) picks the zoo's
+    defaults where releases differ."""
     f = Fields(model, source)
     stated = model.get("name")
     if stated is not None and not isinstance(stated, str):
         raise f.error(f"field name must be a string, got {stated!r}", "name")
-    if family is not None and stated is not None and _canonical(family) not in (_canonical(stated), _base(stated)):
-        raise f.error(f"field name {stated!r} contradicts the model family {family!r} of the file", "name")
     zoo_name = stated or family
     if zoo_name is None:
         raise f.error(f"missing field name (the zoo model: one of {', '.join(ZOO_FAMILIES)})", "name")
@@ -115,9 +115,12 @@ def model_from_zoo_section(
             UnsupportedModelError,
         )
     key = next((k for k in ZOO_FAMILIES if _canonical(k) == _canonical(zoo_name)), None)
+    if key is None and ZOO_FAMILIES.get(_base(zoo_name), "bert") != "bert":
+        key = _base(zoo_name)  # a decoder's sub-folder (1.x gptj/fine_tuning/continuous_pretraining) is the decoder
     if key is None:
         raise UnknownNameError(f"{source}: unknown zoo model {zoo_name!r}; known: {', '.join(ZOO_FAMILIES)}")
-    first = release is not None and str(release).strip().lstrip("rR_").startswith("1")
+    major = re.search(r"\d+", str(release)) if release is not None else None
+    first = major is not None and major.group() == "1"  # "1.9", "Release_1.9.1", "R_1.7.0"
     model_class = ZOO_FAMILIES[key]
     if model_class == "fc_mnist":
         if seq_len is not None:
@@ -182,7 +185,7 @@ def _refuse_unless(f: Fields, key: str, modelled: Any, why: str) -> None:
         raise f.error(f"field {f.key(key)} = {value!r}: {why} are not modelled", key, UnsupportedModelError)
 
 
-def _norm(f: Fields, model_class: str) -> tuple[str, bool]:
+def _norm(f: Fields) -> tuple[str, bool]:
     """(norm kind, shift) from ``norm_type``, or 1.x's ``use_rms_norm`` / ``use_biasless_norm``."""
     if f.flag("use_rms_norm", False):
         return "rms", False
@@ -191,7 +194,7 @@ def _norm(f: Fields, model_class: str) -> tuple[str, bool]:
     norm = f.config.get("norm_type", "layernorm")
     if not isinstance(norm, str) or norm.lower() not in NORM_TYPES:
         raise f.error(
-            f"field norm_type {norm!r}: only {', '.join(NORM_TYPES)} are modelled for {model_class} models",
+            f"field norm_type {norm!r} is not modelled (known: {', '.join(NORM_TYPES)})",
             "norm_type",
             UnsupportedModelError,
         )
@@ -305,7 +308,7 @@ def _decoder(f: Fields, model_class: str, seq_len: int | None) -> list[Layer]:
     vocab = _size(f, "vocab_size", "vocabulary size", 50257, limit=2**24)
     longest = _size(f, "max_position_embeddings", "maximum sequence length", 1024, limit=MAX_SEQUENCE)
     tokens = _tokens(f, seq_len, longest)
-    norm, shift = _norm(f, model_class)
+    norm, shift = _norm(f)
     kind = _position_type(f, "learned" if model_class == "gpt2" else "rotary")
     attention = _attention(f, width, heads, layers)
     table, buckets = _positions(f, kind, longest)
@@ -348,7 +351,7 @@ def _bert(f: Fields, name: str, seq_len: int | None, first_release: bool) -> lis
     kind = _position_type(f, "learned")
     longest = f.integer("maximum sequence length", ("max_position_embeddings",), limit=MAX_SEQUENCE)
     tokens = _tokens(f, seq_len, longest)
-    norm, shift = _norm(f, "bert")
+    norm, shift = _norm(f)
     pretraining = name in ("bert", "roberta")
     nsp = pretraining and not f.flag("disable_nsp", False)
     segments_default = 2 if (first_release or nsp or not pretraining) else 0
