@@ -44,7 +44,16 @@ from typing import Any
 
 from csconform.errors import ModelConfigError, UnknownNameError, UnsupportedModelError
 from csconform.perf.costs import Layer, total_params
-from csconform.perf.model_config import DEFAULT_BATCH, MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH, Fields, ModelSpec, moe_note
+from csconform.perf.model_config import (
+    DEFAULT_BATCH,
+    MAX_LAYERS,
+    MAX_SEQUENCE,
+    MAX_WIDTH,
+    Fields,
+    ModelSpec,
+    moe_note,
+    shown,
+)
 from csconform.perf.transformer import (
     MLP,
     Attention,
@@ -103,14 +112,14 @@ def model_from_zoo_section(
     f = Fields(model, source)
     stated = model.get("name")
     if stated is not None and not isinstance(stated, str):
-        raise f.error(f"field name must be a string, got {stated!r}", "name")
+        raise f.error(f"field name must be a string, got {shown(stated)}", "name")
     zoo_name = stated or family
     if zoo_name is None:
         raise f.error(f"missing field name (the zoo model: one of {', '.join(ZOO_FAMILIES)})", "name")
     if _canonical(zoo_name) in ENCODER_DECODER:
         raise f.error(
-            f"model {zoo_name!r} is an encoder-decoder model, which csconform does not model: its encoder and decoder "
-            "run over inputs and targets of different lengths with cross-attention between them",
+            f"model {shown(zoo_name)} is an encoder-decoder model, which csconform does not model: its encoder and "
+            "decoder run over inputs and targets of different lengths with cross-attention between them",
             "name",
             UnsupportedModelError,
         )
@@ -118,7 +127,7 @@ def model_from_zoo_section(
     if key is None and ZOO_FAMILIES.get(_base(zoo_name), "bert") != "bert":
         key = _base(zoo_name)  # a decoder's sub-folder (1.x gptj/fine_tuning/continuous_pretraining) is the decoder
     if key is None:
-        raise UnknownNameError(f"{source}: unknown zoo model {zoo_name!r}; known: {', '.join(ZOO_FAMILIES)}")
+        raise UnknownNameError(f"{source}: unknown zoo model {shown(zoo_name)}; known: {', '.join(ZOO_FAMILIES)}")
     major = re.search(r"\d+", str(release)) if release is not None else None
     first = major is not None and major.group() == "1"  # "1.9", "Release_1.9.1", "R_1.7.0"
     model_class = ZOO_FAMILIES[key]
@@ -182,7 +191,7 @@ def _sub(f: Fields, key: str, aliases: Sequence[str] = ()) -> Fields:
 def _refuse_unless(f: Fields, key: str, modelled: Any, why: str) -> None:
     value = f.config.get(key, modelled)
     if value not in (modelled, None) and value != []:
-        raise f.error(f"field {f.key(key)} = {value!r}: {why} are not modelled", key, UnsupportedModelError)
+        raise f.error(f"field {f.key(key)} = {shown(value)}: {why} are not modelled", key, UnsupportedModelError)
 
 
 def _norm(f: Fields) -> tuple[str, bool]:
@@ -194,7 +203,7 @@ def _norm(f: Fields) -> tuple[str, bool]:
     norm = f.config.get("norm_type", "layernorm")
     if not isinstance(norm, str) or norm.lower() not in NORM_TYPES:
         raise f.error(
-            f"field norm_type {norm!r} is not modelled (known: {', '.join(NORM_TYPES)})",
+            f"field norm_type {shown(norm)} is not modelled (known: {', '.join(NORM_TYPES)})",
             "norm_type",
             UnsupportedModelError,
         )
@@ -209,7 +218,7 @@ def _position_type(f: Fields, default: str) -> str | None:
     if value not in POSITIONS:
         raise f.error(
             "field position_embedding_type must be one of learned, fixed, relative, rotary, alibi or null, "
-            f"got {value!r}",
+            f"got {shown(value)}",
             "position_embedding_type",
         )
     return value
@@ -430,7 +439,7 @@ def _fc_mnist(f: Fields) -> list[Layer]:
 def _tokens(f: Fields, seq_len: int | None, longest: int) -> int:
     tokens = longest if seq_len is None else seq_len
     if not isinstance(tokens, int) or isinstance(tokens, bool) or not 1 <= tokens <= longest:
-        raise f.error(f"seq_len must be an integer in 1..max_position_embeddings ({longest}), got {tokens!r}")
+        raise f.error(f"seq_len must be an integer in 1..max_position_embeddings ({longest}), got {shown(tokens)}")
     return tokens
 
 

@@ -218,6 +218,14 @@ UNREADABLE = [
     ),
     ("huge.json", b'{"model_type": "gpt2", "n_embd": 1e400}', "field n_embd is not a finite number (inf)", "n_embd"),
     ("list.yaml", b"- a\n- b\n", "object of fields", None),
+    ("bigint.json", b'{"model_type": "gpt2", "n_layer": ' + b"9" * 5000 + b"}", "unreadable value", None),
+    ("twice.json", b'{"model_type": "gpt2", "n_layer": 2, "n_layer": 3}', "field n_layer is given twice", "n_layer"),
+    (
+        "twice.yaml",
+        b"model_type: gpt2\nrope_scaling: {factor: 1, factor: 2}\n",
+        "factor is given twice (line 2)",
+        "factor",
+    ),
 ]
 
 
@@ -259,6 +267,19 @@ def test_missing_and_directory_paths_are_typed_errors(tmp_path):
         with pytest.raises(ModelConfigError, match="cannot read the file") as info:
             read_config(path)
         assert isinstance(info.value, CsConformError) and info.value.source == str(path)
+
+
+def test_nested_yaml_aliases_are_checked_once_and_merge_keys_still_work(tmp_path):
+    """A "billion laughs" file expands to 9**8 strings; reading it costs its size (and it has no model_type)."""
+    rows = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    rows += [f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]" for a, b in zip("abcdefg", "bcdefgh", strict=True)]
+    (tmp_path / "laughs.yaml").write_text("\n".join(rows) + "\n")
+    with pytest.raises(ModelConfigError, match="missing field model_type"):
+        load_model_config(tmp_path / "laughs.yaml")
+    (tmp_path / "merge.yaml").write_text(
+        "base: &b {x: 1}\nmodel_type: mlp\nlayer_widths: [2, 3]\nother: {<<: *b, y: 2}\n"
+    )
+    assert read_config(tmp_path / "merge.yaml")["other"] == {"x": 1, "y": 2}
 
 
 def test_a_utf8_byte_order_mark_is_read(tmp_path):
