@@ -123,6 +123,13 @@ ENCODER_DECODER = (
     "encoder-decoder",
 )
 
+FORMER_FORMATS = {
+    "phi-msft": "the former remote-code format of microsoft/phi-1, phi-1_5 and phi-2; their config.json on the hub "
+    "now has model_type phi",
+    "RefinedWeb": "Falcon's former remote-code format; tiiuae's config.json on the hub now has model_type falcon",
+    "RefinedWebModel": "Falcon's former remote-code format; tiiuae's config.json on the hub now has model_type falcon",
+}
+
 
 @dataclass(frozen=True)
 class ModelSpec:
@@ -922,6 +929,8 @@ def model_from_config(
         )
     if not isinstance(family, str) or family not in FAMILIES:
         message = f"unknown model_type {shown(family)}; known model types: {', '.join(FAMILIES)}"
+        if family in FORMER_FORMATS:
+            message += f" ({family} is {FORMER_FORMATS[family]})"
         raise UnknownNameError(f"{source}: {message}" if source else message)
     extra = config.get("csconform") or {}
     x = Fields(extra, source, prefix="csconform.")

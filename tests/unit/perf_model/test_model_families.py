@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from csconform.cli import main as cli_main
-from csconform.errors import CsConformError, ModelConfigError, UnsupportedModelError
+from csconform.errors import CsConformError, ModelConfigError, UnknownNameError, UnsupportedModelError
 from csconform.perf.model_config import load_model_config, model_from_config, read_config
 
 DATA = Path(__file__).parent / "data" / "hf_configs"
@@ -260,6 +260,11 @@ def test_wrong_types_name_the_key(change, key, tmp_path):
     with pytest.raises(ModelConfigError) as info:
         load_model_config(path)
     assert info.value.key == key and key in str(info.value) and str(path) in str(info.value)
+
+
+def test_former_remote_code_formats_are_named_in_the_refusal():
+    with pytest.raises(UnknownNameError, match="phi-msft is the former remote-code format"):
+        model_from_config({"model_type": "phi-msft", "n_embd": 2560})
 
 
 def test_missing_and_directory_paths_are_typed_errors(tmp_path):
