@@ -46,8 +46,8 @@ Size fields are required (a real ``config.json`` has them); optional fields take
 defaults. Anything missing, contradictory, non-finite or out of range is a
 :class:`~csconform.errors.ModelConfigError` whose one-line message names the file and the key; an
 unknown ``model_type`` is an :class:`~csconform.errors.UnknownNameError` listing the known ones.
-A file that is not UTF-8 text (binary, UTF-16), not JSON/YAML, or nested absurdly deep is refused
-the same way, never with a traceback.
+A file that is not UTF-8 text (binary, UTF-16), not JSON/YAML, nested absurdly deep, or gives a key
+twice (JSON and YAML readers silently keep the last) is refused the same way, never with a traceback.
 
 An optional ``"csconform"`` object carries what the zoo knows beyond the architecture: the published
 parameter count and its source, a default batch and sequence length, and aliases.
