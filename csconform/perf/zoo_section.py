@@ -19,7 +19,8 @@ The zoo builds these families from three model classes, and the class decides th
   bias unless ``use_ffn_bias``;
 * the BERT classes (``bert``; RoBERTa files use it too; ``bert/classifier``,
   ``bert/token_classifier``, ``bert/extractive_summarization``, 1.x's ``bert/qa``): learned positions, segment
-  embeddings (``num_segments``: 2 unless ``disable_nsp`` since 2.x, always 2 in 1.x), an embedding
+  embeddings (``num_segments``, by default 2, none with ``disable_nsp``; 1.x's pre-training model does not
+  read the key), an embedding
   LayerNorm, post-LN blocks, and the pre-training heads (pooler and next-sentence prediction unless
   ``disable_nsp``; the masked-LM transform, LayerNorm and decoder tied to the embedding) or the
   fine-tuning head the name says;
@@ -363,10 +364,13 @@ def _bert(f: Fields, name: str, seq_len: int | None, first_release: bool) -> lis
     norm, shift = _norm(f)
     pretraining = name in ("bert", "roberta")
     nsp = pretraining and not f.flag("disable_nsp", False)
-    segments_default = 2 if (first_release or nsp or not pretraining) else 0
-    segments = f.integer("number of segments", ("num_segments",), default=segments_default, minimum=0, limit=2**16)
-    if segments_default and "num_segments" not in f.config:
-        f.notes.append(f"num_segments absent: {segments} segment embeddings, as the zoo's release does by default")
+    segments_default = 2 if (nsp or not pretraining) else 0  # the zoo builds no segment table without NSP
+    if first_release and pretraining:  # 1.7-1.9 build 2 segments (none with disable_nsp) and never read the key
+        segments = segments_default
+        if f.config.get("num_segments") is not None:
+            f.notes.append(f"num_segments is not read by the 1.x pre-training model: {segments} segment embeddings")
+    else:
+        segments = f.integer("number of segments", ("num_segments",), default=segments_default, minimum=0, limit=2**16)
     rows = longest
     if f.flag("mask_padding_in_positional_embed", False):
         rows += f.integer("pad token id", ("pad_token_id",), default=0, minimum=0)

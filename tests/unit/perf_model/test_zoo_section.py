@@ -114,14 +114,20 @@ def test_the_zoo_s_defaults_differ_by_model_class():
     assert "block0.ln2" in names(untied)
 
 
-def test_bert_segments_follow_the_release():
-    """2.x: no segment embeddings when NSP is disabled; 1.x always made 2."""
-    roberta = section(DATA / "2.10/roberta_large.yaml")
+def test_bert_segments_follow_nsp_and_the_release():
+    """No segment table without NSP, in 1.x (model.py: num_segments=None if disable_nsp else 2) and 2.x
+    (the default of num_segments); only 2.x reads a num_segments key."""
+    roberta = section(DATA / "2.10/roberta_large.yaml")  # disable_nsp: true
     newest = model_from_zoo_section(roberta)
-    for release in ("1.9", "Release_1.9.1", "R_1.7.0"):
-        assert model_from_zoo_section(roberta, release=release).params - newest.params == 2 * 1024
-    assert model_from_zoo_section(roberta, release="Release_2.10.0").params == newest.params
-    assert "nsp" not in {x.name for x in newest.layers} and "pooler" not in {x.name for x in newest.layers}
+    assert "token_type_embeddings" not in {x.name for x in newest.layers}
+    assert not {"nsp", "pooler"} & {x.name for x in newest.layers}
+    for release in ("1.9", "Release_1.9.1", "R_1.7.0", "Release_2.10.0"):
+        assert model_from_zoo_section(roberta, release=release).params == newest.params
+    three = {**roberta, "num_segments": 3}
+    assert model_from_zoo_section(three).params - newest.params == 3 * 1024
+    assert model_from_zoo_section(three, release="1.9.1").params == newest.params
+    bert = section(DATA / "1.9/bert_base_MSL128.yaml")  # NSP: 2 segments in both lines
+    assert model_from_zoo_section(bert, family="bert", release="1.9.1").params == 110_106_428
 
 
 def test_mistral_s_window_lowers_the_flops_not_the_count():
