@@ -46,8 +46,8 @@ Size fields are required (a real ``config.json`` has them); optional fields take
 defaults. Anything missing, contradictory, non-finite or out of range is a
 :class:`~csconform.errors.ModelConfigError` whose one-line message names the file and the key; an
 unknown ``model_type`` is an :class:`~csconform.errors.UnknownNameError` listing the known ones.
-A file that is not UTF-8 text (binary, UTF-16), not JSON/YAML, or nested absurdly deep is refused
-the same way, never with a traceback.
+A file that is not UTF-8 text (binary, UTF-16), not JSON/YAML, nested absurdly deep, or gives a key
+twice (JSON and YAML readers silently keep the last) is refused the same way, never with a traceback.
 
 An optional ``"csconform"`` object carries what the zoo knows beyond the architecture: the published
 parameter count and its source, a default batch and sequence length, and aliases.
@@ -123,6 +123,13 @@ ENCODER_DECODER = (
     "encoder-decoder",
 )
 
+FORMER_FORMATS = {
+    "phi-msft": "the former remote-code format of microsoft/phi-1, phi-1_5 and phi-2; their config.json on the hub "
+    "now has model_type phi",
+    "RefinedWeb": "Falcon's former remote-code format; tiiuae's config.json on the hub now has model_type falcon",
+    "RefinedWebModel": "Falcon's former remote-code format; tiiuae's config.json on the hub now has model_type falcon",
+}
+
 
 @dataclass(frozen=True)
 class ModelSpec:
@@ -186,13 +193,21 @@ def read_config(path: str | Path) -> dict[str, Any]:
         raise ModelConfigError(f"cannot read the file ({error.strerror or error})", source=source) from None
     text = decode_text(data, source)
     try:
-        parsed = yaml.safe_load(text) if path.suffix.lower() in (".yaml", ".yml") else json.loads(text)
+        if path.suffix.lower() in (".yaml", ".yml"):
+            parsed = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: no arbitrary objects
+        else:
+            parsed = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as error:
         raise ModelConfigError(f"not valid JSON ({error.msg} at line {error.lineno})", source=source) from None
     except yaml.YAMLError as error:
         raise ModelConfigError(f"not valid YAML ({str(error).splitlines()[0]})", source=source) from None
+    except _DuplicateKey as duplicate:
+        message = f"field {duplicate.key} is given twice{duplicate.where}"
+        raise ModelConfigError(message, source=source, key=duplicate.key) from None
     except RecursionError:
         raise ModelConfigError("nested too deeply to be a model config", source=source) from None
+    except ValueError as error:  # e.g. an integer of more digits than Python converts
+        raise ModelConfigError(f"unreadable value ({str(error).split(';')[0]})", source=source) from None
     check_values(parsed, source)
     if not isinstance(parsed, dict):
         raise ModelConfigError(
@@ -228,11 +243,50 @@ def decode_text(data: bytes, source: str) -> str:
     return text
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: Any, line: int | None = None) -> None:
+        super().__init__(key)
+        self.key, self.where = str(key), "" if line is None else f" (line {line})"
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different (the json module silently keeps the last of two)."""
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateKey(key)
+        result[key] = value
+    return result
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a mapping that gives a key twice (it silently keeps the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        self.flatten_mapping(node)  # resolve YAML merge keys (<<) first, as the base class does
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, str | int | float | bool):
+                if key in seen:
+                    raise _DuplicateKey(key, key_node.start_mark.line + 1)
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def check_values(data: Any, source: str) -> None:
-    """Refuse non-finite numbers and nesting deeper than :data:`MAX_DEPTH`, naming the key."""
+    """Refuse non-finite numbers and nesting deeper than :data:`MAX_DEPTH`, naming the key.
+
+    Each container is visited once: YAML aliases share one object, so a file of nested aliases (a
+    "billion laughs") costs its size, not its expansion."""
     stack: list[tuple[Any, str, int]] = [(data, "", 0)]
+    visited: set[int] = set()
     while stack:
         value, key, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if id(value) in visited:
+                continue
+            visited.add(id(value))
         if isinstance(value, float) and not math.isfinite(value):
             raise ModelConfigError(f"field {key} is not a finite number ({value})", source=source, key=key)
         children: Any = (
@@ -253,6 +307,14 @@ def load_model_config(path: str | Path, seq_len: int | None = None) -> ModelSpec
 
 
 # --- typed access to fields -------------------------------------------------------------------------
+
+
+def shown(value: Any) -> str:
+    """``value`` for a one-line message: its repr, shortened (an integer too long to print is described)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 100:
+        return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class Fields:
@@ -284,7 +346,8 @@ class Fields:
         for name, value in present:
             if not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= limit:
                 raise self.error(
-                    f"field {self.key(name)} ({quantity}) must be an integer in {minimum}..{limit}, got {value!r}", name
+                    f"field {self.key(name)} ({quantity}) must be an integer in {minimum}..{limit}, got {shown(value)}",
+                    name,
                 )
         values = {value for _, value in present}
         if len(values) > 1:
@@ -310,7 +373,7 @@ class Fields:
         if value is None:
             return default
         if not isinstance(value, bool):
-            raise self.error(f"field {self.key(name)} must be true or false, got {value!r}", name)
+            raise self.error(f"field {self.key(name)} must be true or false, got {shown(value)}", name)
         return value
 
     def number(self, name: str, default: float, low: float, high: float) -> float:
@@ -318,14 +381,14 @@ class Fields:
         if value is None:
             return default
         if not isinstance(value, int | float) or isinstance(value, bool) or not low <= value <= high:
-            raise self.error(f"field {self.key(name)} must be a number in [{low}, {high}], got {value!r}", name)
+            raise self.error(f"field {self.key(name)} must be a number in [{low}, {high}], got {shown(value)}", name)
         return float(value)
 
     def choice(self, name: str, default: str | None, choices: Sequence[str | None]) -> str | None:
         value = self.config.get(name, default)
         if value not in choices:
             known = ", ".join(str(c) for c in choices)
-            raise self.error(f"field {self.key(name)} must be one of {known}, got {value!r}", name)
+            raise self.error(f"field {self.key(name)} must be one of {known}, got {shown(value)}", name)
         return value
 
     def activation(self, names: Sequence[str], default: str) -> str:
@@ -333,7 +396,7 @@ class Fields:
         for name, value in present:
             if not isinstance(value, str) or value not in ACTIVATIONS:
                 raise self.error(
-                    f"field {self.key(name)}: unknown activation {value!r}; known: {', '.join(ACTIVATIONS)}", name
+                    f"field {self.key(name)}: unknown activation {shown(value)}; known: {', '.join(ACTIVATIONS)}", name
                 )
         values = {value for _, value in present}
         if len(values) > 1:
@@ -344,7 +407,7 @@ class Fields:
     def strings(self, name: str) -> list[str]:
         value = self.config.get(name) or []
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.error(f"field {self.key(name)} must be a list of strings, got {value!r}", name)
+            raise self.error(f"field {self.key(name)} must be a list of strings, got {shown(value)}", name)
         return value
 
     def integers(self, name: str, minimum: int = 1, limit: int = 2**22) -> list[int]:
@@ -402,7 +465,7 @@ def shape(
     longest = f.integer("maximum sequence length", positions, default=positions_default, limit=MAX_SEQUENCE)
     tokens = longest if seq_len is None else seq_len
     if not isinstance(tokens, int) or isinstance(tokens, bool) or not 1 <= tokens <= MAX_SEQUENCE:
-        raise f.error(f"seq_len must be a positive integer up to {MAX_SEQUENCE}, got {tokens!r}")
+        raise f.error(f"seq_len must be a positive integer up to {MAX_SEQUENCE}, got {shown(tokens)}")
     if positions_limit and tokens > longest:
         spelled = next((n for n in positions if f.config.get(n) is not None), positions[0])
         raise f.error(f"seq_len {tokens} is longer than the config's {f.key(spelled)} ({longest})", spelled)
@@ -475,8 +538,8 @@ def _gpt2(f: Fields, seq_len: int | None) -> list[Layer]:
     s = shape(f, ("n_positions", "max_position_embeddings"), seq_len, positions_default=1024 if legacy else None)
     if n_ctx is not None and n_ctx != s.positions:
         f.notes.append(
-            f"n_ctx ({n_ctx!r}) is a legacy field transformers ignores; n_positions ({s.positions}) sets the position "
-            "table and the longest sequence"
+            f"n_ctx ({shown(n_ctx)}) is a legacy field transformers ignores; n_positions ({s.positions}) sets the "
+            "position table and the longest sequence"
             + (" (transformers' default, as the config has no n_positions)" if legacy else "")
         )
     f.activation(("activation_function",), "gelu_new")
@@ -700,9 +763,9 @@ def _bloom(f: Fields, seq_len: int | None) -> list[Layer]:
         positions_default=2048,
         positions_limit=False,
     )
+    stated = "seq_length, the training length" if f.present(("seq_length",)) else "no seq_length given"
     f.notes.append(
-        f"ALiBi positions: no position table; the training length ({s.positions}, seq_length) is the default "
-        "sequence length, not a limit"
+        f"ALiBi positions: no position table; {s.positions} ({stated}) is the default sequence length, not a limit"
     )
     t = Transformer(
         s.layers,
@@ -771,7 +834,9 @@ def _resnet(f: Fields, seq_len: int | None) -> list[Layer]:
     if seq_len is not None:
         raise f.error("a resnet has no sequence length to set")
     if f.config.get("layer_type", "bottleneck") != "bottleneck":
-        raise f.error(f"field layer_type: only 'bottleneck' is supported, got {f.config['layer_type']!r}", "layer_type")
+        raise f.error(
+            f"field layer_type: only 'bottleneck' is supported, got {shown(f.config['layer_type'])}", "layer_type"
+        )
     depths, outs = f.integers("depths", limit=MAX_LAYERS), f.integers("hidden_sizes", limit=2**16)
     if len(depths) != len(outs):
         raise f.error(f"contradictory fields: {len(depths)} depths but {len(outs)} hidden_sizes", "hidden_sizes")
@@ -856,14 +921,16 @@ def model_from_config(
         raise f.error(f"missing field model_type (one of {', '.join(FAMILIES)})", "model_type")
     if family in ENCODER_DECODER or (f.flag("is_encoder_decoder", False) and family not in FAMILIES):
         raise f.error(
-            f"model_type {family!r} is an encoder-decoder model, which csconform does not model: its encoder and "
+            f"model_type {shown(family)} is an encoder-decoder model, which csconform does not model: its encoder and "
             "decoder run over inputs and targets of different lengths with cross-attention between them; plan "
             "decoder-only or encoder-only models",
             "model_type",
             UnsupportedModelError,
         )
     if not isinstance(family, str) or family not in FAMILIES:
-        message = f"unknown model_type {family!r}; known model types: {', '.join(FAMILIES)}"
+        message = f"unknown model_type {shown(family)}; known model types: {', '.join(FAMILIES)}"
+        if family in FORMER_FORMATS:
+            message += f" ({family} is {FORMER_FORMATS[family]})"
         raise UnknownNameError(f"{source}: {message}" if source else message)
     extra = config.get("csconform") or {}
     x = Fields(extra, source, prefix="csconform.")
@@ -872,18 +939,18 @@ def model_from_config(
     layers = tuple(FAMILIES[family](f, seq_len))
     spec_name = extra.get("name") or name
     if spec_name is not None and not isinstance(spec_name, str):
-        raise x.error(f"field csconform.name must be a string, got {spec_name!r}", "name")
+        raise x.error(f"field csconform.name must be a string, got {shown(spec_name)}", "name")
     if not spec_name:
         hub_name = config.get("_name_or_path")
         spec_name = hub_name if isinstance(hub_name, str) and hub_name else family
     published = extra.get("published_params", total_params(layers))
     if not isinstance(published, int | float) or isinstance(published, bool) or not 0 < published < math.inf:
         raise x.error(
-            f"field csconform.published_params must be a positive number, got {published!r}", "published_params"
+            f"field csconform.published_params must be a positive number, got {shown(published)}", "published_params"
         )
     described = extra.get("source", "a model config")
     if not isinstance(described, str):
-        raise x.error(f"field csconform.source must be a string, got {described!r}", "source")
+        raise x.error(f"field csconform.source must be a string, got {shown(described)}", "source")
     sequence = family in SEQUENCE_FAMILIES
     return ModelSpec(
         name=spec_name,

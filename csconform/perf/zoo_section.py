@@ -18,8 +18,9 @@ The zoo builds these families from three model classes, and the class decides th
   parallel from one norm (two with ``use_untied_layer_norm``, as NeoX and Falcon-40B use), no MLP
   bias unless ``use_ffn_bias``;
 * the BERT classes (``bert``; RoBERTa files use it too; ``bert/classifier``,
-  ``bert/token_classifier``, ``bert/extractive_summarization``): learned positions, segment
-  embeddings (``num_segments``: 2 unless ``disable_nsp`` since 2.x, always 2 in 1.x), an embedding
+  ``bert/token_classifier``, ``bert/extractive_summarization``, 1.x's ``bert/qa``): learned positions, segment
+  embeddings (``num_segments``, by default 2, none with ``disable_nsp``; 1.x's pre-training model does not
+  read the key), an embedding
   LayerNorm, post-LN blocks, and the pre-training heads (pooler and next-sentence prediction unless
   ``disable_nsp``; the masked-LM transform, LayerNorm and decoder tied to the embedding) or the
   fine-tuning head the name says;
@@ -38,12 +39,22 @@ encoder-only transformers.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from csconform.errors import ModelConfigError, UnknownNameError, UnsupportedModelError
 from csconform.perf.costs import Layer, total_params
-from csconform.perf.model_config import DEFAULT_BATCH, MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH, Fields, ModelSpec, moe_note
+from csconform.perf.model_config import (
+    DEFAULT_BATCH,
+    MAX_LAYERS,
+    MAX_SEQUENCE,
+    MAX_WIDTH,
+    Fields,
+    ModelSpec,
+    moe_note,
+    shown,
+)
 from csconform.perf.transformer import (
     MLP,
     Attention,
@@ -72,6 +83,7 @@ ZOO_FAMILIES: dict[str, str] = {
     "bert/classifier": "bert",
     "bert/token_classifier": "bert",
     "bert/extractive_summarization": "bert",
+    "bert/qa": "bert",
     "fc_mnist": "fc_mnist",
 }
 """Zoo model names (a section's ``name:``, or the model folder of a 1.x file) -> the model class that builds them."""
@@ -94,29 +106,31 @@ def model_from_zoo_section(
     """The model a Model Zoo ``model:`` section describes (see the module docstring).
 
     ``family`` is the zoo model name when the section has no ``name:`` (1.x files: pass the model
-    folder); ``source`` names the section in every error (``"params.yaml: trainer.init.model"``);
-    ``seq_len`` is the sequence length to plan at (default: ``max_position_embeddings``); ``release``
-    ("1.9", "2.10", ...; default the newest) picks the zoo's defaults where releases differ."""
+    folder; a section's own ``name:`` wins); ``source`` names the section in every error
+    (``"params.yaml: trainer.init.model"``); ``seq_len`` is the sequence length to plan at (default:
+    ``max_position_embeddings``); ``release`` ("1.9", "2.10", ...; default the newest) picks the zoo's
+    defaults where releases differ."""
     f = Fields(model, source)
     stated = model.get("name")
     if stated is not None and not isinstance(stated, str):
-        raise f.error(f"field name must be a string, got {stated!r}", "name")
-    if family is not None and stated is not None and _canonical(family) not in (_canonical(stated), _base(stated)):
-        raise f.error(f"field name {stated!r} contradicts the model family {family!r} of the file", "name")
+        raise f.error(f"field name must be a string, got {shown(stated)}", "name")
     zoo_name = stated or family
     if zoo_name is None:
         raise f.error(f"missing field name (the zoo model: one of {', '.join(ZOO_FAMILIES)})", "name")
     if _canonical(zoo_name) in ENCODER_DECODER:
         raise f.error(
-            f"model {zoo_name!r} is an encoder-decoder model, which csconform does not model: its encoder and decoder "
-            "run over inputs and targets of different lengths with cross-attention between them",
+            f"model {shown(zoo_name)} is an encoder-decoder model, which csconform does not model: its encoder and "
+            "decoder run over inputs and targets of different lengths with cross-attention between them",
             "name",
             UnsupportedModelError,
         )
     key = next((k for k in ZOO_FAMILIES if _canonical(k) == _canonical(zoo_name)), None)
+    if key is None and ZOO_FAMILIES.get(_base(zoo_name), "bert") != "bert":
+        key = _base(zoo_name)  # a decoder's sub-folder (1.x gptj/fine_tuning/continuous_pretraining) is the decoder
     if key is None:
-        raise UnknownNameError(f"{source}: unknown zoo model {zoo_name!r}; known: {', '.join(ZOO_FAMILIES)}")
-    first = release is not None and str(release).strip().lstrip("rR_").startswith("1")
+        raise UnknownNameError(f"{source}: unknown zoo model {shown(zoo_name)}; known: {', '.join(ZOO_FAMILIES)}")
+    major = re.search(r"\d+", str(release)) if release is not None else None
+    first = major is not None and major.group() == "1"  # "1.9", "Release_1.9.1", "R_1.7.0"
     model_class = ZOO_FAMILIES[key]
     if model_class == "fc_mnist":
         if seq_len is not None:
@@ -178,10 +192,10 @@ def _sub(f: Fields, key: str, aliases: Sequence[str] = ()) -> Fields:
 def _refuse_unless(f: Fields, key: str, modelled: Any, why: str) -> None:
     value = f.config.get(key, modelled)
     if value not in (modelled, None) and value != []:
-        raise f.error(f"field {f.key(key)} = {value!r}: {why} are not modelled", key, UnsupportedModelError)
+        raise f.error(f"field {f.key(key)} = {shown(value)}: {why} are not modelled", key, UnsupportedModelError)
 
 
-def _norm(f: Fields, model_class: str) -> tuple[str, bool]:
+def _norm(f: Fields) -> tuple[str, bool]:
     """(norm kind, shift) from ``norm_type``, or 1.x's ``use_rms_norm`` / ``use_biasless_norm``."""
     if f.flag("use_rms_norm", False):
         return "rms", False
@@ -190,7 +204,7 @@ def _norm(f: Fields, model_class: str) -> tuple[str, bool]:
     norm = f.config.get("norm_type", "layernorm")
     if not isinstance(norm, str) or norm.lower() not in NORM_TYPES:
         raise f.error(
-            f"field norm_type {norm!r}: only {', '.join(NORM_TYPES)} are modelled for {model_class} models",
+            f"field norm_type {shown(norm)} is not modelled (known: {', '.join(NORM_TYPES)})",
             "norm_type",
             UnsupportedModelError,
         )
@@ -205,7 +219,7 @@ def _position_type(f: Fields, default: str) -> str | None:
     if value not in POSITIONS:
         raise f.error(
             "field position_embedding_type must be one of learned, fixed, relative, rotary, alibi or null, "
-            f"got {value!r}",
+            f"got {shown(value)}",
             "position_embedding_type",
         )
     return value
@@ -304,7 +318,7 @@ def _decoder(f: Fields, model_class: str, seq_len: int | None) -> list[Layer]:
     vocab = _size(f, "vocab_size", "vocabulary size", 50257, limit=2**24)
     longest = _size(f, "max_position_embeddings", "maximum sequence length", 1024, limit=MAX_SEQUENCE)
     tokens = _tokens(f, seq_len, longest)
-    norm, shift = _norm(f, model_class)
+    norm, shift = _norm(f)
     kind = _position_type(f, "learned" if model_class == "gpt2" else "rotary")
     attention = _attention(f, width, heads, layers)
     table, buckets = _positions(f, kind, longest)
@@ -347,13 +361,16 @@ def _bert(f: Fields, name: str, seq_len: int | None, first_release: bool) -> lis
     kind = _position_type(f, "learned")
     longest = f.integer("maximum sequence length", ("max_position_embeddings",), limit=MAX_SEQUENCE)
     tokens = _tokens(f, seq_len, longest)
-    norm, shift = _norm(f, "bert")
+    norm, shift = _norm(f)
     pretraining = name in ("bert", "roberta")
     nsp = pretraining and not f.flag("disable_nsp", False)
-    segments_default = 2 if (first_release or nsp or not pretraining) else 0
-    segments = f.integer("number of segments", ("num_segments",), default=segments_default, minimum=0, limit=2**16)
-    if segments_default and "num_segments" not in f.config:
-        f.notes.append(f"num_segments absent: {segments} segment embeddings, as the zoo's release does by default")
+    segments_default = 2 if (nsp or not pretraining) else 0  # the zoo builds no segment table without NSP
+    if first_release and pretraining:  # 1.7-1.9 build 2 segments (none with disable_nsp) and never read the key
+        segments = segments_default
+        if f.config.get("num_segments") is not None:
+            f.notes.append(f"num_segments is not read by the 1.x pre-training model: {segments} segment embeddings")
+    else:
+        segments = f.integer("number of segments", ("num_segments",), default=segments_default, minimum=0, limit=2**16)
     rows = longest
     if f.flag("mask_padding_in_positional_embed", False):
         rows += f.integer("pad token id", ("pad_token_id",), default=0, minimum=0)
@@ -383,6 +400,9 @@ def _bert(f: Fields, name: str, seq_len: int | None, first_release: bool) -> lis
         classes = f.integer("number of classes", ("num_classes",), limit=2**24)
         f.notes.append(f"heads counted: a classifier over {classes} classes at every token; no pooler")
         return body + classifier(t, classes, tokens=tokens)
+    if name == "bert/qa":
+        f.notes.append("heads counted: a start/end classifier (2 outputs) at every token; no pooler")
+        return body + classifier(t, 2, tokens=tokens)
     if name == "bert/extractive_summarization":
         labels = f.integer("number of labels", ("num_labels",), default=2, limit=2)
         f.notes.append(
@@ -423,7 +443,7 @@ def _fc_mnist(f: Fields) -> list[Layer]:
 def _tokens(f: Fields, seq_len: int | None, longest: int) -> int:
     tokens = longest if seq_len is None else seq_len
     if not isinstance(tokens, int) or isinstance(tokens, bool) or not 1 <= tokens <= longest:
-        raise f.error(f"seq_len must be an integer in 1..max_position_embeddings ({longest}), got {tokens!r}")
+        raise f.error(f"seq_len must be an integer in 1..max_position_embeddings ({longest}), got {shown(tokens)}")
     return tokens
 
 
