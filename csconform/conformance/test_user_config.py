@@ -66,7 +66,7 @@ def flat(**changes: Any) -> dict[str, Any]:
 
 def trainer(**changes: Any) -> dict[str, Any]:
     """A small, conforming trainer-layout params file (2.x), with ``init_<section>`` / ``fit_<section>`` changes."""
-    init = {
+    init: dict[str, Any] = {
         "backend": {"backend_type": "CSX"},
         "model": {"name": "gpt3", **GPT},
         "optimizer": {"AdamW": {"betas": [0.9, 0.95], "weight_decay": 0.1}},
@@ -90,7 +90,7 @@ def trainer(**changes: Any) -> dict[str, Any]:
         "loop": {"max_steps": 1000},
         "checkpoint": {"steps": 500},
     }
-    fit = {"train_dataloader": {"data_processor": "GptHDF5MapDataProcessor", "batch_size": 64}}
+    fit: dict[str, Any] = {"train_dataloader": {"data_processor": "GptHDF5MapDataProcessor", "batch_size": 64}}
     data = {"trainer": {"init": init, "fit": fit}}
     for key, value in changes.items():
         part, _, section = key.partition("_")
@@ -624,6 +624,7 @@ def test_the_model_is_planned_with_time_to_train_and_its_band(tmp_path: Path) ->
     assert plan.time_to_train_s == pytest.approx(1000 * 64 / plan.samples_per_s, rel=1e-12)
     assert plan.tokens_per_s == pytest.approx(plan.samples_per_s * 128, rel=1e-12)
     factor = calibration_record()["fit"]["leave_one_out_error"]
+    assert plan.band is not None and plan.time_to_train_s is not None
     assert (plan.band.low_s, plan.band.high_s) == pytest.approx(
         (plan.time_to_train_s / factor, plan.time_to_train_s * factor)
     )

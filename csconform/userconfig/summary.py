@@ -87,9 +87,8 @@ def render(verdict: Verdict) -> str:
         lines.append(f"  plot: {verdict.plot}")
     lines += [f"  note: {note}" for note in verdict.notes]
     outcome = "conforms" if not verdict.violations else "breaks the rules above"
-    lines.append(
-        f"  verdict: {outcome} ({plural(len(verdict.violations), 'violation')}, {plural(len(verdict.warnings), 'warning')})"
-    )
+    counts = f"{plural(len(verdict.violations), 'violation')}, {plural(len(verdict.warnings), 'warning')}"
+    lines.append(f"  verdict: {outcome} ({counts})")
     return "\n".join(lines)
 
 
