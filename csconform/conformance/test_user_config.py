@@ -22,6 +22,7 @@ from csconform.cli import main as cli_main
 from csconform.errors import UnknownNameError
 from csconform.perf.efficiency import calibration_record
 from csconform.spec import default_specs_dir, load_catalogue, load_spec
+from csconform.userconfig.checks import ESTIMATOR_RULES
 from csconform.userconfig.findings import Finding
 from csconform.userconfig.validate import Verdict, release_options, validate_file
 
@@ -203,6 +204,14 @@ def test_other_rules_a_config_breaks_are_reported_with_their_ids(tmp_path: Path)
     assert only(cluster.violations, "HW-009").level == "documented"
     pipelined = judge(write(tmp_path, flat(runconfig={"num_csx": 2, "execution_strategy": "pipeline"})), "1.9.1")
     assert only(pipelined.violations, "PERF-018").path == "runconfig.execution_strategy"
+
+
+@pytest.mark.spec("CONFIG-001")
+@pytest.mark.parametrize(("key", "rule"), sorted(ESTIMATOR_RULES.items()))
+def test_each_estimator_parameter_the_system_refuses_is_its_rule(tmp_path: Path, key: str, rule: str) -> None:
+    path = write(tmp_path, flat(runconfig={key: 1}))
+    finding = only(judge(path, "1.6.0", plan=False).violations, rule)
+    assert (finding.level, finding.path, finding.line) == ("documented", f"runconfig.{key}", line_of(path, f"{key}:"))
 
 
 @pytest.mark.spec("CONFIG-002")

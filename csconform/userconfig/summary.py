@@ -9,16 +9,24 @@ from tabulate import tabulate
 from csconform.userconfig.findings import Finding
 from csconform.userconfig.validate import Verdict
 
+UNITS = (("s", 1.0), ("min", 60.0), ("h", 3600.0), ("d", 86400.0))
 
-def duration(seconds: float) -> str:
-    """``532 s``, ``3.4 h``, ``12.5 d``: a duration in the unit that reads best."""
+
+def unit_for(seconds: float) -> tuple[str, float]:
+    """The unit a duration reads best in: seconds below 2 min, minutes below 2 h, hours below 3 d, days."""
     if seconds < 120:
-        return f"{seconds:.0f} s"
+        return UNITS[0]
     if seconds < 2 * 3600:
-        return f"{seconds / 60:.1f} min"
+        return UNITS[1]
     if seconds < 3 * 86400:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} d"
+        return UNITS[2]
+    return UNITS[3]
+
+
+def duration(seconds: float, unit: tuple[str, float] | None = None) -> str:
+    """``532 s``, ``3.4 h``, ``12.5 d``: a duration in ``unit``, by default the one it reads best in."""
+    name, size = unit or unit_for(seconds)
+    return f"{seconds / size:.0f} s" if name == "s" else f"{seconds / size:.1f} {name}"
 
 
 def plural(count: int, noun: str) -> str:
@@ -58,12 +66,12 @@ def _plan_lines(verdict: Verdict) -> list[str]:
         f"{plan.samples_per_s:,.4g} samples/s{tokens}; {plan.model_flops_per_step:.3g} model FLOPs per step",
     ]
     if plan.time_to_train_s is not None and plan.band is not None and plan.worst_band is not None:
-        band, worst = plan.band, plan.worst_band
+        band, worst, unit = plan.band, plan.worst_band, unit_for(plan.time_to_train_s)
         lines.append(
             f"  time to train: {plan.steps} steps x {plan.batch} / {plan.samples_per_s:,.4g} samples/s = "
-            f"{duration(plan.time_to_train_s)} (model error band x{band.factor:g}: {duration(band.low_s)} to "
-            f"{duration(band.high_s)}; worst held-out run x{worst.factor:g}: {duration(worst.low_s)} to "
-            f"{duration(worst.high_s)})"
+            f"{duration(plan.time_to_train_s, unit)} (model error band x{band.factor:g}: "
+            f"{duration(band.low_s, unit)} to {duration(band.high_s, unit)}; worst held-out run x{worst.factor:g}: "
+            f"{duration(worst.low_s, unit)} to {duration(worst.high_s, unit)})"
         )
     return lines
 

@@ -153,7 +153,7 @@ documents = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     document=st.dictionaries(
         st.sampled_from(["trainer", "train_input", "model", "optimizer", "runconfig"]), documents, min_size=1
@@ -205,7 +205,7 @@ REAL = sorted((Path(__file__).parent / "data" / "modelzoo").rglob("params_*.yaml
 ODD_VALUES = st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats() | st.text(max_size=6) | st.just([])
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_a_real_file_with_any_one_value_changed_gives_a_verdict(
     tmp_path: Path, data: st.DataObject, spec: Spec, catalogue: Catalogue
