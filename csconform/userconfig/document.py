@@ -1,8 +1,9 @@
 """A user's config file as read: the data, and where each key is (dotted path and line).
 
-YAML is composed with PyYAML's safe loader keeping node marks (:func:`csconform.spec.yaml_io.
-read_yaml_located`); a ``config.json`` is parsed by :mod:`json`, and the lines of its keys come from
-composing the same text as YAML (JSON is YAML's flow style) when PyYAML accepts it.
+The text is read by the spec's own reader (:func:`csconform.spec.yaml_io.read_text`); YAML is
+composed with PyYAML's safe loader keeping node marks (:mod:`csconform.spec.yaml_located`); a
+``config.json`` is parsed by :mod:`json`, and the lines of its keys come from composing the same text
+as YAML (JSON is YAML's flow style) when PyYAML accepts it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from csconform.errors import CsConformError, InvalidInputError
-from csconform.spec.yaml_io import KeyPath, LocatedYAML, parse_yaml_located, read_text
+from csconform.spec.yaml_io import read_text
+from csconform.spec.yaml_located import KeyPath, LocatedYAML, parse_yaml_located
 from csconform.userconfig.description import KeyUse, Origin, Setting
 
 # A float in exponent form without a decimal point (1e-5): YAML 1.2 reads a number, but PyYAML's

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from csconform.spec.releases import Release
-from csconform.spec.yaml_io import KeyPath
+from csconform.spec.yaml_located import KeyPath
 from csconform.userconfig.description import (
     Batch,
     Loop,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from csconform.spec.yaml_io import KeyPath
+from csconform.spec.yaml_located import KeyPath
 from csconform.userconfig.description import SchedulerConfig, Setting
 from csconform.userconfig.document import Document
 from csconform.userconfig.package_api import package_api

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from csconform.errors import CsConformError
 from csconform.spec import Catalogue, Spec
-from csconform.spec.yaml_io import parse_yaml_located
+from csconform.spec.yaml_located import parse_yaml_located
 from csconform.userconfig.document import UnreadableConfigError, dotted, read_document
 from csconform.userconfig.performance import family_from_path
 from csconform.userconfig.read_hf import TrainingOptions
