@@ -782,6 +782,36 @@ def test_a_global_step_outside_int64_is_refused(engine, step, problem):
     ids=["ExponentialLR", "MultiplicativeLR", "PolynomialLR", "CosineAnnealingLR", "LinearLR"],
 )
 def test_a_rate_is_its_exact_value_rounded_once(engine, name, arguments, step, exact):
+    check_rounded_once(engine, name, arguments, step, exact)
+
+
+@pytest.mark.spec("LR-025")
+@pytest.mark.parametrize(
+    ("name", "arguments", "step", "exact"),
+    [
+        # 2**53 + 1 is no float64: the phase comes from the integer step (193 of a 200-step period)
+        (
+            "CosineAnnealingLR",
+            {"initial_learning_rate": 0.0, "T_max": 100, "eta_min": 0.01},
+            2**53 + 1,
+            0.01 - 0.01 * (1 + math.cos(math.pi * 193 / 100)) / 2,
+        ),
+        # a cycle of 3 steps up and 5 down; 2**53 + 3 is 3 steps into a cycle: the top
+        ("CyclicLR", {"base_lr": 0.1, "max_lr": 1.0, "step_size_up": 3, "step_size_down": 5}, 2**53 + 3, 1.0),
+        (
+            "CyclicLR",
+            {"base_lr": 0.1, "max_lr": 1.0, "step_size_up": 3, "step_size_down": 5},
+            2**53 + 6,
+            0.1 + 0.9 * (2 / 5),
+        ),
+    ],
+    ids=["CosineAnnealingLR", "CyclicLR-top", "CyclicLR-falling"],
+)
+def test_a_periodic_rate_beyond_float64_integers_is_exact(engine, name, arguments, step, exact):
+    check_rounded_once(engine, name, arguments, step, exact)
+
+
+def check_rounded_once(engine, name, arguments, step, exact):  # noqa: ANN001, ANN201
     rate = getattr(lr(engine), name)(**arguments)(step)
     ulp = float(np.spacing(np.float32(exact)))
     # one rounding is at most half a float32 ulp away (plus the float64 error of the exact value here)
