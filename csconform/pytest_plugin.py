@@ -11,10 +11,11 @@ Registered through the ``pytest11`` entry point, so it is active wherever csconf
 - ``@pytest.mark.spec("ID", ...)`` binds a test to rules. The traceability gate refuses a run in
   which a test names an unknown, retired or pending rule, or (when the whole conformance suite is
   collected) a rule marked ``checked`` has no test — so a rule's ``status`` is always true.
-- ``--conformance-json PATH`` writes the conformance matrix; a rule passes only when all of its
-  tests pass. A test that fails with a :class:`~csconform.testing.violations.RuleViolation` naming
-  some of its rules fails those rules only; for its other rules it is ``inconclusive`` (it stopped
-  before exercising them fully) and does not count towards their outcome.
+- ``--conformance-json PATH`` writes the conformance matrix (:mod:`csconform.spec.matrix`); a rule
+  passes only when all of its tests pass. A test that fails with a
+  :class:`~csconform.testing.violations.RuleViolation` naming some of its rules fails those rules
+  only; for its other rules it is ``inconclusive`` (it stopped before exercising them fully) and does
+  not count towards their outcome.
 - ``--expected-failures FILE`` (or ``CSCONFORM_EXPECTED_FAILURES``) lists rule ids or test ids an
   engine is known to fail; they run as non-strict xfails, and entries that match nothing or now
   pass are reported as stale.
@@ -28,7 +29,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,17 +41,12 @@ from csconform.conformance import SUITE_DIR, suite_test_id
 from csconform.errors import CsConformError, Unsupported
 from csconform.interface import CAPABILITY_NAMES, declaration_of, validate
 from csconform.interface.gate import ImplementationUnderTest
-from csconform.spec import LEVELS, Spec, load_spec
+from csconform.spec import LEVELS, load_spec
+from csconform.spec.matrix import EMULATED_PROPERTY, RULES_PROPERTY, UNSUPPORTED_PROPERTY, VIOLATED_PROPERTY, Matrix
 from csconform.spec.verdict import BINDING_LEVELS, levels_summary
 from csconform.testing.violations import violated_rules
 
 DEFAULT_ENGINE = "csconform.engine"
-RULES_PROPERTY = "csconform_rules"
-UNSUPPORTED_PROPERTY = "csconform_unsupported"
-EMULATED_PROPERTY = "csconform_emulated"
-VIOLATED_PROPERTY = "csconform_violated_rules"
-INCONCLUSIVE = "inconclusive"
-OUTCOME_ORDER = ("failed", "xfailed", "unsupported", "skipped", "passed")
 
 
 def register_hypothesis_profiles() -> str:
@@ -122,96 +118,6 @@ class ExpectedFailures:
         # an entry for a rule covers all of its tests; it is stale only when none of them still fails
         passing = [f"{e} (now passes)" for e in self.entries if e in self.passing and e not in self.failing]
         return unmatched + passing
-
-
-@dataclass
-class Matrix:
-    """Outcome of every test, folded into an outcome per rule."""
-
-    spec: Spec
-    engine_name: str
-    declaration: dict[str, object] = field(default_factory=dict)
-    test_rules: dict[str, list[str]] = field(default_factory=dict)
-    test_outcomes: dict[str, str] = field(default_factory=dict)
-    test_reasons: dict[str, str] = field(default_factory=dict)
-    test_emulated: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    # a failed test whose failure named some of its rules: those rules (the others are inconclusive)
-    test_violations: dict[str, list[str]] = field(default_factory=dict)
-
-    def record(self, report: pytest.TestReport) -> None:
-        properties = dict(report.user_properties)
-        rules = properties.get(RULES_PROPERTY)
-        if not isinstance(rules, tuple) or not rules:
-            return
-        self.test_rules[report.nodeid] = [str(rule_id) for rule_id in rules]
-        emulated = properties.get(EMULATED_PROPERTY, ())
-        if isinstance(emulated, tuple):
-            self.test_emulated[report.nodeid].update(str(name) for name in emulated)
-        violated = properties.get(VIOLATED_PROPERTY)
-        if report.failed and isinstance(violated, tuple) and set(violated) <= set(rules):
-            self.test_violations[report.nodeid] = [str(rule_id) for rule_id in violated]
-        if report.failed:
-            outcome = "failed"
-        elif UNSUPPORTED_PROPERTY in properties:
-            outcome = "unsupported"
-            self.test_reasons[report.nodeid] = str(properties[UNSUPPORTED_PROPERTY])
-        elif hasattr(report, "wasxfail"):
-            outcome = "xfailed" if report.skipped else "passed"
-        elif report.skipped:
-            outcome = "skipped"
-        elif report.when == "call":
-            outcome = "passed"
-        else:
-            return
-        previous = self.test_outcomes.get(report.nodeid)
-        if previous is None or OUTCOME_ORDER.index(outcome) < OUTCOME_ORDER.index(previous):
-            self.test_outcomes[report.nodeid] = outcome
-
-    def rules(self) -> dict[str, dict[str, object]]:
-        per_rule: dict[str, Counter[str]] = defaultdict(Counter)
-        reasons: dict[str, set[str]] = defaultdict(set)
-        emulated: dict[str, set[str]] = defaultdict(set)
-        for nodeid, rules in self.test_rules.items():
-            outcome = self.test_outcomes.get(nodeid)
-            if outcome is None:
-                continue
-            violated = self.test_violations.get(nodeid)
-            for rule_id in rules:
-                if violated is not None and outcome == "failed" and rule_id not in violated:
-                    per_rule[rule_id][INCONCLUSIVE] += 1
-                    continue
-                per_rule[rule_id][outcome] += 1
-                if nodeid in self.test_reasons:
-                    reasons[rule_id].add(self.test_reasons[nodeid])
-                if outcome != "unsupported":
-                    emulated[rule_id].update(self.test_emulated.get(nodeid, ()))
-        matrix: dict[str, dict[str, object]] = {}
-        for rule in self.spec.active():
-            counts = per_rule.get(rule.id, Counter())
-            if rule.status == "pending":
-                outcome = "pending"
-            else:
-                # A rule passes only when all of its tests ran and passed.
-                outcome = next((o for o in OUTCOME_ORDER[:4] if counts[o]), "passed")
-                if not any(counts[o] for o in OUTCOME_ORDER):
-                    outcome = "skipped"  # not run in this session (deselected), or no test was conclusive
-            entry: dict[str, object] = {"outcome": outcome, "tests": sum(counts.values()), **dict(counts)}
-            if reasons.get(rule.id):
-                entry["unsupported_reasons"] = sorted(reasons[rule.id])
-            if emulated.get(rule.id):
-                entry["emulated"] = sorted(emulated[rule.id])
-            matrix[rule.id] = entry
-        return matrix
-
-    def to_json(self) -> dict[str, object]:
-        rules = self.rules()
-        return {
-            "engine": self.engine_name,
-            "implementation": self.declaration,
-            "spec_rules": len(self.spec.active()),
-            "levels": levels_summary(self.spec, rules),
-            "rules": rules,
-        }
 
 
 class CsConformPlugin:

@@ -149,8 +149,11 @@ def level_lines(matrix: dict) -> list[str]:
     lines = []
     for level in LEVELS:
         entry = levels[level]
-        outcomes = ", ".join(f"{n} {o}" for o, n in entry["outcomes"].items())
         role = "binding" if level in BINDING_LEVELS else "informative"
+        if not entry["outcomes"]:  # a run of some areas may hold no rule of a level
+            lines.append(f"  {level} ({role}): no {level} rule in this run")
+            continue
+        outcomes = ", ".join(f"{n} {o}" for o, n in entry["outcomes"].items())
         lines.append(
             f"  {level} ({role}): {entry['passed']} of {entry['applicable']} applicable rules pass ({outcomes})"
         )
