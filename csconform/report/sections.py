@@ -128,11 +128,12 @@ def _benchmarks(options: ReportOptions) -> list[Path]:
 
 
 def _mutation_inputs(options: ReportOptions) -> list[Input]:
-    from csconform.report.mutation import RESULTS_FILE
+    from csconform.report.mutation import SUITES
 
-    path = options.out / RESULTS_FILE
+    paths = [options.out / suite.results_file for suite in SUITES]
     command = "tox -e mutation (hours on two cores)"
-    return [Input("mutmut's results exported as JSON", str(path), command, path.is_file())]
+    location = " and ".join(str(path) for path in paths)
+    return [Input("mutmut's results exported as JSON", location, command, any(path.is_file() for path in paths))]
 
 
 def _mutation(options: ReportOptions) -> list[Path]:
