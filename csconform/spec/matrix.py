@@ -80,7 +80,7 @@ class Matrix:
             return
         nodeid = report.nodeid
         self.test_rules[nodeid] = [str(rule_id) for rule_id in rules]
-        emulated = properties.get(EMULATED_PROPERTY, ())
+        emulated = properties.get(EMULATED_PROPERTY)
         if isinstance(emulated, tuple):
             self.test_emulated[nodeid].update(str(name) for name in emulated)
         if report.failed:

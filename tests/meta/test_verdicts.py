@@ -182,6 +182,19 @@ def test_the_order_phases_arrive_in_does_not_matter(order: tuple[str, ...]) -> N
     assert matrix.test_outcomes["t"] == "failed"
 
 
+def test_a_test_that_never_reached_its_call_counts_for_nothing() -> None:
+    """An interrupted run: only the setup of the first test was reported. It does not count, and it does
+    not hide the tests after it."""
+    matrix = Matrix(_spec(_rule("R-001"), _rule("R-002")), "engine")
+    matrix.record(_report("interrupted", "setup", "passed", ("R-001", "R-002")))
+    _feed(matrix, "later", "failed", ("R-002",))
+    _feed(matrix, "other", "passed", ("R-001",))
+    assert matrix.rules() == {
+        "R-001": {"outcome": "passed", "tests": 1, "passed": 1},
+        "R-002": {"outcome": "failed", "tests": 1, "failed": 1},
+    }
+
+
 def test_a_test_without_rules_is_not_in_the_matrix() -> None:
     matrix = Matrix(_spec(_rule("R-001")), "engine")
     for rules in ((), None, ["R-001"]):
@@ -275,6 +288,8 @@ def test_a_failure_naming_some_rules_fails_those_and_is_inconclusive_for_the_oth
     assert rules["R-001"] == {"outcome": "passed", "tests": 2, "passed": 1, INCONCLUSIVE: 1}
     # a rule whose only test stopped before exercising it is not passed
     assert rules["R-003"] == {"outcome": "skipped", "tests": 1, INCONCLUSIVE: 1}
+    _feed(matrix, "machine again", "failed", ("R-001", "R-003"), violated_rules=("R-001",))
+    assert matrix.rules()["R-003"] == {"outcome": "skipped", "tests": 2, INCONCLUSIVE: 2}
 
 
 def test_inconclusive_only_applies_to_a_failed_test() -> None:
