@@ -36,12 +36,13 @@ from pathlib import Path
 
 import pytest
 
+from csconform import __version__
 from csconform.conformance import PACKAGE_NAME as SUITE_PACKAGE
 from csconform.conformance import SUITE_DIR, suite_test_id
 from csconform.errors import CsConformError, Unsupported
 from csconform.interface import CAPABILITY_NAMES, declaration_of, validate
 from csconform.interface.gate import ImplementationUnderTest
-from csconform.spec import LEVELS, load_spec
+from csconform.spec import LEVELS, load_spec, spec_digest
 from csconform.spec.matrix import EMULATED_PROPERTY, RULES_PROPERTY, UNSUPPORTED_PROPERTY, VIOLATED_PROPERTY, Matrix
 from csconform.spec.verdict import BINDING_LEVELS, levels_summary
 from csconform.testing.violations import violated_rules
@@ -139,10 +140,12 @@ class CsConformPlugin:
             self.spec,
             self.engine_name,
             {
+                "name": str(getattr(self.engine.module, "IMPLEMENTATION", self.engine_name)),
                 "capabilities": sorted(declaration.capabilities),
                 "targets": list(declaration.targets),
                 "emulations": dict(declaration.emulations),
             },
+            {"csconform": __version__, "spec_sha256": spec_digest(specs_dir)},
         )
         self.gate_problems: list[str] = []
 

@@ -61,7 +61,8 @@ def contract_lines(markdown: bool = False) -> list[str]:
             "`tests/unit/interface/test_interface_page.py` keeps it current. An implementation is a module",
             "that declares `CAPABILITIES`, `TARGETS` (of " + ", ".join(f"`{t}`" for t in TARGETS) + ") and,",
             "for an adapter that stands in for a backend, `EMULATIONS`; checks of an undeclared capability",
-            "or target are `unsupported` in the matrix. `csconform interface --engine MODULE` names what a",
+            "or target are `unsupported` in the matrix. It may name itself and its version in",
+            "`IMPLEMENTATION` (the matrix records it). `csconform interface --engine MODULE` names what a",
             "module lacks.",
             "",
         ]

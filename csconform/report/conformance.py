@@ -135,6 +135,21 @@ def matrix_frame(matrix: dict, spec: Spec | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=MATRIX_COLUMNS)
 
 
+STAMP_DIGITS = 16  # of the spec's sha256 shown on a page (the JSON keeps all 64)
+
+
+def provenance(matrix: dict) -> str:
+    """What the matrix describes: the implementation and its version, the csconform version that judged
+    it and the spec (its sha256 and how many rules are in force)."""
+    implementation = matrix.get("implementation", {}).get("name") or matrix["engine"]
+    if "spec_sha256" not in matrix:
+        return f"`{matrix['engine']}` ({implementation}); no csconform version or spec recorded (an older matrix)"
+    return (
+        f"`{matrix['engine']}` ({implementation}), judged by csconform {matrix['csconform']} against the spec "
+        f"with sha256 {matrix['spec_sha256'][:STAMP_DIGITS]} ({matrix['spec_rules']} rules in force)"
+    )
+
+
 def summary_line(matrix: dict) -> str:
     counts = Counter(entry["outcome"] for entry in matrix["rules"].values())
     parts = [f"{counts[o]} {o}" for o in OUTCOMES if counts[o]]
@@ -184,7 +199,7 @@ def write_conformance_report(out_dir: Path, matrix: dict) -> list[Path]:
     areas.to_csv(out_dir / "conformance_by_area.csv", index=False)
     md_path.write_text(
         "# Conformance matrix\n\n"
-        f"Implementation under test: `{matrix['engine']}`. {summary_line(matrix)}.\n\n"
+        f"Implementation under test: {provenance(matrix)}. {summary_line(matrix)}.\n\n"
         "A rule passes only when all of its tests pass; `pending` rules are not checkable yet.\n\n"
         "## By area\n\n"
         + tabulate(areas.values.tolist(), headers=list(areas.columns), tablefmt="github")

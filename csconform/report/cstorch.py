@@ -22,7 +22,7 @@ import pandas as pd
 from csconform.adapters.triage import Triage, load_triage
 from csconform.conformance import SUITE_DIR
 from csconform.errors import CsConformError
-from csconform.report.conformance import OUTCOMES, matrix_frame, summary_line
+from csconform.report.conformance import OUTCOMES, matrix_frame, provenance, summary_line
 from csconform.spec import LEVELS, Spec, load_spec
 from csconform.spec.traceability import rules_by_test
 from csconform.spec.verdict import BINDING_LEVELS, conforms
@@ -126,8 +126,8 @@ def write_cstorch_report(out_dir: Path, triage_path: Path = TRIAGE_FILE) -> list
     levels.to_csv(out_dir / "conformance_cstorch_levels.csv", index=False)
     md_path.write_text(
         "# Conformance of cerebras.pytorch 2.10.0\n\n"
-        f"The vendor's package on its CPU backend, through `csconform.adapters.cstorch` "
-        f"({triage.implementation}). {summary_line(matrix)}. On the binding levels (documented, public) "
+        f"The vendor's package on its CPU backend, through {provenance(matrix)}; triaged for "
+        f"{triage.implementation}. {summary_line(matrix)}. On the binding levels (documented, public) "
         f"it {verdict}, counting its expected failures (`xfailed`: triaged departures from its own "
         "documents, and reference choices it makes otherwise) as not passing. Produced by "
         f"`{PRODUCED_BY.split(' (')[0]}`; the reference engine's column is `{REFERENCE_MATRIX_FILE}`"

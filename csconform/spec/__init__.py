@@ -1,6 +1,13 @@
 """The executable spec: rules loaded from ``specs/*.yaml``, validated, and queryable."""
 
-from csconform.spec.loader import SpecReport, check_spec, default_specs_dir, load_spec, uncovered_sections
+from csconform.spec.loader import (
+    SpecReport,
+    check_spec,
+    default_specs_dir,
+    load_spec,
+    spec_digest,
+    uncovered_sections,
+)
 from csconform.spec.model import LEVELS, Area, ErrorSpec, Rule, Scope, Source, Spec
 from csconform.spec.sources import Registry, load_registry
 
@@ -18,5 +25,6 @@ __all__ = [
     "default_specs_dir",
     "load_registry",
     "load_spec",
+    "spec_digest",
     "uncovered_sections",
 ]

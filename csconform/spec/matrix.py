@@ -64,6 +64,8 @@ class Matrix:
     spec: Spec
     engine_name: str
     declaration: dict[str, object] = field(default_factory=dict)
+    # what the matrix describes: the csconform version and the spec's sha256 (see csconform.spec.spec_digest)
+    stamp: dict[str, str] = field(default_factory=dict)
     test_rules: dict[str, list[str]] = field(default_factory=dict)
     test_outcomes: dict[str, str] = field(default_factory=dict)
     test_reasons: dict[str, str] = field(default_factory=dict)
@@ -141,6 +143,7 @@ class Matrix:
     def to_json(self) -> dict[str, object]:
         rules = self.rules()
         return {
+            **self.stamp,
             "engine": self.engine_name,
             "implementation": self.declaration,
             "spec_rules": len(self.spec.active()),

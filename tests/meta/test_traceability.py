@@ -356,6 +356,7 @@ def test_undeclared_capabilities_and_targets_are_unsupported_and_emulations_mark
     )
     matrix = json.loads((project.path / "m.json").read_text())
     assert matrix["implementation"] == {
+        "name": "cpu_engine",
         "capabilities": ["metrics"],
         "targets": ["cpu"],
         "emulations": {"metrics": "the metrics run beside a stand-in backend"},
