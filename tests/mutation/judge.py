@@ -20,6 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -41,9 +42,23 @@ def project_settings_without_mutmut() -> str:
     return "\n".join(kept) + "\n"
 
 
+def refresh_copies() -> None:
+    """Drop mutmut's copies of the package files it does not mutate that changed since (mutmut copies a
+    file only when its copy is missing, so an edit would otherwise not reach the tests)."""
+    copies = FOLDER / "mutants"
+    mutated = set(tomllib.loads((Path(__file__).parent / "judge.toml").read_text())["tool"]["mutmut"]["only_mutate"])
+    for copy in (copies / "csconform").rglob("*"):
+        relative = copy.relative_to(copies)
+        if copy.is_file() and relative.as_posix() not in mutated and not copy.name.endswith((".meta", ".pyc")):
+            source = PROJECT / relative
+            if not source.is_file() or source.read_bytes() != copy.read_bytes():
+                copy.unlink()
+
+
 def prepare(clean: bool) -> None:
     if clean:
         shutil.rmtree(FOLDER / "mutants", ignore_errors=True)
+    refresh_copies()
     FOLDER.mkdir(exist_ok=True)
     for name in LINKED:
         link = FOLDER / name
