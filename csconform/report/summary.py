@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,8 @@ from csconform.report.conformance import provenance
 from csconform.spec import LEVELS, Spec, load_spec
 from csconform.spec.verdict import BINDING_LEVELS, conforms
 
-NOT_PASSING = ("failed", "xfailed", "unsupported", "skipped")
+# the verdicts of a differential class (csconform diff's report)
+DIFFERENTIAL_VERDICTS = ("untriaged", "regression", "stale", "triaged", "fixed")
 
 
 @dataclass(frozen=True)
@@ -89,16 +90,22 @@ class Column:
             cells[key][str(entry["outcome"])].append(rule_id)
         return cells
 
-    def classes_by_area(self) -> dict[str, Counter[str]] | None:
-        """Area -> verdict -> number of differential classes; None when the file is absent or unreadable."""
-        classes = (self.differential or {}).get("classes")
-        if not isinstance(classes, list):
+    def classes_by_area(self) -> dict[str, str] | None:
+        """Area -> its differential classes in words, from the report ``csconform diff`` writes (its
+        ``areas``: per area the classes found and the count of each verdict); None when there is none."""
+        areas = (self.differential or {}).get("areas")
+        if not isinstance(areas, list):
             return None
-        by_area: dict[str, Counter[str]] = defaultdict(Counter)
-        for entry in classes:
-            if isinstance(entry, dict):
-                verdict = entry.get("verdict") or entry.get("category") or "untriaged"
-                by_area[str(entry.get("area", "?"))][str(verdict)] += 1
+        by_area = {}
+        for entry in areas:
+            if not isinstance(entry, dict) or "area" not in entry:
+                continue
+            verdicts = [f"{entry[v]} {v}" for v in DIFFERENTIAL_VERDICTS if entry.get(v)]
+            if not entry.get("compared", True):
+                by_area[str(entry["area"])] = "not compared"
+            else:
+                found = f"{entry.get('classes', 0)} found" + (f": {', '.join(verdicts)}" if verdicts else "")
+                by_area[str(entry["area"])] = found
         return by_area
 
 
@@ -143,12 +150,10 @@ def _differential_html(column: Column, area: str) -> str:
     by_area = column.classes_by_area()
     if by_area is None:
         return "<td class='none'>not run yet</td>"
-    counts = by_area.get(area)
-    if not counts:
-        return "<td>none</td>"
-    target = Path(column.implementation.differential or "").stem
-    text = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items()))
-    return f"<td><a href='#{target}'>{html.escape(text)}</a></td>"
+    if area not in by_area:
+        return "<td class='none'></td>"
+    target = Path(column.implementation.differential or "").stem  # the differential page's section
+    return f"<td><a href='#{target}'>{html.escape(by_area[area])}</a></td>"
 
 
 def summary_html(out_dir: Path, spec: Spec | None = None) -> str:
@@ -156,6 +161,8 @@ def summary_html(out_dir: Path, spec: Spec | None = None) -> str:
     spec = spec or load_spec()
     cols = columns(out_dir)
     areas = [area.name for area in spec.areas]
+    for column in cols:  # an area the differential run compares that the spec names otherwise
+        areas += sorted(set(column.classes_by_area() or {}) - set(areas))
     head = ["<tr><th rowspan='2'>area</th>"]
     sub = ["<tr>"]
     for column in cols:
