@@ -16,6 +16,7 @@ import pytest
 from markdown_tables import number, tables
 
 from csconform.report.conformance import (
+    MATRIX_COLUMNS,
     OUTCOMES,
     area_frame,
     level_lines,
@@ -211,3 +212,34 @@ def test_the_vendor_page_shows_both_jsons(tmp_path: Path, with_reference: bool) 
             "resolution": "informative",
         }
     ]
+
+
+def test_the_files_are_written_where_asked_in_their_stable_form(tmp_path: Path) -> None:
+    """Nested output folders are made; the JSON is sorted and indented (stable diffs of committed
+    reports); the CSVs hold the frames' columns only; the page opens with its title and what it shows."""
+    matrix = _matrix("some.engine", 2)
+    out = tmp_path / "a" / "b"
+    written = write_conformance_report(out, matrix)
+    assert written == [
+        out / "conformance.json",
+        out / "conformance.csv",
+        out / "conformance_by_area.csv",
+        out / "conformance.md",
+    ]
+    assert (out / "conformance.json").read_text(encoding="utf-8") == json.dumps(matrix, indent=2, sort_keys=True) + "\n"
+    assert list(pd.read_csv(out / "conformance.csv").columns) == MATRIX_COLUMNS
+    assert list(pd.read_csv(out / "conformance_by_area.csv").columns) == ["area", *OUTCOMES, "rules"]
+    lines = (out / "conformance.md").read_text(encoding="utf-8").splitlines()
+    assert lines[:2] == ["# Conformance matrix", ""]
+    assert lines[4] == "A rule passes only when all of its tests pass; `pending` rules are not checkable yet."
+
+
+def test_an_area_without_some_outcome_counts_zero_for_it() -> None:
+    rules = {r.id: {"outcome": "pending" if r.status == "pending" else "passed", "tests": 1} for r in SPEC.active()}
+    failing = next(r.id for r in SPEC.by_area("metrics") if r.status == "checked")
+    rules[failing] = {"outcome": "failed", "tests": 1}
+    areas = area_frame({"engine": "e", "rules": rules}, SPEC).set_index("area")
+    metrics = [r for r in SPEC.by_area("metrics")]
+    assert areas.loc["metrics", "failed"] == 1 and areas.loc["metrics", "passed"] == len(metrics) - 1
+    assert areas.loc["precision", "failed"] == 0 and areas.loc["precision", "xfailed"] == 0
+    assert areas["unsupported"].sum() == 0 and str(areas["unsupported"].dtype).startswith("int")

@@ -86,3 +86,21 @@ def test_our_matrix_from_an_older_csconform_is_left_out_with_a_note(tmp_path):
     triage.write_text(TRIAGE, encoding="utf-8")
     write_cstorch_report(tmp_path, triage_path=triage)
     assert "has no per-level results" in (tmp_path / "conformance_cstorch.md").read_text(encoding="utf-8")
+
+
+def test_the_command_writes_the_page_and_prints_what_it_wrote(tmp_path, capsys, monkeypatch):
+    _write(tmp_path, MATRIX_FILE, _matrix("vendor", {}))
+    assert main(["--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out.split()
+    assert printed == [
+        str(tmp_path / name)
+        for name in ("conformance_cstorch.csv", "conformance_cstorch_levels.csv", "conformance_cstorch.md")
+    ]
+    with pytest.raises(SystemExit) as exited:
+        main([])
+    assert exited.value.code == 2 and "the following arguments are required: --out" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    usage = " ".join(capsys.readouterr().out.split())
+    assert "write conformance_cstorch.md from the matrices in --out" in usage
+    assert f"--out OUT the folder holding {MATRIX_FILE}" in usage
