@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from csconform.cli import main
+from csconform.report.conformance import run_conformance
+from csconform.spec import load_spec
 
 
 def test_check_one_area_against_the_reference_engine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -34,3 +36,11 @@ def test_unknown_area_lists_the_known_ones(capsys: pytest.CaptureFixture[str]) -
 def test_unimportable_engine_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--area", "precision", "--engine", "no_such_engine"]) == 2
     assert "produced no matrix" in capsys.readouterr().err
+
+
+def test_without_areas_the_whole_suite_is_the_run() -> None:
+    """No test selected (-k matching none): the matrix still lists every rule in force, none run."""
+    matrix = run_conformance("csconform.engine", pytest_args=("-k", "no_test_is_called_this"), echo=False)
+    spec = load_spec()
+    assert set(matrix["rules"]) == {rule.id for rule in spec.active()}
+    assert {entry["outcome"] for entry in matrix["rules"].values()} == {"skipped", "pending"}
