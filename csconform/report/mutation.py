@@ -113,6 +113,11 @@ TRIAGE_KINDS = {
     ),
     "state": ("unspecified", "an observable difference that no rule states (each entry names it)"),
     "internal": ("unspecified", "code no conformance test can reach through the engine interface the spec defines"),
+    "prose": (
+        "unspecified",
+        "only the wording or letter case of a page's explanatory prose or a command's help changes; every number, "
+        "table, heading and link stays (the judge's pages)",
+    ),
     "scale": (
         "out_of_reach",
         "a difference a rule states, but visible only for models of tens of GB, more than the NumPy reference "
