@@ -244,3 +244,25 @@ def test_an_area_without_some_outcome_counts_zero_for_it() -> None:
     assert areas.loc["metrics", "failed"] == 1 and areas.loc["metrics", "passed"] == len(metrics) - 1
     assert areas.loc["precision", "failed"] == 0 and areas.loc["precision", "xfailed"] == 0
     assert areas["unsupported"].sum() == 0 and str(areas["unsupported"].dtype).startswith("int")
+
+
+def test_a_page_says_which_implementation_csconform_and_spec_it_describes() -> None:
+    from csconform.report.conformance import provenance
+
+    matrix = {
+        **_matrix("some.engine", 0),
+        "implementation": {"name": "Some Engine 1.2"},
+        "csconform": "9.9",
+        "spec_sha256": "0123456789abcdef" + "f" * 48,
+    }
+    assert provenance(matrix) == (
+        f"`some.engine` (Some Engine 1.2), judged by csconform 9.9 against the spec with sha256 0123456789abcdef "
+        f"({matrix['spec_rules']} rules in force)"
+    )
+    older = {"engine": "old.engine", "rules": {}}
+    assert provenance(older) == "`old.engine` (old.engine); no csconform version or spec recorded (an older matrix)"
+    assert provenance({**older, "implementation": {"capabilities": []}}).startswith("`old.engine` (old.engine);")
+
+
+def test_an_empty_matrix_still_has_its_columns() -> None:
+    assert list(matrix_frame({"engine": "e", "rules": {}}, SPEC).columns) == MATRIX_COLUMNS
