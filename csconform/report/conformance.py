@@ -25,6 +25,7 @@ from csconform.spec import LEVELS, Spec, load_spec
 from csconform.spec.verdict import BINDING_LEVELS, conforms, levels_summary
 
 OUTCOMES = ("passed", "failed", "xfailed", "unsupported", "skipped", "pending")
+STOPPED_EXIT_CODES = (2, 3, 4)  # pytest: interrupted (a collection error too), internal error, usage error
 SUITE_INI = """\
 [pytest]
 xfail_strict = false
@@ -82,11 +83,16 @@ def run_conformance(
             for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
                 environment[variable] = str(blas_threads)
         completed = subprocess.run(command, env=environment, capture_output=not echo, text=True, check=False)
+        detail = "" if echo else (completed.stdout[-2000:] + completed.stderr[-2000:])
         if not matrix_path.is_file():
-            detail = "" if echo else (completed.stdout[-2000:] + completed.stderr[-2000:])
             raise CsConformError(
                 f"the conformance run against {engine!r} produced no matrix (pytest exit {completed.returncode})"
                 + (f":\n{detail}" if detail else "")
+            )
+        if completed.returncode in STOPPED_EXIT_CODES:  # e.g. a collection error: its matrix says nothing ran
+            raise CsConformError(
+                f"the conformance run against {engine!r} stopped before running its tests (pytest exit "
+                f"{completed.returncode})" + (f":\n{detail}" if detail else "")
             )
         return json.loads(matrix_path.read_text(encoding="utf-8"))
 

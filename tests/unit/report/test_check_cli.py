@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from csconform.cli import main
+from csconform.errors import CsConformError
 from csconform.report.conformance import run_conformance
 from csconform.spec import load_spec
 
@@ -39,8 +40,19 @@ def test_unimportable_engine_is_a_clear_error(capsys: pytest.CaptureFixture[str]
 
 
 def test_without_areas_the_whole_suite_is_the_run() -> None:
-    """No test selected (-k matching none): the matrix still lists every rule in force, none run."""
-    matrix = run_conformance("csconform.engine", pytest_args=("-k", "no_test_is_called_this"), echo=False)
+    """No area: the run collects the whole suite (-k picks one of its tests); every rule in force is listed."""
+    matrix = run_conformance(
+        "csconform.engine", pytest_args=("-k", "test_amp_offers_the_three_entry_points"), echo=False
+    )
     spec = load_spec()
     assert set(matrix["rules"]) == {rule.id for rule in spec.active()}
-    assert {entry["outcome"] for entry in matrix["rules"].values()} == {"skipped", "pending"}
+    assert matrix["rules"]["GRADSCALER-001"]["outcome"] == "passed"
+    assert {entry["outcome"] for rule_id, entry in matrix["rules"].items() if rule_id != "GRADSCALER-001"} == {
+        "skipped",
+        "pending",
+    }
+
+
+def test_a_run_that_stops_before_its_tests_is_an_error_not_an_empty_matrix() -> None:
+    with pytest.raises(CsConformError, match="stopped before running its tests"):
+        run_conformance("csconform.engine", areas=["precision"], pytest_args=("no/such/file.py",), echo=False)
