@@ -27,6 +27,7 @@ COMMANDS = {
     "plan": ("csconform.perf.cli_plan", "modeled throughput and placement of a model on a wafer or cluster"),
     "sweep": ("csconform.perf.cli_sweep", "model throughput over models x wafers x batch sizes x cluster sizes"),
     "calibrate": ("csconform.perf.cli_calibrate", "fit the performance model on measured runs, or score it"),
+    "diff": ("csconform.testing.differential.cli", "run two implementations in lockstep, judge every difference"),
 }
 
 
