@@ -13,11 +13,14 @@ Semantics follow the public Cerebras ``amp/grad_scaler.py`` (csconform's FACTS.m
   Static loss scaling checks nothing and never skips a step.
 * A skipped step does not call ``optimizer.step`` at all, so parameters and optimizer state stay
   bit-identical and the optimizer's global step (the LR schedule's step) does not advance.
+* The dynamic scale is a float32 value, as the vendor keeps it (a float32 tensor): it starts at
+  ``min(init_scale, max_loss_scale)`` rounded to float32, ``init_scale`` defaulting to the half
+  dtype's default maximum whatever ``max_loss_scale`` is given, and is clamped into the float32
+  roundings of ``[min_loss_scale, max_loss_scale]``. A static scale is kept as given.
 * ``update()`` applies the DLS rule once per iteration (factor 2 both ways, strict comparisons,
-  clamped to ``[min_loss_scale, max_loss_scale]``).
-* Unrecoverable overflow: ``update()`` raises :class:`NonRecoverableNaNError` when an iteration's
-  gradients were non-finite although the scale was already at ``min_loss_scale`` (halving can no
-  longer help). The update itself is applied before raising, so the scaler stays consistent.
+  clamped to ``[min_loss_scale, max_loss_scale]``) and never raises at the minimum: the scale stays
+  clamped there. Reporting a run whose gradients stay non-finite at the minimum scale is the
+  training loop's business (the runner's ``NonRecoverableNaNError``; FACTS.md, "GradScaler").
 
 The optimizer is duck-typed: ``param_groups`` (dicts with ``"params"``), parameters with a float32
 ``grad`` array (or ``None``) and a ``step(*args, **kwargs)`` method. Gradients found on the
@@ -36,7 +39,7 @@ import numpy as np
 
 from csconform.engine import context
 from csconform.engine.precision import set_half_dtype
-from csconform.errors import GradScalerConfigError, GradScalerUsageError, NonRecoverableNaNError
+from csconform.errors import GradScalerConfigError, GradScalerUsageError
 
 __all__ = ["GradScaler", "optimizer_step", "set_half_dtype", "default_max_loss_scale"]
 
@@ -54,13 +57,18 @@ def default_max_loss_scale() -> float:
 
 
 def _positive_scale(name: str, value: object) -> float:
-    """A loss-scale-like value: a real number, finite and > 0 in float32."""
+    """A loss-scale-like value: a real number, finite and > 0 in float32 (not rounded to 0 there)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise GradScalerConfigError(f"{name} must be a real number, got {value!r}")
     number = float(value)
-    if not (0.0 < number <= _FLOAT32_MAX):
+    if not (0.0 < number <= _FLOAT32_MAX) or _float32(number) == 0.0:
         raise GradScalerConfigError(f"{name} must be a positive finite float32 value, got {number!r}")
     return number
+
+
+def _float32(value: float) -> float:
+    """``value`` rounded to float32, as a Python float: the dynamic scale's precision."""
+    return float(np.float32(value))
 
 
 def _count(name: str, value: object) -> int:
@@ -139,7 +147,10 @@ class GradScaler:
             raise GradScalerConfigError(
                 f"max_loss_scale ({self.max_loss_scale}) must be >= min_loss_scale ({self.min_loss_scale})"
             )
-        self.init_scale = self.max_loss_scale if init_scale is None else _positive_scale("init_scale", init_scale)
+        # the default start is the half dtype's default maximum, also when a smaller maximum is given
+        self.init_scale = (
+            default_max_loss_scale() if init_scale is None else _positive_scale("init_scale", init_scale)
+        )
         self.steps_per_increase = (
             DEFAULT_STEPS_PER_INCREASE
             if steps_per_increase is None
@@ -154,7 +165,11 @@ class GradScaler:
             None if max_gradient_norm is None else _positive_scale("max_gradient_norm", max_gradient_norm)
         )
 
-        self._loss_scale: float = self.init_scale if self.dynamic else _positive_scale("loss_scale", loss_scale)
+        self._loss_scale: float = (
+            _float32(min(self.init_scale, self.max_loss_scale))
+            if self.dynamic
+            else _positive_scale("loss_scale", loss_scale)
+        )
         self._steps_since_rescale: int = 0
         self._overflows_since_rescale: int = 0
         self._num_skipped_steps: int = 0
@@ -167,6 +182,10 @@ class GradScaler:
     def get_scale(self) -> float:
         """The current loss scale."""
         return self._loss_scale
+
+    def is_at_minimum(self) -> bool:
+        """Whether a dynamic scale is at ``min_loss_scale``, where halving it can no longer help."""
+        return self.dynamic and self._loss_scale <= _float32(self.min_loss_scale)
 
     def scale(self, loss: Any) -> Any:
         """The loss multiplied by the current loss scale (the scale is rounded to float32)."""
@@ -239,7 +258,8 @@ class GradScaler:
     def update(self, new_scale: float | None = None) -> None:
         """Adapt the loss scale once per iteration, after every optimizer was stepped.
 
-        Dynamic mode applies the DLS rule (module docstring); static mode changes nothing.
+        Dynamic mode applies the DLS rule (module docstring); static mode changes nothing. Any
+        ``new_scale`` is refused, 0 included: the scale is the GradScaler's alone.
         """
         if new_scale is not None:
             raise GradScalerUsageError(
@@ -253,15 +273,8 @@ class GradScaler:
                 "update() called before any gradients were checked in this iteration: call step(optimizer) "
                 "(or unscale_(optimizer)) first"
             )
-        finite = all(self._finite.values())
-        scale_before = self._loss_scale
-        self._apply_dls_rule(finite)
+        self._apply_dls_rule(all(self._finite.values()))
         self._end_iteration()
-        if not finite and scale_before <= self.min_loss_scale:
-            raise NonRecoverableNaNError(
-                f"gradients are still non-finite although the loss scale is at its minimum "
-                f"({self.min_loss_scale}); training cannot recover"
-            )
 
     def _apply_dls_rule(self, finite: bool) -> None:
         self._steps_since_rescale += 1
@@ -272,7 +285,7 @@ class GradScaler:
         if self._steps_since_rescale > self.steps_per_increase:
             self._loss_scale *= 2.0
             self._steps_since_rescale = self._overflows_since_rescale = 0
-        self._loss_scale = max(min(self._loss_scale, self.max_loss_scale), self.min_loss_scale)
+        self._loss_scale = max(min(self._loss_scale, _float32(self.max_loss_scale)), _float32(self.min_loss_scale))
 
     def _end_iteration(self) -> None:
         self._finite.clear()
@@ -320,7 +333,7 @@ class GradScaler:
             self._steps_since_rescale = steps
             self._overflows_since_rescale = overflows
             self._num_skipped_steps = skipped
-        self._loss_scale = loss_scale
+        self._loss_scale = _float32(loss_scale) if self.dynamic else loss_scale
 
 
 def optimizer_step(

@@ -52,11 +52,15 @@ def _flatten(value: Any, path: str, arrays: dict[str, np.ndarray]) -> Any:
         return {kind: [_flatten(item, f"{path}/{i}", arrays) for i, item in enumerate(value)]}
     if value is None:
         return {"none": None}
-    if isinstance(value, bool | int | float | str):
-        return {type(value).__name__: value}
+    # NumPy scalars first: np.float64 is also a Python float, and its dtype must come back.
     if isinstance(value, np.ndarray | np.generic):
+        if np.asarray(value).dtype.hasobject:  # it would need pickle, which load() refuses
+            raise CheckpointError(f"cannot store an array of Python objects at {path!r} in a checkpoint")
         arrays[path] = np.asarray(value)
         return {"array": path, "scalar": isinstance(value, np.generic)}
+    for kind in (bool, int, float, str):  # a subclass (an IntEnum, say) is stored as its base type
+        if isinstance(value, kind):
+            return {kind.__name__: kind(value)}
     raise CheckpointError(f"cannot store {type(value).__name__} at {path!r} in a checkpoint")
 
 

@@ -4,7 +4,8 @@ A :class:`Runner` owns one run. ``train(dataset, steps)`` is a generator: every 
 batch only when the previous one is done (the input layer requests the next minibatch), traces the
 step, compiles and programs the system on the first step, runs forward and backward in mixed
 precision with the GradScaler's loss scale, applies the optimizer update (whose learning rate is a
-function of its ``global_step``), and yields a :class:`StepOutput` with the step's loss the moment it
+function of its ``global_step``; a step the GradScaler skipped at its minimum scale stops the run
+with ``NonRecoverableNaNError``), and yields a :class:`StepOutput` with the step's loss the moment it
 is computed, so a user can watch losses stream in live. With ``checkpoint_steps=N`` it saves after
 steps N-1, 2N-1, ... and after the last step (0-based step indices); on the CS system weights can
 be fetched only on those steps.
@@ -39,7 +40,13 @@ from csconform.engine.execution import (
     footprint_of,
 )
 from csconform.engine.system import System
-from csconform.errors import CheckpointError, ExecutionModeError, InvalidInputError, WeightFetchError
+from csconform.errors import (
+    CheckpointError,
+    ExecutionModeError,
+    InvalidInputError,
+    NonRecoverableNaNError,
+    WeightFetchError,
+)
 
 CHIEF_NODE = "chief"
 WORKER_NODE = "worker-0"
@@ -176,12 +183,21 @@ class Runner:
         step_graph, loss = self._step_graph(step)
         return loss, step_graph
 
-    def _apply_update(self) -> None:
+    def _apply_update(self, step: int) -> None:
         if self.grad_scaler is None:
             self.executor.apply_update(self.optimizer.step)
             return
+        was_at_minimum = self.grad_scaler.is_at_minimum()
+        global_step_before = int(self.optimizer.global_step)
         self.executor.apply_update(lambda: self.grad_scaler.step(self.optimizer))
         self.grad_scaler.update()
+        skipped = int(self.optimizer.global_step) == global_step_before
+        if skipped and was_at_minimum:
+            # The GradScaler only clamps at its minimum; giving up is the training loop's call (FACTS.md).
+            raise NonRecoverableNaNError(
+                f"step {step}: the gradients are non-finite although the loss scale is already at its minimum "
+                f"({self.grad_scaler.min_loss_scale}); lowering it cannot help, so training cannot recover"
+            )
 
     def train(
         self,
@@ -218,7 +234,7 @@ class Runner:
             # The graph is checked before anything is applied, so a refused step changes nothing.
             loss, step_graph = self._train_step(features, labels)
             self._ensure_programmed(step_graph, "train", features)
-            self._apply_update()
+            self._apply_update(step)
             self.job_log += [JobEvent(system.system_id, "step") for system in self.systems]
             self.steps_completed += 1
             saved = self.save_checkpoint(step, iterator) if step in checkpoint_at else None

@@ -665,3 +665,43 @@ def test_optional_arguments_default_to_the_vendors_values(engine):
     steps = np.arange(0, 9000, dtype=np.int64)  # two CyclicLR cycles, several periods of the others
     for name, implicit, explicit in schedules_with_and_without_defaults(lr(engine)):
         assert np.array_equal(implicit(steps), explicit(steps)), name
+
+
+ZERO_FACTOR_STEPS = np.array([0, 1, 150, 1100, 1_000_000], dtype=np.int64)
+
+
+@pytest.mark.spec("LR-025")
+@pytest.mark.parametrize(
+    ("name", "arguments", "value"),
+    [
+        ("ExponentialLR", {"initial_learning_rate": 0.0, "total_iters": 1, "decay_rate": 2.0}, 0.0),
+        ("StepLR", {"initial_learning_rate": 0.0, "step_size": 1, "gamma": 2.0}, 0.0),
+        ("MultiplicativeLR", {"initial_learning_rate": 0.0, "multiplier": 2.0}, 0.0),
+        ("MultiStepLR", {"initial_learning_rate": 0.0, "gamma": 1e30, "milestones": [1, 2, 3]}, 0.0),
+        (
+            "CyclicLR",
+            {"base_lr": 0.5, "max_lr": 0.5, "step_size_up": 2, "mode": "exp_range", "gamma": 2.0},
+            0.5,
+        ),
+        (
+            "InverseExponentialTimeDecayLR",
+            {"initial_learning_rate": 1.0, "step_exponent": 50.0, "total_iters": 1, "decay_rate": 0.0},
+            1.0,
+        ),
+    ],
+    ids=["ExponentialLR", "StepLR", "MultiplicativeLR", "MultiStepLR", "CyclicLR", "InverseExponentialTimeDecayLR"],
+)
+def test_a_zero_factor_stays_zero_however_large_the_power(engine, name, arguments, value):
+    schedule = getattr(lr(engine), name)(**arguments)
+    rates = schedule(ZERO_FACTOR_STEPS)
+    assert rates.dtype == np.float32
+    assert rates.tolist() == [value] * len(ZERO_FACTOR_STEPS)  # never NaN: 0 * inf is not the formula
+    assert float(schedule(1100)) == value
+
+
+@pytest.mark.spec("LR-025")
+def test_a_power_beyond_float64_still_gives_the_exact_rate(engine):
+    schedule = lr(engine).ExponentialLR(initial_learning_rate=1e-300, total_iters=1, decay_rate=2.0)
+    exact = math.ldexp(1e-300, 1100)  # 1e-300 * 2**1100, about 1.4e31: finite in float32
+    assert math.isclose(float(schedule(1100)), float(np.float32(exact)), rel_tol=1e-7)
+    assert float(schedule(2000)) == math.inf  # 1e-300 * 2**2000 is beyond float32's range

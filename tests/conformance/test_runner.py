@@ -11,7 +11,7 @@ import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from csconform.errors import CheckpointError, WeightFetchError
+from csconform.errors import CheckpointError, NonRecoverableNaNError, WeightFetchError
 
 FEATURES, CLASSES = 4, 3
 
@@ -255,9 +255,24 @@ def test_a_checkpoint_gives_back_exactly_the_state_saved(engine, tmp_path):
             "empty": {},
             "none": None,
             "scalar": np.float32(0.5),
+            "python_numbers": [0.1, -3, True, 2.5e300],
         },
     }
     path = engine.checkpoint.save(tmp_path / "state.ckpt", state)
+    assert same_tree(state, engine.checkpoint.load(path))
+
+
+@pytest.mark.spec("RUNNER-005")
+@pytest.mark.parametrize(
+    "value",
+    [np.float64(0.1), np.int64(-3), np.bool_(True), np.float16(1.5), np.uint8(200)],
+    ids=lambda value: type(value).__name__,
+)
+def test_a_checkpoint_gives_back_numpy_scalars_with_their_type(engine, tmp_path, value):
+    """np.float64 is also a Python float: it must still come back as the NumPy scalar it was."""
+    state = {"step": 0, "model": {}, "optimizer": {"global_step": 0, "state": {}}, "grad_scaler": {"x": value},
+             "data": {}}
+    path = engine.checkpoint.save(tmp_path / "scalar.ckpt", state)
     assert same_tree(state, engine.checkpoint.load(path))
 
 
@@ -469,3 +484,23 @@ def test_losses_and_checkpoints_come_back_to_the_chief_node(engine, tmp_path):
         assert losses[0][0] > last_run, (step, events)  # the loss comes back once the system ran the step
         assert [node for _index, node in saved] == ([chief] if step in saved_after else []), (step, events)
         assert all(index > last_run for index, _node in saved), (step, events)
+
+
+@pytest.mark.spec("RUNNER-012")
+def test_an_overflow_at_the_minimum_loss_scale_stops_the_run(engine):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((24, FEATURES)).astype(np.float32)
+    x[8:16] = np.float32(np.inf)  # the batches of steps 2 and 3 overflow
+    y = rng.integers(0, CLASSES, 24)
+    dataset = engine.data.Dataset.from_tensor_slices((x, y)).batch(4, drop_remainder=True)
+    _model, optimizer, scaler, runner = build(
+        engine, scaler_options={"loss_scale": "dynamic", "init_scale": 2.0, "min_loss_scale": 1.0}
+    )
+    seen = []
+    with np.errstate(all="ignore"), pytest.raises(NonRecoverableNaNError, match=r"\b3\b") as caught:
+        for output in runner.train(dataset, 6):
+            seen.append((output.step, output.loss_scale, output.global_step))
+    assert isinstance(caught.value, FloatingPointError)
+    # step 2 overflowed above the minimum: skipped, the scale halved to it, training went on
+    assert seen == [(0, 2.0, 1), (1, 2.0, 2), (2, 1.0, 2)]
+    assert optimizer.global_step == 2 and scaler.get_scale() == 1.0

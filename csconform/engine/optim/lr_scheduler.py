@@ -8,7 +8,8 @@ callable: ``schedule(t)`` takes a non-negative Python ``int`` (or NumPy integer)
 scalar step). Optimizer step ``k`` uses ``schedule(k)``.
 
 Formulas are evaluated in float64 on whole arrays (no per-element Python loops) and rounded once to
-float32. Each class docstring states its formula; ``T`` is ``total_iters`` unless said otherwise.
+float32; a zero factor stays zero where a power overflows float64 (no ``0 * inf`` NaN), and a power
+beyond float64 is taken through logarithms (LR-025). Each class docstring states its formula; ``T`` is ``total_iters`` unless said otherwise.
 Bad arguments raise :class:`csconform.errors.InvalidInputError` naming the argument.
 """
 
@@ -104,6 +105,22 @@ def _as_steps(step: object) -> tuple[Steps, bool]:
     return steps, scalar
 
 
+def _scaled_power(coefficient: float | Rates, base: float, exponent: npt.ArrayLike) -> Rates:
+    """``coefficient * base ** exponent`` as the exact formula has it, where float64 would not.
+
+    A zero coefficient gives 0 however large the power grows (float64 would give ``0 * inf``, NaN),
+    and a power beyond float64's range is taken through logarithms, so the product is infinite
+    only when its exact value is (LR-025).
+    """
+    coefficients = np.broadcast_to(np.asarray(coefficient, dtype=np.float64), np.shape(exponent))
+    exponents = np.asarray(exponent, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        product = coefficients * np.power(base, exponents)
+        through_logs = np.sign(coefficients) * np.exp(np.log(np.abs(coefficients)) + exponents * np.log(base))
+    product = np.where(np.isfinite(product), product, through_logs)
+    return np.where(coefficients == 0.0, 0.0, product)
+
+
 # --- the family -----------------------------------------------------------------------------------
 
 
@@ -113,9 +130,10 @@ class LRScheduler(abc.ABC):
     def __call__(self, step: int | np.integer | npt.NDArray[np.integer]) -> np.float32 | npt.NDArray[np.float32]:
         steps, scalar = _as_steps(step)
         rates = np.asarray(self._rates(steps), dtype=np.float64)
-        if scalar:
-            return np.float32(rates)
-        return rates.astype(np.float32)
+        with np.errstate(over="ignore"):  # a rate beyond float32's range is +inf, as rounding says
+            if scalar:
+                return np.float32(rates)
+            return rates.astype(np.float32)
 
     @abc.abstractmethod
     def _rates(self, steps: Steps) -> Rates:
@@ -200,7 +218,7 @@ class ExponentialLR(LRScheduler):
         exponent = steps / self.total_iters
         if self.staircase:
             exponent = np.floor(exponent)
-        return self.initial_learning_rate * np.power(self.decay_rate, exponent)
+        return _scaled_power(self.initial_learning_rate, self.decay_rate, exponent)
 
 
 class InverseExponentialTimeDecayLR(LRScheduler):
@@ -221,10 +239,12 @@ class InverseExponentialTimeDecayLR(LRScheduler):
         self.staircase = bool(staircase)
 
     def _rates(self, steps: Steps) -> Rates:
-        elapsed = np.power(steps.astype(np.float64), self.step_exponent) / self.total_iters
+        with np.errstate(over="ignore"):
+            elapsed = np.power(steps.astype(np.float64), self.step_exponent) / self.total_iters
         if self.staircase:
             elapsed = np.floor(elapsed)
-        return self.initial_learning_rate / (1.0 + self.decay_rate * elapsed)
+        decay = np.zeros_like(elapsed) if self.decay_rate == 0.0 else self.decay_rate * elapsed  # no 0 * inf (LR-025)
+        return self.initial_learning_rate / (1.0 + decay)
 
 
 class InverseSquareRootDecayLR(LRScheduler):
@@ -284,7 +304,7 @@ class StepLR(LRScheduler):
         self.gamma = _real("gamma", gamma, minimum=0.0)
 
     def _rates(self, steps: Steps) -> Rates:
-        return self.initial_learning_rate * np.power(self.gamma, steps // self.step_size)
+        return _scaled_power(self.initial_learning_rate, self.gamma, steps // self.step_size)
 
 
 class MultiStepLR(LRScheduler):
@@ -297,7 +317,7 @@ class MultiStepLR(LRScheduler):
 
     def _rates(self, steps: Steps) -> Rates:
         passed = np.searchsorted(np.asarray(self.milestones, dtype=np.int64), steps, side="right")
-        return self.initial_learning_rate * np.power(self.gamma, passed)
+        return _scaled_power(self.initial_learning_rate, self.gamma, passed)
 
 
 class MultiplicativeLR(LRScheduler):
@@ -312,7 +332,7 @@ class MultiplicativeLR(LRScheduler):
         self.multiplier = _real("multiplier", multiplier, minimum=0.0, strict=True)
 
     def _rates(self, steps: Steps) -> Rates:
-        return self.initial_learning_rate * np.power(self.multiplier, steps.astype(np.float64))
+        return _scaled_power(self.initial_learning_rate, self.multiplier, steps)
 
 
 class SequentialLR(LRScheduler):
@@ -410,13 +430,12 @@ class CyclicLR(LRScheduler):
         cycle = np.floor(1.0 + steps / cycle_steps)
         x = 1.0 + steps / cycle_steps - cycle
         factor = np.where(x <= rise_ratio, x / rise_ratio, (x - 1.0) / (rise_ratio - 1.0))
+        height = (self.max_lr - self.base_lr) * factor
         if self.mode == "triangular":
-            amplitude = np.ones_like(cycle)
-        elif self.mode == "triangular2":
-            amplitude = np.power(0.5, cycle - 1.0)
-        else:
-            amplitude = np.power(self.gamma, steps.astype(np.float64))
-        return self.base_lr + (self.max_lr - self.base_lr) * factor * amplitude
+            return self.base_lr + height
+        if self.mode == "triangular2":
+            return self.base_lr + height * np.power(0.5, cycle - 1.0)
+        return self.base_lr + _scaled_power(height, self.gamma, steps)
 
 
 class OneCycleLR(LRScheduler):

@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 from csconform.engine import context
 from csconform.engine.nn.parameter import Parameter
 from csconform.engine.optim.lr_scheduler import ConstantLR
+from csconform.engine.optim.rounding import multiply_add
 from csconform.engine.precision import stored_weights
 from csconform.errors import InvalidInputError, LRSchedulerError
 
@@ -277,14 +278,20 @@ class SGD(Optimizer):
         if momentum == 0.0:
             return data - lr * g, {}
         buffer = g if "momentum_buffer" not in state else momentum * state["momentum_buffer"] + g
-        direction = g + momentum * buffer if group["nesterov"] else buffer
+        direction = multiply_add(buffer, momentum, g) if group["nesterov"] else buffer
         return data - lr * direction, {"momentum_buffer": buffer}
 
 
 class Adam(Optimizer):
     """Adam as the vendor's AdamBase computes it (OPTIM-013): ``weight_decay`` is L2 added to the
     gradient, and eps is added to ``sqrt(v)`` before the bias correction:
-    ``w -= lr * sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + eps)``, eps 1e-6 by default."""
+    ``w -= lr * sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + eps)``, eps 1e-6 by default.
+
+    The moment coefficients ``1 - b`` are the exact differences rounded to float32 (not one minus
+    the float32 beta), and each moment update ``b * m + (1 - b) * g`` rounds its multiply-add once,
+    as the vendor's update does on the CPU (OPTIM-016). ``b^t`` is evaluated directly, not as the
+    vendor's running product of betas, which rounds once per step.
+    """
 
     decoupled_weight_decay = False
 
@@ -311,12 +318,13 @@ class Adam(Optimizer):
         self, data: Array, grad: Array, state: dict[str, Any], lr: np.float32, group: Mapping[str, Any]
     ) -> tuple[Array, dict[str, Any]]:
         beta1, beta2 = (np.float32(b) for b in group["betas"])
+        rest1, rest2 = (np.float32(1.0 - float(b)) for b in group["betas"])  # 1 - b exactly, rounded once
         weight_decay = np.float32(group["weight_decay"])
         one = np.float32(1.0)
-        g = grad if self.decoupled_weight_decay else grad + weight_decay * data
+        g = grad if self.decoupled_weight_decay else multiply_add(data, weight_decay, grad)
         step = int(state.get("step", 0)) + 1
-        exp_avg = beta1 * state.get("exp_avg", np.zeros_like(data)) + (one - beta1) * g
-        exp_avg_sq = beta2 * state.get("exp_avg_sq", np.zeros_like(data)) + (one - beta2) * g * g
+        exp_avg = multiply_add(g, rest1, beta1 * state.get("exp_avg", np.zeros_like(data)))
+        exp_avg_sq = multiply_add(rest2 * g, g, beta2 * state.get("exp_avg_sq", np.zeros_like(data)))
         bias_correction1 = one - beta1 ** np.float32(step)
         bias_correction2 = one - beta2 ** np.float32(step)
         update = (
@@ -329,7 +337,11 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay (OPTIM-014): ``w -= lr * (adam_update + weight_decay * w)``."""
+    """Adam with decoupled weight decay (OPTIM-014): ``w -= lr * (adam_update + weight_decay * w)``.
+
+    No decay unless asked for: ``weight_decay`` defaults to 0, as the vendor's AdamW (OPTIM-015),
+    not to PyTorch's 0.01.
+    """
 
     decoupled_weight_decay = True
 
@@ -339,6 +351,6 @@ class AdamW(Adam):
         lr: Any = 1e-3,
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-6,
-        weight_decay: float = 0.01,
+        weight_decay: float = 0.0,
     ) -> None:
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
