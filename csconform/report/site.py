@@ -23,7 +23,7 @@ table { border-collapse: collapse; font-size: 0.85rem; margin: 1rem 0; }
 th, td { border: 1px solid #ccc; padding: 0.2rem 0.5rem; text-align: left; vertical-align: top; }
 th { background: #f0f0f0; } .scroll { overflow-x: auto; }
 figure { margin: 1rem 0; } figure img { max-width: 100%; border: 1px solid #ddd; }
-nav a { margin-right: 1rem; } .note { color: #555; }
+nav a { margin-right: 1rem; } .note { color: #555; } pre { background: #f6f6f6; padding: 0.5rem; overflow-x: auto; }
 td.failed { background: #f8d0d0; } td.passed { background: #d8f0d8; } td.pending { background: #f4f0d0; }
 """
 
@@ -35,20 +35,31 @@ def _title(markdown: Path) -> str:
     return markdown.stem.replace("_", " ").capitalize()
 
 
-def _prose(markdown: Path) -> list[str]:
-    """The markdown's paragraphs that are neither headings nor tables, for the HTML page."""
-    paragraphs: list[str] = []
+def _blocks(markdown: Path) -> list[tuple[str, str]]:
+    """The markdown's paragraphs (``p``) and fenced code blocks (``pre``), in order, for the HTML page."""
+    blocks: list[tuple[str, str]] = []
     current: list[str] = []
+    code: list[str] | None = None
     for line in markdown.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            if code is None:
+                code = []
+            else:
+                blocks.append(("pre", "\n".join(code)))
+                code = None
+            continue
+        if code is not None:
+            code.append(line)
+            continue
         if not line.strip() or line.startswith(("#", "|", "![")):
             if current:
-                paragraphs.append(" ".join(current))
+                blocks.append(("p", " ".join(current)))
                 current = []
             continue
         current.append(line.strip())
     if current:
-        paragraphs.append(" ".join(current))
-    return paragraphs
+        blocks.append(("p", " ".join(current)))
+    return blocks
 
 
 def _tables_for(markdown: Path) -> list[Path]:
@@ -74,6 +85,7 @@ def _table_html(csv_path: Path) -> str:
 PAGE_ORDER = (
     "conformance",
     "conformance_cstorch",
+    "differential_cstorch",
     "mutation",
     "performance",
     "ispd2020",
@@ -106,7 +118,7 @@ def write_index(out_dir: Path) -> list[Path]:
     )
     for page in pages:
         body.append(f"<h2 id='{page.stem}'>{html.escape(_title(page))}</h2>")
-        body += [f"<p>{html.escape(paragraph)}</p>" for paragraph in _prose(page)]
+        body += [f"<{kind}>{html.escape(text)}</{kind}>" for kind, text in _blocks(page)]
         for table in _tables_for(page):
             body.append(f"<h3>{html.escape(table.name)}</h3><div class='scroll'>{_table_html(table)}</div>")
         body.append(f"<p class='note'>Markdown: <a href='{page.name}'>{page.name}</a></p>")

@@ -220,6 +220,7 @@ def run_campaign(
     jobs: int = 1,
     progress: Callable[[str], None] = lambda line: None,
     scheduler_timeout_s: float = 10.0,
+    shrink_budget_s: float | None = None,
 ) -> Campaign:
     """Explore ``areas`` with the profile's seeds (or ``seeds``), shrink every class found."""
     started = time.perf_counter()
@@ -243,10 +244,9 @@ def run_campaign(
 
         findings = _merge(campaign, mapped(run_explore, tasks))
         examples_of = {(task.area, task.seed): task.examples for task in tasks}
+        budget_s = profile.shrink_budget_s if shrink_budget_s is None else shrink_budget_s
         shrink_tasks = [
-            ShrinkTask(
-                f.signature, pair, f.first, examples_of[(f.signature.area, f.first.seed)], profile.shrink_budget_s
-            )
+            ShrinkTask(f.signature, pair, f.first, examples_of[(f.signature.area, f.first.seed)], budget_s)
             for f in sorted(findings.values(), key=lambda f: f.signature)
         ]
         for task, shrunk in zip(shrink_tasks, mapped(run_shrink, shrink_tasks), strict=True):

@@ -29,6 +29,8 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidInputError("an implementation compared with itself has no triage: leave --triage out")
     if args.examples is not None and args.examples < 1:
         raise InvalidInputError(f"--examples must be a positive number, got {args.examples}")
+    if args.shrink_budget is not None and args.shrink_budget < 0:
+        raise InvalidInputError(f"--shrink-budget must be >= 0 seconds, got {args.shrink_budget}")
     if args.jobs < 1:
         raise InvalidInputError(f"--jobs must be at least 1, got {args.jobs}")
     pair = Pair(args.engine, args.against)
@@ -48,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         progress=say,
         scheduler_timeout_s=args.scheduler_timeout,
+        shrink_budget_s=args.shrink_budget,
     )
     data = report_data(campaign, judge(campaign, triage), str(triage_path) if triage_path else None)
     files = write_report(Path(args.out), data)
@@ -108,6 +111,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--triage", default=None, metavar="FILE", help="B's differential triage (default: differential.yaml beside B)"
+    )
+    parser.add_argument(
+        "--shrink-budget",
+        type=float,
+        default=None,
+        help="seconds of Hypothesis shrinking per class (default: the profile's)",
     )
     parser.add_argument("--out", default="reports", help="directory for differential_<B>.{json,md} (default reports)")
     parser.add_argument("--jobs", type=int, default=1, help="local worker processes (default 1)")
