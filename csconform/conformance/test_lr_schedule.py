@@ -8,6 +8,7 @@ rounds once to float32, so comparisons allow float32 rounding (plus a little for
 from __future__ import annotations
 
 import math
+import re
 import time
 
 import numpy as np
@@ -103,7 +104,18 @@ def test_schedules_are_pure_functions_of_the_step(engine, steps):
 @pytest.mark.spec("LR-003")
 @pytest.mark.parametrize(
     "step",
-    [-1, True, 1.0, 2.5, "3", None, [1, 2], np.array([1.0, 2.0]), np.array([0, -3]), np.array([True])],
+    [
+        -1,
+        True,
+        1.0,
+        2.5,
+        "3",
+        None,
+        [1, 2],
+        np.array([1.0, 2.0]),
+        np.array([0, -3]),
+        np.array([True]),
+    ],
     ids=repr,
 )
 def test_invalid_global_steps_are_refused(engine, step):
@@ -705,3 +717,22 @@ def test_a_power_beyond_float64_still_gives_the_exact_rate(engine):
     exact = math.ldexp(1e-300, 1100)  # 1e-300 * 2**1100, about 1.4e31: finite in float32
     assert math.isclose(float(schedule(1100)), float(np.float32(exact)), rel_tol=1e-7)
     assert float(schedule(2000)) == math.inf  # 1e-300 * 2**2000 is beyond float32's range
+
+
+@pytest.mark.spec("LR-026")
+@pytest.mark.parametrize(
+    ("step", "problem"),
+    [
+        (2**63, "int64"),
+        (np.uint64(2**63), "int64"),
+        (2**64, "int64"),
+        (np.array([0, 2**63], dtype=np.uint64), "int64"),
+        (-(2**70), ">= 0"),
+    ],
+    ids=["two-to-the-63", "uint64-scalar", "two-to-the-64", "uint64-array", "far-below-zero"],
+)
+def test_a_global_step_outside_int64_is_refused(engine, step, problem):
+    for schedule in (lr(engine).ConstantLR(learning_rate=0.1), lr(engine).MultiStepLR(initial_learning_rate=0.1, gamma=0.5, milestones=[1])):
+        with pytest.raises(InvalidInputError, match=re.escape(problem)):
+            schedule(step)
+

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from csconform.errors import InvalidInputError
+from csconform.interface.checkpoint_sections import data_position
 
 INFINITE = -1
 """The cardinality of a dataset that never runs out (``repeat()`` with ``count=None``)."""
@@ -312,11 +313,7 @@ class DatasetIterator:
     @classmethod
     def restore(cls, dataset: Dataset, state: dict[str, int]) -> DatasetIterator:
         """An iterator over ``dataset`` positioned where the one that produced ``state`` was."""
-        try:
-            seed_entropy = int(state["seed_entropy"])
-            elements_produced = int(state["elements_produced"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InvalidInputError(f"not a dataset iterator state: {state!r}") from exc
+        seed_entropy, elements_produced = data_position(state)
         iterator = cls(dataset, seed_entropy)
         for _ in range(elements_produced):
             try:

@@ -41,12 +41,12 @@ from csconform.engine.execution import (
 )
 from csconform.engine.system import System
 from csconform.errors import (
-    CheckpointError,
     ExecutionModeError,
     InvalidInputError,
     NonRecoverableNaNError,
     WeightFetchError,
 )
+from csconform.interface.checkpoint_sections import restore_training_state, training_state
 
 CHIEF_NODE = "chief"
 WORKER_NODE = "worker-0"
@@ -280,18 +280,8 @@ class Runner:
 
     def state(self, step: int, iterator: DatasetIterator) -> dict[str, Any]:
         """Everything a bit-exact resume needs, by section (see checkpoint.REQUIRED_SECTIONS)."""
-        optimizer_state = self.optimizer.state_dict()
-        return {
-            "step": step,
-            "model": self.model.state_dict(),
-            "optimizer": {
-                "global_step": int(optimizer_state["global_step"]),
-                "state": {str(index): entries for index, entries in optimizer_state["state"].items()},
-            },
-            "grad_scaler": {} if self.grad_scaler is None else dict(self.grad_scaler.state_dict()),
-            "data": iterator.state(),
-            "rng": _module_rng_states(self.model),
-        }
+        rng = _module_rng_states(self.model)
+        return training_state(step, self.model, self.optimizer, self.grad_scaler, iterator.state(), rng)
 
     def save_checkpoint(self, step: int, iterator: DatasetIterator) -> Path:
         assert self.checkpoint_dir is not None
@@ -303,22 +293,12 @@ class Runner:
     def restore(self, path: str | Path, dataset: Dataset) -> DatasetIterator:
         """Load a verified checkpoint into this run and return the data iterator positioned after it."""
         saved = checkpoint.load(path)
-        try:
-            self.model.load_state_dict(saved["model"])
-            own = self.optimizer.state_dict()
-            self.optimizer.load_state_dict(
-                {
-                    "global_step": int(saved["optimizer"]["global_step"]),
-                    "state": {int(index): entries for index, entries in saved["optimizer"]["state"].items()},
-                    "param_groups": own["param_groups"],
-                }
-            )
-            if self.grad_scaler is not None:
-                self.grad_scaler.load_state_dict(saved["grad_scaler"])
+
+        def restore_the_rest(saved: Any) -> DatasetIterator:
             _restore_module_rngs(self.model, saved.get("rng", {}))
-            iterator = DatasetIterator.restore(dataset, saved["data"])
-        except (InvalidInputError, KeyError, TypeError, ValueError) as exc:
-            raise CheckpointError(f"checkpoint {path} does not match this run: {exc}") from exc
+            return DatasetIterator.restore(dataset, saved["data"])
+
+        iterator = restore_training_state(path, saved, self.model, self.optimizer, self.grad_scaler, restore_the_rest)
         self.steps_completed = int(saved["step"]) + 1
         self.last_checkpoint_step = int(saved["step"])
         return iterator

@@ -9,7 +9,8 @@ scalar step). Optimizer step ``k`` uses ``schedule(k)``.
 
 Formulas are evaluated in float64 on whole arrays (no per-element Python loops) and rounded once to
 float32; a zero factor stays zero where a power overflows float64 (no ``0 * inf`` NaN), and a power
-beyond float64 is taken through logarithms (LR-025). Each class docstring states its formula; ``T`` is ``total_iters`` unless said otherwise.
+beyond float64 is taken through logarithms (LR-025). Each class docstring states its formula; ``T``
+is ``total_iters`` unless said otherwise.
 Bad arguments raise :class:`csconform.errors.InvalidInputError` naming the argument.
 """
 
@@ -45,6 +46,7 @@ __all__ = [
 ]
 
 Steps = npt.NDArray[np.int64]
+_INT64 = np.iinfo(np.int64)
 Rates = npt.NDArray[np.float64]
 
 
@@ -89,12 +91,15 @@ def _as_steps(step: object) -> tuple[Steps, bool]:
     if isinstance(step, bool | np.bool_):
         raise InvalidInputError(f"the global step must be an integer, got {step!r}")
     if isinstance(step, numbers.Integral):
+        if not _INT64.min <= int(step) <= _INT64.max:  # np.asarray would overflow untyped
+            relation = "must be >= 0" if int(step) < 0 else "must fit in int64"
+            raise InvalidInputError(f"the global step {relation}, got {int(step)}")
         steps = np.asarray(int(step), dtype=np.int64)
         scalar = True
     elif isinstance(step, np.ndarray):
         if step.dtype.kind not in "iu":
             raise InvalidInputError(f"global step arrays must have an integer dtype, got {step.dtype}")
-        if step.dtype.kind == "u" and step.size and int(step.max()) > np.iinfo(np.int64).max:
+        if step.dtype.kind == "u" and step.size and int(step.max()) > _INT64.max:
             raise InvalidInputError("global steps must fit in int64")
         steps = step.astype(np.int64)
         scalar = False
