@@ -33,7 +33,7 @@ from csconform.testing.differential.explore import (
 )
 from csconform.testing.differential.lockstep import Difference
 from csconform.testing.differential.program import Program
-from csconform.testing.differential.shrink import Shrunk, shrink
+from csconform.testing.differential.shrink import NotReproduced, Shrunk, shrink
 from csconform.testing.differential.signature import Signature
 
 
@@ -82,8 +82,12 @@ def run_explore(task: ExploreTask) -> Exploration:
     return explore(task.area, task.pair, task.seed, task.examples)
 
 
-def run_shrink(task: ShrinkTask) -> Shrunk:
-    return shrink(task.signature, task.pair, task.first, task.examples, task.budget_s)
+def run_shrink(task: ShrinkTask) -> Shrunk | None:
+    """The class shrunk, or None when it did not show again (the campaign reports it as flaky)."""
+    try:
+        return shrink(task.signature, task.pair, task.first, task.examples, task.budget_s)
+    except NotReproduced:
+        return None
 
 
 @dataclass
@@ -112,6 +116,8 @@ class FoundClass:
     repro: Program
     difference: Difference
     shrink_seconds: float
+    reproduced: bool = True
+    """False: the class did not show again when its first program was run again (the run fails)."""
 
 
 @dataclass
@@ -251,11 +257,15 @@ def run_campaign(
         ]
         for task, shrunk in zip(shrink_tasks, mapped(run_shrink, shrink_tasks), strict=True):
             finding = findings[task.signature]
-            campaign.classes.append(
-                FoundClass(
+            if shrunk is None:
+                found = FoundClass(
+                    task.signature, finding.first, finding.programs, finding.program, finding.difference, 0.0, False
+                )
+            else:
+                found = FoundClass(
                     task.signature, finding.first, finding.programs, shrunk.program, shrunk.difference, shrunk.seconds
                 )
-            )
+            campaign.classes.append(found)
     finally:
         if client is not None:
             client.close()

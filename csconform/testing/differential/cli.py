@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             print(
                 f"{area['area']:12} {area['examples']:6} examples {area['examples_per_s']:7.1f}/s "
                 f"{area['classes']:3} classes ({area['triaged']} triaged, {area['untriaged']} untriaged, "
-                f"{area['stale']} stale, {area['regression']} regressions)"
+                f"{area['stale']} stale, {area['regression']} regressions, {area['flaky']} flaky)"
             )
     for row in data["classes"]:
         if row["verdict"] in FAILING:
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"\n{data['summary']['examples']} examples, {data['summary']['classes_found']} classes: "
         f"{verdicts['triaged']} triaged, {verdicts['untriaged']} untriaged, {verdicts['stale']} stale, "
-        f"{verdicts['regression']} regressions, {verdicts['fixed']} fixed engine bugs; "
+        f"{verdicts['regression']} regressions, {verdicts['flaky']} flaky, {verdicts['fixed']} fixed engine bugs; "
         f"{data['seconds']} s -> {', '.join(str(f) for f in files[:2])}"
     )
     return 0 if data["passed"] else 1

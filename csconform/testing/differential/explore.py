@@ -10,7 +10,6 @@ Each class is then shrunk from its first program (shrink.py).
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -70,15 +69,11 @@ _loaded: dict[str, Implementation] = {}
 
 
 def implementations(pair: Pair) -> tuple[Implementation, Implementation]:
-    """The pair, imported once per process; after the first import the objects it made are frozen
-    out of the garbage collector's scans (an adapter that collects garbage per call stays fast)."""
+    """The pair, imported once per process, with every submodule their capabilities list."""
     fresh = [name for name in (pair.engine, pair.against) if name not in _loaded]
     for name in fresh:
         _loaded[name] = implementation = load_implementation(name)
         implementation.import_submodules()
-    if fresh:
-        gc.collect()
-        gc.freeze()
     return _loaded[pair.engine], _loaded[pair.against]
 
 

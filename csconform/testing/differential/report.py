@@ -20,7 +20,7 @@ from csconform.testing.differential.program import Program
 from csconform.testing.differential.triage import CATEGORIES, FAILING
 from csconform.testing.differential.verdicts import Verdict
 
-VERDICTS = ("triaged", "untriaged", "stale", "regression", "fixed")
+VERDICTS = ("triaged", "untriaged", "stale", "regression", "fixed", "flaky")
 
 
 def _class_row(verdict: Verdict, against: str) -> dict[str, Any]:

@@ -31,6 +31,10 @@ from csconform.testing.differential.program import Program
 from csconform.testing.differential.signature import Signature
 
 
+class NotReproduced(CsConformError):
+    """The class did not show again where it showed before: one implementation is not deterministic."""
+
+
 class _Reproduced(Exception):
     """The sole failure of a shrinking run: the program showed the class."""
 
@@ -84,7 +88,7 @@ def _by_hypothesis(
         with contextlib.suppress(_Reproduced, _Stop):
             run_test(test)
     if not smallest:
-        raise CsConformError(
+        raise NotReproduced(
             f"class {signature} did not show again at example {first.example} of seed {first.seed}: "
             "the two implementations do not behave the same way twice (is some state not reset?)"
         )
@@ -103,12 +107,13 @@ def _by_statements(program: Program, signature: Signature, a: Implementation, b:
 
 
 def shrink(signature: Signature, pair: Pair, first: Occurrence, examples: int, budget_s: float) -> Shrunk:
-    """The smallest program found that still shows ``signature`` (see the module docstring)."""
+    """The smallest program found that still shows ``signature`` (see the module docstring); NotReproduced
+    when the class does not show again."""
     a, b = implementations(pair)
     started = time.perf_counter()
     program = _by_statements(_by_hypothesis(signature, a, b, first, examples, budget_s), signature, a, b)
     with Workdirs() as workdirs:
         run = run_lockstep(program, a, b, workdirs)
     if signature not in run.signatures:
-        raise CsConformError(f"the minimal program of class {signature} does not show it when run again")
+        raise NotReproduced(f"the minimal program of class {signature} does not show it when run again")
     return Shrunk(signature, program, run, time.perf_counter() - started)

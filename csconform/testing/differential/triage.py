@@ -53,7 +53,7 @@ CATEGORIES = {
 FIELDS = ("signature", "category", "finding", "cause", "resolution", "target", "repro")
 OPTIONAL = ("reason",)
 
-FAILING = ("untriaged", "stale", "regression")
+FAILING = ("untriaged", "stale", "regression", "flaky")
 """Verdicts that fail the run."""
 
 

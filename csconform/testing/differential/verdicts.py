@@ -4,7 +4,8 @@ Every class found gets the verdict of its entry (``triaged``) or ``untriaged``; 
 class the campaign did not come across is checked by running its repro again: ``triaged`` if the
 repro still shows the class, ``stale`` if not. Entries of category ``our-bug`` are fixed engine
 bugs: ``fixed`` while their repro shows nothing, ``regression`` when it shows the class again.
-``untriaged``, ``stale`` and ``regression`` fail the run.
+A class that does not show again when its program runs a second time is ``flaky``.
+``untriaged``, ``stale``, ``regression`` and ``flaky`` fail the run.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from csconform.testing.differential.triage import FAILING, Entry, Triage
 class Verdict:
     signature: Signature
     verdict: str
-    """``triaged``, ``untriaged``, ``stale``, ``regression`` or ``fixed``."""
+    """``triaged``, ``untriaged``, ``stale``, ``regression``, ``fixed`` or ``flaky``."""
     entry: Entry | None
     found: FoundClass | None
     note: str = ""
@@ -41,7 +42,12 @@ def judge(campaign: Campaign, triage: Triage | None) -> list[Verdict]:
     verdicts = []
     for found in campaign.classes:
         entry = entries.pop(found.signature, None)
-        if entry is None:
+        if not found.reproduced:
+            note = (
+                "it did not show again when its first program ran a second time: an implementation is not deterministic"
+            )
+            verdicts.append(Verdict(found.signature, "flaky", entry, found, note))
+        elif entry is None:
             note = "no triage entry for this version" + (f" ({version})" if triage else " (no triage file)")
             verdicts.append(Verdict(found.signature, "untriaged", None, found, note))
         elif entry.category == "our-bug":
