@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
 
-from csconform.errors import GradScalerConfigError, GradScalerUsageError
+from csconform.errors import GradScalerConfigError, GradScalerUsageError, NonRecoverableNaNError
 from csconform.testing.grad_scaler import RULES as GRAD_SCALER_MACHINE_RULES
 from csconform.testing.grad_scaler import LossScaleModel, bitwise_equal, check_scaler_state, make_grad_scaler_machine
 from csconform.testing.strategies import (
@@ -28,7 +28,7 @@ from csconform.testing.strategies import (
     gradients_with_nonfinite,
     loss_scales,
 )
-from csconform.testing.violations import expect
+from csconform.testing.violations import RuleViolation, expect
 
 SHAPES = ((3, 2), (4,))
 INF = float("inf")
@@ -800,7 +800,7 @@ def test_scale_doubles_after_steps_per_increase_plus_one_clean_updates(engine, s
     assert scaler.get_scale() == 2.0 and scaler.state_dict()["steps_since_rescale"] == 0
 
 
-@pytest.mark.spec("GRADSCALER-020", "GRADSCALER-021", "GRADSCALER-022")
+@pytest.mark.spec("GRADSCALER-020", "GRADSCALER-021", "GRADSCALER-022", "GRADSCALER-043")
 @given(config=dynamic_grad_scaler_configs(min_steps_per_increase=1), finite=st.lists(st.booleans(), max_size=25))
 def test_scale_trajectory_follows_the_update_rule(engine, config, finite):
     config.pop("max_gradient_norm", None)
@@ -817,7 +817,10 @@ def test_scale_trajectory_follows_the_update_rule(engine, config, finite):
     for clean in finite:
         model.step(clean)
         model.update(clean)
-        iteration(scaler, params, optimizer, finite=clean)  # never an error, at the minimum too (043)
+        try:
+            iteration(scaler, params, optimizer, finite=clean)
+        except NonRecoverableNaNError as exc:
+            raise RuleViolation("GRADSCALER-043", f"update() raised at the minimum scale: {exc}") from exc
         check_scaler_state(scaler, model)
 
 

@@ -701,7 +701,14 @@ ZERO_FACTOR_STEPS = np.array([0, 1, 150, 1100, 1_000_000], dtype=np.int64)
             1.0,
         ),
     ],
-    ids=["ExponentialLR", "StepLR", "MultiplicativeLR", "MultiStepLR", "CyclicLR", "InverseExponentialTimeDecayLR"],
+    ids=[
+        "ExponentialLR",
+        "StepLR",
+        "MultiplicativeLR",
+        "MultiStepLR",
+        "CyclicLR",
+        "InverseExponentialTimeDecayLR",
+    ],
 )
 def test_a_zero_factor_stays_zero_however_large_the_power(engine, name, arguments, value):
     schedule = getattr(lr(engine), name)(**arguments)
@@ -732,7 +739,11 @@ def test_a_power_beyond_float64_still_gives_the_exact_rate(engine):
     ids=["two-to-the-63", "uint64-scalar", "two-to-the-64", "uint64-array", "far-below-zero"],
 )
 def test_a_global_step_outside_int64_is_refused(engine, step, problem):
-    for schedule in (lr(engine).ConstantLR(learning_rate=0.1), lr(engine).MultiStepLR(initial_learning_rate=0.1, gamma=0.5, milestones=[1])):
+    schedules = (
+        lr(engine).ConstantLR(learning_rate=0.1),
+        lr(engine).MultiStepLR(initial_learning_rate=0.1, gamma=0.5, milestones=[1]),
+    )
+    for schedule in schedules:
         with pytest.raises(InvalidInputError, match=re.escape(problem)):
             schedule(step)
 

@@ -58,9 +58,9 @@ def _flatten(value: Any, path: str, arrays: dict[str, np.ndarray]) -> Any:
             raise CheckpointError(f"cannot store an array of Python objects at {path!r} in a checkpoint")
         arrays[path] = np.asarray(value)
         return {"array": path, "scalar": isinstance(value, np.generic)}
-    for kind in (bool, int, float, str):  # a subclass (an IntEnum, say) is stored as its base type
-        if isinstance(value, kind):
-            return {kind.__name__: kind(value)}
+    for scalar_type in (bool, int, float, str):  # a subclass (an IntEnum, say) is stored as its base type
+        if isinstance(value, scalar_type):
+            return {scalar_type.__name__: scalar_type(value)}
     raise CheckpointError(f"cannot store {type(value).__name__} at {path!r} in a checkpoint")
 
 

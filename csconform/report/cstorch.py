@@ -86,6 +86,24 @@ def side_by_side(matrix: dict, reference: dict | None, verdicts: dict[str, list[
     return frame[[*columns, "unsupported because"]]
 
 
+def expectations_section(matrix: dict) -> str:
+    """The run's expected failures: for which release, and every one that went stale (which fails the run)."""
+    expected = matrix.get("expected_failures")
+    if not isinstance(expected, dict):
+        return "## Expected failures\n\nThis matrix was written without a triage file.\n\n"
+    stale = [
+        f"- `{test}` passed although expected to fail ({', '.join(entries)})"
+        for test, entries in expected.get("unexpected_passes", {}).items()
+    ] + [f"- `{entry}` matches no test" for entry in expected.get("unmatched", [])]
+    lines = "\n".join(stale) if stale else "None: every expected failure failed, and every entry matched a test."
+    return (
+        "## Expected failures\n\n"
+        f"{expected.get('entries', 0)} entries of `{Path(str(expected.get('file', ''))).name}`, the verdicts for "
+        f"{expected.get('release') or 'an unversioned list'}. Stale expectations (each fails the run):\n\n"
+        f"{lines}\n\n"
+    )
+
+
 def _table(frame: pd.DataFrame) -> str:
     from tabulate import tabulate
 
@@ -106,7 +124,8 @@ def write_cstorch_report(out_dir: Path, triage_path: Path = TRIAGE_FILE) -> list
     spec = load_spec()
     triage = load_triage(triage_path)
     verdicts = triaged_rules(triage, spec)
-    matrices = {"cerebras.pytorch 2.10.0": matrix, **({"reference engine": reference} if reference else {})}
+    release = f"{triage.package} {triage.version}"
+    matrices = {release: matrix, **({"reference engine": reference} if reference else {})}
     levels, rules = level_frame(matrices), side_by_side(matrix, reference, verdicts, spec)
     triage_rows = pd.DataFrame(
         [
@@ -125,7 +144,7 @@ def write_cstorch_report(out_dir: Path, triage_path: Path = TRIAGE_FILE) -> list
     rules.to_csv(csv_path, index=False)
     levels.to_csv(out_dir / "conformance_cstorch_levels.csv", index=False)
     md_path.write_text(
-        "# Conformance of cerebras.pytorch 2.10.0\n\n"
+        f"# Conformance of {release}\n\n"
         f"The vendor's package on its CPU backend, through `csconform.adapters.cstorch` "
         f"({triage.implementation}). {summary_line(matrix)}. On the binding levels (documented, public) "
         f"it {verdict}, counting its expected failures (`xfailed`: triaged departures from its own "
@@ -136,7 +155,8 @@ def write_cstorch_report(out_dir: Path, triage_path: Path = TRIAGE_FILE) -> list
         "backend (the reason is in the rule's row). `emulated`: the rule was driven through the adapter's "
         "emulation of the CS backend's duties around a component (see the adapter's README).\n\n"
         "## Per level\n\n" + _table(levels) + "\n\n"
-        "## Triage: every disagreement, with its verdict and evidence\n\n"
+        + expectations_section(matrix)
+        + "## Triage: every disagreement, with its verdict and evidence\n\n"
         "Paths are relative to site-packages. *departs-from-docs*: the package does not do what its own "
         "documents say (expected failure); *reference-choice*: a reference rule (our own choice) the package "
         "decides otherwise (expected failure, informative); *spec-claims-too-much*: our rule said more than "

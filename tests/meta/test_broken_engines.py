@@ -28,6 +28,7 @@ BROKEN_ENGINES = {
     # the GradScaler state machine is marked with fifteen rules: it must blame only the broken one
     "static_scaling_skips_overflows": (("grad_scaler",), {"GRADSCALER-014"}),
     "accepts_second_unscale": (("grad_scaler",), {"GRADSCALER-036"}),
+    "gives_up_at_minimum_scale": (("grad_scaler",), {"GRADSCALER-043"}),
     "program_without_lr_schedule": (("lr_schedule", "optimizer"), {"LR-022"}),
     "compiles_on_a_worker": (("compilation", "runner"), {"COMPILE-008"}),
     "placement_without_data_paths": (("compilation",), {"COMPILE-009"}),

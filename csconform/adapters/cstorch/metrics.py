@@ -65,6 +65,9 @@ class _PackageMetric:
     def __init__(self, metric: Any) -> None:
         self.torch = metric
 
+    def update(self, *args: Any) -> None:
+        raise NotImplementedError
+
     def compute(self) -> Any:
         return scalar(self.torch.compute())
 
