@@ -1,10 +1,11 @@
-"""A campaign: every area explored over a range of seeds, the classes merged, each shrunk once.
+"""A campaign: every area explored over a range of seeds, the classes merged, each given a minimal repro.
 
 The work is a list of independent tasks, (area, seed) explorations and then one shrink per class,
 so it runs anywhere a function can be mapped: in this process, in a few local worker processes
 (``jobs``), or on a Dask cluster given its scheduler address, as ``csconform sweep`` does. A class
 seen with several seeds is shrunk from its first occurrence (the lowest seed, then the earliest
-example), so the result does not depend on how the tasks were spread.
+example), so the result does not depend on how the tasks were spread. A class its triage already
+explains keeps the repro the entry stores, when that still shows it: only new classes are shrunk.
 
 Profiles fix the budget: ``ci`` is bounded and derandomized (fixed seeds, a few thousand examples in
 all, a few seconds of shrinking per class), ``nightly`` explores ten times as many examples per seed
@@ -31,7 +32,8 @@ from csconform.testing.differential.explore import (
     explore,
     implementations,
 )
-from csconform.testing.differential.lockstep import Difference
+from csconform.testing.differential.implementation import Workdirs
+from csconform.testing.differential.lockstep import Difference, run_lockstep
 from csconform.testing.differential.program import Program
 from csconform.testing.differential.shrink import NotReproduced, Shrunk, shrink
 from csconform.testing.differential.signature import Signature
@@ -56,7 +58,7 @@ _CI_EXAMPLES = {
     "checkpoint": 120,
 }
 PROFILES = {
-    "ci": Profile("ci", _CI_EXAMPLES, (0, 1), 2.0),
+    "ci": Profile("ci", _CI_EXAMPLES, (0, 1), 1.0),
     "nightly": Profile("nightly", {area: 10 * count for area, count in _CI_EXAMPLES.items()}, tuple(range(8)), 20.0),
 }
 
@@ -118,6 +120,8 @@ class FoundClass:
     shrink_seconds: float
     reproduced: bool = True
     """False: the class did not show again when its first program was run again (the run fails)."""
+    shrunk: bool = True
+    """False: the repro is the one its triage entry stores (checked again in this run), not shrunk anew."""
 
 
 @dataclass
@@ -216,6 +220,19 @@ def parse_seeds(text: str) -> tuple[int, ...]:
     return tuple(dict.fromkeys(seeds))
 
 
+def _known(finding: Finding, repro: Program | None, pair: Pair) -> FoundClass | None:
+    """The class with its triage entry's repro, if that repro still shows it (then it needs no shrinking)."""
+    if repro is None:
+        return None
+    a, b = implementations(pair)
+    with Workdirs() as workdirs:
+        run = run_lockstep(repro, a, b, workdirs)
+    difference = next((d for d in run.differences if d.signature == finding.signature), None)
+    if difference is None:
+        return None
+    return FoundClass(finding.signature, finding.first, finding.programs, repro, difference, 0.0, shrunk=False)
+
+
 def run_campaign(
     pair: Pair,
     profile: Profile,
@@ -227,8 +244,10 @@ def run_campaign(
     progress: Callable[[str], None] = lambda line: None,
     scheduler_timeout_s: float = 10.0,
     shrink_budget_s: float | None = None,
+    known_repros: Mapping[Signature, Program] | None = None,
 ) -> Campaign:
-    """Explore ``areas`` with the profile's seeds (or ``seeds``), shrink every class found."""
+    """Explore ``areas`` with the profile's seeds (or ``seeds``), and give every class found a minimal
+    repro: the one its triage entry stores (``known_repros``) if that still shows it, else a shrunk one."""
     started = time.perf_counter()
     a, b = implementations(pair)
     seeds = tuple(seeds if seeds is not None else profile.seeds)
@@ -251,10 +270,14 @@ def run_campaign(
         findings = _merge(campaign, mapped(run_explore, tasks))
         examples_of = {(task.area, task.seed): task.examples for task in tasks}
         budget_s = profile.shrink_budget_s if shrink_budget_s is None else shrink_budget_s
-        shrink_tasks = [
-            ShrinkTask(f.signature, pair, f.first, examples_of[(f.signature.area, f.first.seed)], budget_s)
-            for f in sorted(findings.values(), key=lambda f: f.signature)
-        ]
+        shrink_tasks = []
+        for finding in sorted(findings.values(), key=lambda f: f.signature):
+            known = _known(finding, (known_repros or {}).get(finding.signature), pair)
+            if known is not None:
+                campaign.classes.append(known)
+                continue
+            examples_run = examples_of[(finding.signature.area, finding.first.seed)]
+            shrink_tasks.append(ShrinkTask(finding.signature, pair, finding.first, examples_run, budget_s))
         for task, shrunk in zip(shrink_tasks, mapped(run_shrink, shrink_tasks), strict=True):
             finding = findings[task.signature]
             if shrunk is None:
@@ -266,6 +289,7 @@ def run_campaign(
                     task.signature, finding.first, finding.programs, shrunk.program, shrunk.difference, shrunk.seconds
                 )
             campaign.classes.append(found)
+        campaign.classes.sort(key=lambda found: found.signature)
     finally:
         if client is not None:
             client.close()

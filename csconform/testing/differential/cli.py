@@ -51,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
         progress=say,
         scheduler_timeout_s=args.scheduler_timeout,
         shrink_budget_s=args.shrink_budget,
+        known_repros={entry.signature: entry.repro for entry in (triage.entries(b.version) if triage else ())},
     )
     data = report_data(campaign, judge(campaign, triage), str(triage_path) if triage_path else None)
     files = write_report(Path(args.out), data)

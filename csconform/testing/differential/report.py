@@ -52,6 +52,7 @@ def _class_row(verdict: Verdict, against: str) -> dict[str, Any]:
             a=found.difference.a,
             b=found.difference.b,
             shrink_seconds=round(found.shrink_seconds, 2),
+            repro_from="shrunk in this run" if found.shrunk else "its triage entry (shown again in this run)",
         )
     return row
 

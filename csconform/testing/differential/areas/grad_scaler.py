@@ -3,8 +3,8 @@
 A program builds one or two parameters, an SGD optimizer and a GradScaler (usually in that order,
 now and then the scaler first), then runs iterations. Gradients are set directly on the parameters
 (the interface treats them as this iteration's scaled gradients), sometimes with an inf or NaN.
-An iteration is either the documented one (``unscale_``, ``step``, ``update``) or any sequence of
-protocol calls: ``scale``, ``unscale_``, ``step``, ``step_if_finite``,
+An iteration is the documented one (``unscale_``, ``step``, ``update``), a variation of it (a part left
+out or repeated), or any sequence of protocol calls: ``scale``, ``unscale_``, ``step``, ``step_if_finite``,
 ``clip_gradients_and_return_isfinite``, ``update`` with or without a scale, ``get_scale``,
 ``state_dict``/``load_state_dict``, the optimizer's own ``step`` and ``zero_grad``.
 
@@ -102,13 +102,34 @@ def protocol_call(draw: st.DrawFn, shapes: list[tuple[int, ...]]) -> list[str]:
     return _set_gradients(draw, shapes, (0, 16))
 
 
+STEPS = ("scaler.step(opt)", "scaler.step_if_finite(opt)", "opt.step()")
+
+
 @st.composite
 def iteration(draw: st.DrawFn, shapes: list[tuple[int, ...]]) -> list[str]:
+    """One iteration: the documented one, a variation of it, or any sequence of protocol calls.
+
+    A variation keeps the documented order but may leave out or repeat a part: unscale_ or not,
+    clip_gradients_and_return_isfinite or not, one or two stepping calls (step, step_if_finite, the
+    optimizer's own step), a second unscale_, update with or without a scale.
+    """
     lines = _set_gradients(draw, shapes, (0, 16))
-    if draw(st.booleans()):
+    kind = draw(branch(3))
+    if kind == 0:
         if draw(st.booleans()):
             lines.append("scaler.unscale_(opt)")
         return [*lines, "scaler.step(opt)", "scaler.update()"]
+    if kind == 1:
+        if not draw(sometimes(4)):
+            lines.append("scaler.unscale_(opt)")
+        if draw(st.booleans()):
+            lines.append("scaler.clip_gradients_and_return_isfinite([opt])")
+        lines += draw(st.lists(st.sampled_from(STEPS), min_size=1, max_size=2))
+        if draw(sometimes(5)):
+            lines.append("scaler.unscale_(opt)")
+        if not draw(sometimes(5)):
+            lines.append(call("scaler.update", *draw(st.sampled_from([(), (0.0,), (None,), (2.0,)]))))
+        return lines
     for calls in draw(st.lists(protocol_call(shapes), min_size=1, max_size=6)):
         lines += calls
     return lines

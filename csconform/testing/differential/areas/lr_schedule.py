@@ -2,9 +2,10 @@
 
 A program builds one schedule (now and then a ``SequentialLR`` of others, itself possibly nested)
 and evaluates it at a few global steps: small ones, the steps around its own landmarks (``T - 1``,
-``T``, ``T + 1``), very large ones (2**31, 2**53 + 1, 2**62), a negative one, NumPy integers and
-integer arrays. Arguments are mostly typical, sometimes at an edge: 0, negative, NaN, infinite,
-a float where an integer is due, milestones out of order.
+``T``, ``T + 1``), large ones (150, where a float32 power of 2 overflows, 10**6) and very large ones
+(2**31, 2**53 + 1, 2**62), a negative one, NumPy integers and integer arrays. Arguments are mostly
+typical, sometimes at an edge: 0, negative, NaN, infinite, a float where an integer is due,
+milestones out of order, or a degenerate schedule whose rates are 0 and factors above 1.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from csconform.testing.differential.areas import Area, Context
 from csconform.testing.differential.areas.values import branch, sometimes, targets
 from csconform.testing.differential.program import Expr, Program, call
 
-RATES = [0.1, 1.0, 0.0, 0.5, 1e-3, 2.5, 1e-30, -0.1, math.nan, math.inf]
+RATES = [0.1, 0.0, 1.0, 0.5, 1e-3, 2.5, 1e-30, -0.1, math.nan, math.inf]
 ENDS = [0.0, 0.01, 0.1, 1.0, -0.01]
 PERIODS = [10, 1, 3, 100, 1000, 0, -5, 2.5]
-FACTORS = [0.5, 0.1, 0.9, 1.0, 2.0, 0.0, -0.5, math.nan]
+FACTORS = [0.5, 2.0, 0.1, 0.9, 1.0, 10.0, 0.0, -0.5, math.nan]
 EXPONENTS = [1.0, 2.0, 0.5, 0.0, 3.0, -1.0]
 BOOLEANS = [False, True]
 
@@ -106,16 +107,30 @@ REQUIRED = {
 }
 
 
+RATE_KEYS = frozenset({"learning_rate", "initial_learning_rate", "end_learning_rate", "base_lr", "max_lr", "eta_min"})
+FACTOR_KEYS = frozenset({"decay_rate", "gamma", "multiplier"})
+
+
 @st.composite
 def simple_schedule(draw: st.DrawFn, edges: bool = True) -> tuple[str, dict[str, Any]]:
-    """A closed-form schedule: its class name and keyword arguments (typical ones unless ``edges``)."""
+    """A closed-form schedule: its class name and keyword arguments (typical ones unless ``edges``).
+
+    Now and then the schedule is degenerate: its rates 0 and its factors above 1, so that a power of
+    the factor overflows at a large step while the exact rate stays 0 (0 * 2**150).
+    """
     name = draw(st.sampled_from(list(SCHEDULES)))
+    degenerate = edges and draw(sometimes(4))
     arguments: dict[str, Any] = {}
     for key, options in SCHEDULES[name].items():
         if key not in REQUIRED.get(name, ()) and draw(st.booleans()):
             continue  # left to the default
         typical = options[: max(1, len(options) // 2)]
-        arguments[key] = draw(_value(options if edges else typical))
+        if degenerate and key in RATE_KEYS:
+            arguments[key] = 0.0
+        elif degenerate and key in FACTOR_KEYS:
+            arguments[key] = draw(st.sampled_from([2.0, 10.0]))
+        else:
+            arguments[key] = draw(_value(options if edges else typical))
     return name, arguments
 
 
@@ -165,7 +180,8 @@ def schedule_expression(draw: st.DrawFn, depth: int = 0, edges: bool = True) -> 
     return _expression(name, arguments), landmark if isinstance(landmark, int) else 10
 
 
-LARGE_STEPS = [2**31 - 1, 2**31, 2**53 + 1, 2**62, 2**63 - 1]
+LARGE_STEPS = [150, 1000, 10**6, 2**31 - 1, 2**31, 2**53 + 1, 2**62, 2**63 - 1]
+"""Steps where float32 powers overflow (2**150), and where int32, float64 and int64 run out."""
 
 
 @st.composite
@@ -173,16 +189,16 @@ def global_step(draw: st.DrawFn, landmark: int) -> Any:
     """A step to evaluate at: small, around the landmark, very large, negative, NumPy, or an array."""
     choice = draw(branch(10))
     near = max(0, landmark) + draw(st.sampled_from([0, -1, 1, 2]))
-    if choice <= 3:
+    if choice <= 2:
         return draw(st.integers(0, 20))
-    if choice <= 5:
+    if choice <= 4:
         return max(near, 0)
-    if choice == 6:
+    if choice <= 6:
         return draw(st.sampled_from(LARGE_STEPS))
     if choice == 7:
         return draw(st.sampled_from([-1, np.int64(max(near, 0)), np.uint64(2**63), np.int32(7)]))
     dtype, largest = draw(st.sampled_from([("int64", 2**63 - 1), ("int32", 2**31 - 1), ("uint32", 2**32 - 1)]))
-    choices = [0, 1, max(near, 0), 2 * max(landmark, 1), largest]
+    choices = [0, 1, max(near, 0), 2 * max(landmark, 1), 150, 10**6, largest]
     values = draw(st.lists(st.sampled_from([min(value, largest) for value in choices]), min_size=1, max_size=5))
     return np.array(values, dtype=dtype)
 
