@@ -50,12 +50,12 @@ class Profile:
 
 
 _CI_EXAMPLES = {
-    "grad_scaler": 300,
-    "lr_schedule": 350,
-    "optimizer": 250,
+    "grad_scaler": 500,
+    "lr_schedule": 600,
+    "optimizer": 400,
     "precision": 300,
-    "data": 250,
-    "checkpoint": 120,
+    "data": 200,
+    "checkpoint": 150,
 }
 PROFILES = {
     "ci": Profile("ci", _CI_EXAMPLES, (0, 1), 1.0),
