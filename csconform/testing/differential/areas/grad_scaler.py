@@ -9,7 +9,8 @@ out or repeated), or any sequence of protocol calls: ``scale``, ``unscale_``, ``
 ``state_dict``/``load_state_dict``, the optimizer's own ``step`` and ``zero_grad``.
 
 Configurations are the reachable ranges of :mod:`csconform.testing.strategies`, static scales, and
-constructors given only some arguments or edge values (0, negatives, infinities, NaN).
+constructors given only some arguments, scales that are no powers of two, or edge values (0,
+negatives, infinities, NaN).
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ from csconform.testing.differential.program import Expr, Program, call, literal
 from csconform.testing.strategies import dynamic_grad_scaler_configs, static_grad_scaler_configs
 
 EDGE_ARGUMENTS: dict[str, list[Any]] = {
-    "init_scale": [2.0**20, 1.0, 2.0**-20, 0.0, -1.0, math.inf],
+    "init_scale": [2.0**20, 1.0, 0.3, 2.0**-20, 0.0, -1.0, math.inf],
     "steps_per_increase": [1, 2, 0, 2000, -1, 1.5],
-    "min_loss_scale": [1.0, 2.0**-14, 2.0**-15, 0.0, 2.0**10],
-    "max_loss_scale": [2.0**20, 2.0**15, 1.0, 0.0, 2.0**40, math.inf],
+    "min_loss_scale": [1.0, 2.0**-14, 0.1, 2.0**-15, 0.0, 2.0**10],
+    "max_loss_scale": [2.0**20, 2.0**15, 0.7, 1.0, 0.0, 2.0**40, math.inf],
     "overflow_tolerance": [0.5, 0.0, 1.0, -0.1, math.nan],
     "max_gradient_norm": [1.0, 1e-3, 0.0, -1.0],
 }
@@ -37,13 +38,18 @@ LOSS_SCALES: list[Any] = ["dynamic", None, 1.0, 128.0, 0, -1.0, "static", math.i
 
 @st.composite
 def scaler_arguments(draw: st.DrawFn) -> dict[str, Any]:
-    """Keyword arguments of a GradScaler: a reachable dynamic range, a static scale, or edge values."""
-    choice = draw(branch(3))
+    """Keyword arguments of a GradScaler: a reachable dynamic range, a static scale, a dynamic scaler
+    given one argument only (as a new user writes it), or a mix of edge values."""
+    choice = draw(branch(4))
     if choice == 0:
         return draw(dynamic_grad_scaler_configs(max_steps_per_increase=3, min_steps_per_increase=1))
     if choice == 1:
         return draw(static_grad_scaler_configs())
-    arguments: dict[str, Any] = {"loss_scale": draw(st.sampled_from(LOSS_SCALES))}
+    if choice == 2:
+        name = draw(st.sampled_from(sorted(EDGE_ARGUMENTS)))
+        return {"loss_scale": "dynamic", name: draw(st.sampled_from(EDGE_ARGUMENTS[name]))}
+    loss_scale = "dynamic" if draw(st.booleans()) else draw(st.sampled_from(LOSS_SCALES))
+    arguments: dict[str, Any] = {"loss_scale": loss_scale}
     for name in draw(st.lists(st.sampled_from(sorted(EDGE_ARGUMENTS)), unique=True, max_size=3)):
         arguments[name] = draw(st.sampled_from(EDGE_ARGUMENTS[name]))
     return arguments
