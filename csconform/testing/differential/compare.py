@@ -83,8 +83,12 @@ def worst(kinds: list[str | None]) -> str | None:
     return max(present, key=SEVERITY.index) if present else None
 
 
-def difference(a: Any, b: Any) -> str | None:
-    """The kind of the most severe difference between two comparable values, or None."""
+def difference(a: Any, b: Any, nan_payloads: bool = True) -> str | None:
+    """The kind of the most severe difference between two comparable values, or None.
+
+    ``nan_payloads``: whether two NaNs with different bits differ (the payload of a NaN that arithmetic
+    made is the hardware's; the payload a conversion or a round trip keeps is an observable).
+    """
     category = _category(a)
     if category != _category(b):
         return "type"
@@ -97,15 +101,15 @@ def difference(a: Any, b: Any) -> str | None:
     if category == "number":
         return _numbers(a, b)
     if category == "array":
-        return _arrays(a, b)
+        return _arrays(a, b, nan_payloads)
     if category == "dict":
-        kinds = [difference(a[key], b[key]) for key in a if key in b]
+        kinds = [difference(a[key], b[key], nan_payloads) for key in a if key in b]
         if set(a) != set(b):
             kinds.append("layout")
         return worst(kinds)
     if len(a) != len(b):
         return "shape"
-    return worst([difference(x, y) for x, y in zip(a, b, strict=True)])
+    return worst([difference(x, y, nan_payloads) for x, y in zip(a, b, strict=True)])
 
 
 def _numbers(a: Any, b: Any) -> str | None:
@@ -117,7 +121,7 @@ def _numbers(a: Any, b: Any) -> str | None:
     return _floats(np.array([x.real]), np.array([y.real]))
 
 
-def _arrays(a: np.ndarray, b: np.ndarray) -> str | None:
+def _arrays(a: np.ndarray, b: np.ndarray, nan_payloads: bool) -> str | None:
     if a.dtype != b.dtype:
         return "dtype"
     if a.shape != b.shape:
@@ -125,7 +129,7 @@ def _arrays(a: np.ndarray, b: np.ndarray) -> str | None:
     if a.dtype.kind not in "fc":
         return None if np.array_equal(a, b) else "value"
     kind = _floats(a.astype(np.float64).reshape(-1), b.astype(np.float64).reshape(-1))
-    if kind is None and a.dtype.kind == "f" and a.size:
+    if kind is None and nan_payloads and a.dtype.kind == "f" and a.size:
         bits = a.view(f"u{a.itemsize}") != b.view(f"u{b.itemsize}")
         if np.any(bits & np.isnan(a)):
             return "nan payload"

@@ -17,7 +17,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from csconform.testing.differential.areas import get_area
+from csconform.testing.differential.areas import Area, get_area
 from csconform.testing.differential.compare import DIVERGENT, SEVERITY, comparable, difference
 from csconform.testing.differential.implementation import Implementation, Outcome, Workdirs, execute
 from csconform.testing.differential.observables import BOOKKEEPING, OBSERVABLES, observe_state, opaque_result
@@ -84,16 +84,18 @@ def _pick(found: list[tuple[str, str, str, str]]) -> tuple[str, str, str, str]:
     return max(found, key=lambda item: (rank(item[1]), -OBSERVABLES.index(item[0])))
 
 
-def _differs(state_a: dict[str, Any], state_b: dict[str, Any], observable: str, variable: str, kind: str) -> bool:
-    return difference(state_a[observable][variable], state_b[observable][variable]) == kind
+def _differs(
+    state_a: dict[str, Any], state_b: dict[str, Any], observable: str, variable: str, kind: str, payloads: bool
+) -> bool:
+    return difference(state_a[observable][variable], state_b[observable][variable], payloads) == kind
 
 
 def _state_differences(
-    state_a: dict[str, dict[str, Any]], state_b: dict[str, dict[str, Any]], observables: tuple[str, ...]
+    state_a: dict[str, dict[str, Any]], state_b: dict[str, dict[str, Any]], area: Area
 ) -> list[tuple[str, str, str, str]]:
     found = []
-    for observable in observables[1:]:
-        kind = difference(state_a[observable], state_b[observable])
+    for observable in area.observables[1:]:
+        kind = difference(state_a[observable], state_b[observable], area.nan_payloads)
         if kind is None:
             found.append((observable, "", "", ""))
             continue
@@ -101,7 +103,7 @@ def _state_differences(
             (
                 v
                 for v in state_a[observable]
-                if v in state_b[observable] and _differs(state_a, state_b, observable, v, kind)
+                if v in state_b[observable] and _differs(state_a, state_b, observable, v, kind, area.nan_payloads)
             ),
             None,
         )
@@ -136,7 +138,7 @@ def _collect_and_freeze() -> None:
 
 def _run(program: Program, a: Implementation, b: Implementation, workdirs: Workdirs) -> LockstepRun:
     run = LockstepRun(program)
-    observables = get_area(program.area).observables
+    area = get_area(program.area)
     workdir_a, workdir_b = workdirs.new(), workdirs.new()
     space_a = a.start(program.target, workdir_a)
     space_b = b.start(program.target, workdir_b)
@@ -158,10 +160,11 @@ def _run(program: Program, a: Implementation, b: Implementation, workdirs: Workd
         found: list[tuple[str, str, str, str]] = []
         kind = _outcome_kind(outcome_a, outcome_b)
         if kind is None and outcome_a.status == "returned" and not opaque_result(statement.label):
-            kind = difference(comparable(outcome_a.value, workdir_a), comparable(outcome_b.value, workdir_b))
+            values = comparable(outcome_a.value, workdir_a), comparable(outcome_b.value, workdir_b)
+            kind = difference(*values, area.nan_payloads)
         found.append(("result", kind or "", outcome_a.show(), outcome_b.show()))
         state_a, state_b = observe_state(space_a, kinds, workdir_a), observe_state(space_b, kinds, workdir_b)
-        found += _state_differences(state_a, state_b, observables)
+        found += _state_differences(state_a, state_b, area)
         # a result belongs to its statement; a state difference is new only if it appeared or got worse
         new = [item for item in found if seen.new(item[0], item[1] or None) or (item[0] == "result" and item[1])]
         if new:

@@ -47,6 +47,11 @@ def test_the_kind_of_a_difference(a: object, b: object, kind: str | None) -> Non
     assert difference(b, a) == kind
 
 
+def test_nan_payloads_count_only_where_asked() -> None:
+    assert difference({"x": bits(0x7FC00000)}, {"x": bits(0x7FC00001)}, nan_payloads=False) is None
+    assert difference([bits(0x7FC00000)], [bits(0x7FC00001)], nan_payloads=True) == "nan payload"
+
+
 def test_the_most_severe_kind_wins() -> None:
     assert difference({"x": 0.1, "y": np.array([1.0], dtype=F32)}, {"x": 0.2, "y": np.array([1, 2])}) == "dtype"
     assert worst(["rounding", None, "layout", "value"]) == "value"

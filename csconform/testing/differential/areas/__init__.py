@@ -35,6 +35,9 @@ class Area:
     observables: tuple[str, ...] = OBSERVABLES
     """What is compared after every statement (observables.py); the optimizer area alone compares how
     param groups store their hyperparameters."""
+    nan_payloads: bool = False
+    """Whether NaN payloads are compared: where values are converted or stored (precision, checkpoints),
+    not where arithmetic makes NaNs (their payload is the hardware's)."""
 
 
 WITHOUT_PARAM_GROUPS = tuple(name for name in OBSERVABLES if name != "optimizer.param_groups")

@@ -122,4 +122,5 @@ AREA = Area(
     frozenset({"runner"}),
     programs,
     WITHOUT_PARAM_GROUPS,
+    nan_payloads=True,
 )

@@ -108,4 +108,5 @@ AREA = Area(
     "precision: every class of float32 bit pattern rounded to the 16-bit formats, NaN payloads, the settings",
     frozenset({"precision"}),
     programs,
+    nan_payloads=True,
 )
