@@ -57,6 +57,14 @@ def _class_row(verdict: Verdict, against: str) -> dict[str, Any]:
     return row
 
 
+def _shown_path(path: str | None) -> str | None:
+    """A path under the current directory as a relative one (the report does not name the machine)."""
+    if path is None:
+        return None
+    resolved = Path(path).resolve()
+    return str(resolved.relative_to(Path.cwd())) if resolved.is_relative_to(Path.cwd()) else path
+
+
 def report_data(campaign: Campaign, verdicts: list[Verdict], triage_path: str | None) -> dict[str, Any]:
     """The JSON document of a judged campaign."""
     rows = [_class_row(verdict, campaign.pair.against) for verdict in verdicts]
@@ -87,7 +95,7 @@ def report_data(campaign: Campaign, verdicts: list[Verdict], triage_path: str | 
         "engine": campaign.pair.engine,
         "against": campaign.pair.against,
         "versions": {"engine": campaign.versions[0], "against": campaign.versions[1]},
-        "triage": triage_path,
+        "triage": _shown_path(triage_path),
         "profile": campaign.profile,
         "seeds": list(campaign.seeds),
         "seconds": round(campaign.seconds, 1),
@@ -121,9 +129,11 @@ def _summary_line(data: dict[str, Any]) -> str:
     verdicts = data["summary"]["verdicts"]
     failing = ", ".join(f"{verdicts[v]} {v}" for v in FAILING if verdicts[v])
     outcome = "passed" if data["passed"] else f"FAILED ({failing})"
+    by_repro = sum(1 for row in data["classes"] if row["verdict"] == "triaged" and not row["found"])
     return (
         f"{data['summary']['examples']} examples, {data['summary']['classes_found']} classes found; "
-        f"{verdicts['triaged']} triaged, {verdicts['fixed']} fixed engine bugs; {outcome}"
+        f"{verdicts['triaged']} triaged ({by_repro} of them not met by this run's examples but shown by the "
+        f"repro their entry keeps), {verdicts['fixed']} fixed engine bugs; {outcome}"
     )
 
 
