@@ -28,6 +28,10 @@ COMMANDS = {
     "sweep": ("csconform.perf.cli_sweep", "model throughput over models x wafers x batch sizes x cluster sizes"),
     "calibrate": ("csconform.perf.cli_calibrate", "fit the performance model on measured runs, or score it"),
     "diff": ("csconform.testing.differential.cli", "run two implementations in lockstep, judge every difference"),
+    "validate": (
+        "csconform.userconfig.cli",
+        "check a Model Zoo params file or a config.json against the spec; LR schedule and time to train",
+    ),
 }
 
 

@@ -366,6 +366,35 @@ def test_step_after_step_if_finite_is_refused(engine, loss_scale):
     scaler.update()
 
 
+@pytest.mark.spec("GRADSCALER-045")
+@pytest.mark.parametrize("loss_scale", ["dynamic", 8.0])
+@pytest.mark.parametrize("after", ["unscale_", "step"])
+def test_scale_after_unscale_or_step_is_refused(engine, loss_scale, after):
+    params, optimizer = make_setup(engine)
+    scaler = engine.amp.GradScaler(loss_scale=loss_scale, init_scale=4.0)
+    if after == "unscale_":  # (step() after a scale() without unscale_ is a known departure of the vendor's)
+        scaler.scale(np.float32(1.0))
+        scaler.scale(np.float32(2.0))  # several losses before the gradients are handled: fine
+    set_scaled(params, unit_grads(), scaler.get_scale())
+    getattr(scaler, after)(optimizer)
+    with pytest.raises(GradScalerUsageError, match="already scaled") as caught:
+        scaler.scale(np.float32(1.0))
+    assert isinstance(caught.value, RuntimeError)
+    if after == "unscale_":
+        scaler.step(optimizer)
+    scaler.update()
+    assert float(scaler.scale(np.float32(1.0))) == scaler.get_scale()  # a new iteration scales again
+
+
+@pytest.mark.spec("GRADSCALER-045")
+def test_a_static_scale_of_one_scales_at_any_time(engine):
+    params, optimizer = make_setup(engine)
+    scaler = engine.amp.GradScaler()
+    set_scaled(params, unit_grads(), 1.0)
+    scaler.unscale_(optimizer)
+    assert float(scaler.scale(np.float32(3.0))) == 3.0
+
+
 @pytest.mark.spec("GRADSCALER-009")
 def test_unscale_after_step_is_refused(engine):
     params, optimizer = make_setup(engine)

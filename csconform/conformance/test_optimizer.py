@@ -515,3 +515,31 @@ def test_adam_moments_round_their_coefficients_and_multiply_adds_once(engine, ki
         m, v = moments[index]
         assert np.array_equal(state[index]["exp_avg"], multiply_add_once(g, rest1, beta1 * m))
         assert np.array_equal(state[index]["exp_avg_sq"], multiply_add_once(rest2 * g, g, beta2 * v))
+
+
+@pytest.mark.spec("OPTIM-017")
+def test_sgd_state_is_a_zero_started_buffer_or_none(engine):
+    rng = np.random.default_rng(24)
+    params = make_params(engine, rng, shapes=((3,),))
+    optimizer = engine.optim.SGD(params, lr=0.1, momentum=0.9)
+    params[0].grad = np.array([-0.0, 1.0, -2.0], dtype=np.float32)
+    optimizer.step()
+    buffer = optimizer.state_dict()["state"][0]["momentum_buffer"]
+    assert np.array_equal(buffer, [0.0, 1.0, -2.0]) and not np.signbit(buffer[0])  # 0.9 * 0 + (-0.0) = +0.0
+    plain = engine.optim.SGD(params, lr=0.1)
+    params[0].grad = np.ones(3, np.float32)
+    plain.step()
+    assert plain.state_dict()["state"] == {}  # without momentum a parameter keeps no state
+
+
+@pytest.mark.spec("OPTIM-018")
+def test_adam_l2_term_and_infinite_gradients(engine):
+    params = [engine.nn.Parameter(np.array([2.8, 2.8], dtype=np.float32))]
+    optimizer = engine.optim.Adam(params, lr=0.01)
+    params[0].grad = np.array([-0.88, -np.inf], dtype=np.float32)
+    with np.errstate(invalid="ignore"):
+        optimizer.step()  # the weight of the infinite gradient becomes NaN (-inf / inf)
+        optimizer.step()  # without decay, no 0 * NaN enters its gradient
+    state = optimizer.state_dict()["state"][0]
+    assert np.isfinite(state["exp_avg"][0]) and state["exp_avg"][1] == -np.inf
+    assert np.isfinite(state["exp_avg_sq"][0]) and state["exp_avg_sq"][1] == np.inf

@@ -188,7 +188,16 @@ class GradScaler:
         return self.dynamic and self._loss_scale <= _float32(self.min_loss_scale)
 
     def scale(self, loss: Any) -> Any:
-        """The loss multiplied by the current loss scale (the scale is rounded to float32)."""
+        """The loss multiplied by the current loss scale (the scale is rounded to float32).
+
+        Once an optimizer was unscaled or stepped in this iteration, scaling waits for ``update()``
+        (GRADSCALER-045), except with a static scale of 1, which scales nothing.
+        """
+        if (self._finite or self._stepped) and (self.dynamic or self._loss_scale != 1.0):
+            raise GradScalerUsageError(
+                "Optimizer parameter gradients already scaled: scale() after unscale_() or step() in this "
+                "iteration; call update() first"
+            )
         if isinstance(loss, np.ndarray | np.floating | float | int):
             return np.float32(loss) * np.float32(self._loss_scale)
         return loss * np.float32(self._loss_scale)

@@ -27,13 +27,17 @@ def parse_yaml(text: str, path: Path | str) -> Any:
         raise SpecError(f"{path}: invalid YAML: {exc}") from None
 
 
-def read_yaml(path: Path) -> Any:
+def read_text(path: Path) -> str:
+    """The UTF-8 text of ``path``; a missing, unreadable or non-UTF-8 file is a :class:`SpecError`."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SpecError(f"{path}: file not found") from None
     except UnicodeDecodeError as exc:
         raise SpecError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise SpecError(f"{path}: cannot read: {exc.strerror}") from None
-    return parse_yaml(text, path)
+
+
+def read_yaml(path: Path) -> Any:
+    return parse_yaml(read_text(path), path)

@@ -297,7 +297,10 @@ class CosineAnnealingLR(LRScheduler):
 
     def _rates(self, steps: Steps) -> Rates:
         span = self.initial_learning_rate - self.eta_min
-        return self.eta_min + span * (1.0 + np.cos(np.pi * steps / self.T_max)) / 2.0
+        # the cosine's period is 2 * T_max steps: reduce the integer step first, so that a step beyond
+        # float64's integers (2**53) still gives the exact phase
+        phase = np.mod(steps, 2 * self.T_max) if 2 * self.T_max <= _INT64.max else steps
+        return self.eta_min + span * (1.0 + np.cos(np.pi * phase / self.T_max)) / 2.0
 
 
 class StepLR(LRScheduler):
@@ -432,8 +435,10 @@ class CyclicLR(LRScheduler):
     def _rates(self, steps: Steps) -> Rates:
         cycle_steps = self.step_size_up + self.step_size_down
         rise_ratio = self.step_size_up / cycle_steps
-        cycle = np.floor(1.0 + steps / cycle_steps)
-        x = 1.0 + steps / cycle_steps - cycle
+        # integer division first: steps beyond float64's integers (2**53) keep their exact phase
+        completed, within = np.divmod(steps, cycle_steps)
+        cycle = completed.astype(np.float64) + 1.0
+        x = within / cycle_steps
         factor = np.where(x <= rise_ratio, x / rise_ratio, (x - 1.0) / (rise_ratio - 1.0))
         height = (self.max_lr - self.base_lr) * factor
         if self.mode == "triangular":

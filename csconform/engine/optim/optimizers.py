@@ -183,7 +183,8 @@ class Optimizer:
             planned.append((index, param, stored_weights(new_data), new_state))
         for index, param, new_data, new_state in planned:
             param.data[...] = new_data
-            self.state[index] = new_state
+            if new_state:  # a parameter without state (SGD without momentum) has no entry (OPTIM-017)
+                self.state[index] = new_state
         self.global_step += 1
         return result
 
@@ -257,7 +258,8 @@ def _real_in(name: str, value: object, low: float, high: float, high_open: bool 
 
 
 class SGD(Optimizer):
-    """SGD with optional momentum (buffer = momentum*buffer + g), Nesterov and L2 weight decay."""
+    """SGD with optional momentum (buffer = momentum*buffer + g, from a zero buffer), Nesterov and L2
+    weight decay; without momentum a parameter keeps no state."""
 
     def __init__(
         self, params: Any, lr: Any, momentum: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False
@@ -277,7 +279,8 @@ class SGD(Optimizer):
         g: Array = grad + np.float32(group["weight_decay"]) * data
         if momentum == 0.0:
             return data - lr * g, {}
-        buffer = g if "momentum_buffer" not in state else momentum * state["momentum_buffer"] + g
+        # the buffer starts at zero, as the vendor preinitializes it: m * 0 + g (+0.0 for a -0.0 gradient)
+        buffer = momentum * state.get("momentum_buffer", np.zeros_like(data)) + g
         direction = multiply_add(buffer, momentum, g) if group["nesterov"] else buffer
         return data - lr * direction, {"momentum_buffer": buffer}
 
@@ -321,7 +324,8 @@ class Adam(Optimizer):
         rest1, rest2 = (np.float32(1.0 - float(b)) for b in group["betas"])  # 1 - b exactly, rounded once
         weight_decay = np.float32(group["weight_decay"])
         one = np.float32(1.0)
-        g = grad if self.decoupled_weight_decay else multiply_add(data, weight_decay, grad)
+        # the L2 term only when there is one: 0 * an infinite or NaN weight would be NaN (OPTIM-018)
+        g = grad if self.decoupled_weight_decay or weight_decay == 0 else multiply_add(data, weight_decay, grad)
         step = int(state.get("step", 0)) + 1
         exp_avg = multiply_add(g, rest1, beta1 * state.get("exp_avg", np.zeros_like(data)))
         exp_avg_sq = multiply_add(rest2 * g, g, beta2 * state.get("exp_avg_sq", np.zeros_like(data)))
