@@ -169,7 +169,8 @@ def write_report_files(out: Path, data: dict[str, Any]) -> list[Path]:
         f"{_summary_line(data)}. Triage: {data['triage'] or 'none'}.",
         "",
         "Both implementations run the same programs, call by call; every class of difference (area, call, "
-        "observable, kind) is shrunk to a minimal repro and judged against the triage of B's version.",
+        "observable, kind) gets a minimal repro (its triage entry's when that still shows it, else one shrunk "
+        "in this run) and is judged against the triage of B's version.",
         "",
         "## Areas",
         "",
