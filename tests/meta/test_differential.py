@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from csconform.cli import main
-from csconform.testing.differential.campaign import Campaign
+from csconform.testing.differential.campaign import PROFILES, Campaign, run_campaign
 from csconform.testing.differential.explore import Pair, explore
 from csconform.testing.differential.shrink import shrink
 from csconform.testing.differential.signature import Signature
@@ -144,3 +144,11 @@ def test_a_fixed_engine_bug_stays_fixed_until_its_repro_shows_again(
     verdicts = {str(v.signature): v for v in judge(campaign, triage)}
     assert verdicts[expected].verdict == "regression" and verdicts[expected].fails
     assert verdicts[harmless["signature"]].verdict == "fixed" and not verdicts[harmless["signature"]].fails
+
+
+def test_a_class_that_does_not_show_twice_is_flaky_and_fails_the_run() -> None:
+    pair = Pair("csconform.engine", f"{WRAPPERS}.halves_only_the_first_scaler")
+    campaign = run_campaign(pair, PROFILES["ci"], areas=["grad_scaler"], seeds=(0,), examples=5, shrink_budget_s=0.2)
+    (verdict,) = judge(campaign, None)
+    assert verdict.verdict == "flaky" and verdict.fails
+    assert verdict.signature == CAUGHT["scaler_starts_halved"][1]

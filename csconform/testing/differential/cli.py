@@ -91,7 +91,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Drive two implementations through the same random call sequences (Hypothesis), compare every "
             "observable, shrink each class of difference to a minimal repro and judge it against B's triage. "
-            "Exits 1 when a class is untriaged, a triage entry is stale or a fixed engine bug shows again."
+            "Exits 1 when a class is untriaged, a triage entry is stale, a fixed engine bug shows again or a class "
+            "does not show twice."
         ),
     )
     parser.add_argument(
