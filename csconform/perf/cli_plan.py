@@ -14,8 +14,8 @@ allows are typed errors, which the ``csconform`` entry point prints as one line 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
+from csconform.output_guard import write_text
 from csconform.perf.model_config import load_model_config
 from csconform.perf.plan import MODES, plan
 
@@ -32,9 +32,7 @@ def run(arguments: argparse.Namespace) -> int:
         seq_len=arguments.seq_len,
     )
     if arguments.json:
-        path = Path(arguments.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(result.to_json() + "\n")
+        write_text(arguments.json, result.to_json() + "\n", "--json")
     if arguments.png:
         from csconform.perf.figures import wafer_map  # matplotlib only when a figure is asked for
 
@@ -64,5 +62,5 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--seq-len", type=int, default=None, help="sequence length (sequence models)")
     parser.add_argument("--json", metavar="OUT", help="write the plan as JSON to OUT")
     parser.add_argument("--png", metavar="OUT", help="write the wafer map as PNG to OUT")
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, reads=("model_config",), writes={"json": {}, "png": {"suffixes": (".png",)}})
     return parser

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from csconform.errors import InvalidInputError
+from csconform.output_guard import write_csv, write_text
 
 MIXED_PRECISION_COLUMNS = ["model", "mixed_ms", "fp32_ms", "ratio", "ratio_median_paired", "rounds", "blas_threads"]
 BENCHMARK_COLUMNS = ["name", "group", "min_ms", "median_ms", "mean_ms", "rounds"]
@@ -93,9 +94,9 @@ def write_table(table: pd.DataFrame, out: Path, stem: str, title: str, notes: st
     """Write ``stem``.csv and ``stem``.md (a pipe table with a title and notes)."""
     out.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = out / f"{stem}.csv", out / f"{stem}.md"
-    table.to_csv(csv_path, index=False, float_format="%.3f")
+    write_csv(table, csv_path, index=False, float_format="%.3f")
     markdown = table.to_markdown(index=False, floatfmt=".3f") if len(table) else "(no results)"
-    md_path.write_text(f"# {title}\n\n{notes}\n\n{markdown}\n")
+    write_text(md_path, f"# {title}\n\n{notes}\n\n{markdown}\n")
     return [md_path, csv_path]
 
 

@@ -21,6 +21,7 @@ import pandas as pd
 
 from csconform.adapters.triage import Triage, load_triage
 from csconform.errors import CsConformError
+from csconform.output_guard import write_csv, write_text
 from csconform.report.conformance import OUTCOMES, matrix_frame, summary_line
 from csconform.spec import LEVELS, Spec, default_specs_dir, load_spec
 from csconform.spec.traceability import default_tests_dir, rules_by_test
@@ -122,9 +123,10 @@ def write_cstorch_report(out_dir: Path, triage_path: Path = TRIAGE_FILE) -> list
     )
     verdict = "conforms" if conforms(matrix["levels"]) else "does not conform"
     csv_path, md_path = out_dir / "conformance_cstorch.csv", out_dir / "conformance_cstorch.md"
-    rules.to_csv(csv_path, index=False)
-    levels.to_csv(out_dir / "conformance_cstorch_levels.csv", index=False)
-    md_path.write_text(
+    write_csv(rules, csv_path, index=False)
+    write_csv(levels, out_dir / "conformance_cstorch_levels.csv", index=False)
+    write_text(
+        md_path,
         "# Conformance of cerebras.pytorch 2.10.0\n\n"
         f"The vendor's package on its CPU backend, through `csconform.adapters.cstorch` "
         f"({triage.implementation}). {summary_line(matrix)}. On the binding levels (documented, public) "

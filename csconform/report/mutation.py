@@ -29,6 +29,7 @@ from typing import Any
 import pandas as pd
 
 from csconform.errors import InvalidInputError
+from csconform.output_guard import write_csv, write_text
 from csconform.spec.yaml_io import read_yaml
 
 RESULTS_FILE = "mutation.json"
@@ -134,7 +135,7 @@ def export_results(project_dir: Path, out: Path, run: str | None = None) -> Path
         results["run"] = run
     out.mkdir(parents=True, exist_ok=True)
     target = out / RESULTS_FILE
-    target.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    write_text(target, json.dumps(results, indent=1) + "\n", encoding="utf-8")
     return target
 
 
@@ -291,13 +292,13 @@ def write_mutation_report(out: Path, results_path: Path | None = None, triage_pa
     md_path, csv_path = out / "mutation.md", out / "mutation.csv"
     results = load_results(results_path or out / RESULTS_FILE)
     if results is None:
-        md_path.write_text(f"# Mutation testing: how many bugs the conformance suite catches\n\n{NOT_RUN_NOTE}\n")
+        write_text(md_path, f"# Mutation testing: how many bugs the conformance suite catches\n\n{NOT_RUN_NOTE}\n")
         csv_path.unlink(missing_ok=True)
         return [md_path]
     classified, stale = classify(results, load_triage(triage_path or default_triage_path()))
     table = module_table(classified)
-    table.to_csv(csv_path, index=False, float_format="%.3f")
-    md_path.write_text(_markdown(results, table, classified, stale), encoding="utf-8")
+    write_csv(table, csv_path, index=False, float_format="%.3f")
+    write_text(md_path, _markdown(results, table, classified, stale), encoding="utf-8")
     return [md_path, csv_path]
 
 
