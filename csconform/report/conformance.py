@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from csconform.errors import CsConformError, InvalidInputError
+from csconform.output_guard import write_csv, write_text
 from csconform.spec import LEVELS, Spec, default_specs_dir, load_spec
 from csconform.spec.traceability import default_tests_dir
 from csconform.spec.verdict import BINDING_LEVELS, conforms, levels_summary
@@ -81,12 +82,25 @@ def run_conformance(
             command, cwd=suite.parents[1], env=environment, capture_output=not echo, text=True, check=False
         )
         if not matrix_path.is_file():
+            refusal = _csconform_refusal(completed.stderr or "")
+            if refusal:  # the plugin refused the engine or the expected failures: say why, in one line
+                raise CsConformError(refusal)
             detail = "" if echo else (completed.stdout[-2000:] + completed.stderr[-2000:])
             raise CsConformError(
                 f"the conformance run against {engine!r} produced no matrix (pytest exit {completed.returncode})"
                 + (f":\n{detail}" if detail else "")
             )
         return json.loads(matrix_path.read_text(encoding="utf-8"))
+
+
+def _csconform_refusal(stderr: str) -> str | None:
+    """The plugin's own refusal (``ERROR: csconform: ...``) in pytest's stderr, joined into one line."""
+    lines = stderr.splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith("ERROR: csconform"):
+            rest = [text.strip() for text in lines[index + 1 : index + 4] if text.startswith("  ")]
+            return " ".join([line.removeprefix("ERROR: csconform: "), *rest])
+    return None
 
 
 def selected(matrix: dict, areas: Sequence[str], spec: Spec | None = None) -> dict:
@@ -174,10 +188,11 @@ def write_conformance_report(out_dir: Path, matrix: dict) -> list[Path]:
     frame = matrix_frame(matrix, spec)
     areas = area_frame(matrix, spec)
     json_path, csv_path, md_path = (out_dir / f"conformance.{ext}" for ext in ("json", "csv", "md"))
-    json_path.write_text(json.dumps(matrix, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    frame.to_csv(csv_path, index=False)
-    areas.to_csv(out_dir / "conformance_by_area.csv", index=False)
-    md_path.write_text(
+    write_text(json_path, json.dumps(matrix, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_csv(frame, csv_path, index=False)
+    write_csv(areas, out_dir / "conformance_by_area.csv", index=False)
+    write_text(
+        md_path,
         "# Conformance matrix\n\n"
         f"Implementation under test: `{matrix['engine']}`. {summary_line(matrix)}.\n\n"
         "A rule passes only when all of its tests pass; `pending` rules are not checkable yet.\n\n"

@@ -33,4 +33,7 @@ def test_unknown_area_lists_the_known_ones(capsys: pytest.CaptureFixture[str]) -
 
 def test_unimportable_engine_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--area", "precision", "--engine", "no_such_engine"]) == 2
-    assert "produced no matrix" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "csconform: error: engine: cannot import the implementation 'no_such_engine': no module named 'no_such_engine'"
+    ]
