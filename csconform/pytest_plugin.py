@@ -34,6 +34,8 @@ from pathlib import Path
 
 import pytest
 
+from csconform.conformance import PACKAGE_NAME as SUITE_PACKAGE
+from csconform.conformance import SUITE_DIR, suite_test_id
 from csconform.errors import CsConformError, Unsupported
 from csconform.interface import CAPABILITY_NAMES, declaration_of, validate
 from csconform.interface.gate import ImplementationUnderTest
@@ -291,11 +293,14 @@ class CsConformPlugin:
             return False
         if getattr(option, "lf", False) or getattr(option, "failedfirst", False):
             return False
-        conformance = (self.config.rootpath / "tests" / "conformance").resolve()
+        suites = suite_dirs(self.config)
         for arg in self.config.args:
-            path = Path(arg.split("::", 1)[0])
-            path = (self.config.invocation_params.dir / path).resolve()
-            if "::" not in arg and (path == conformance or path in conformance.parents):
+            if "::" in arg:
+                continue
+            if getattr(option, "pyargs", False) and arg == SUITE_PACKAGE:
+                return True
+            path = (self.config.invocation_params.dir / arg).resolve()
+            if any(path == suite or path in suite.parents for suite in suites):
                 return True
         return False
 
@@ -317,7 +322,7 @@ class CsConformPlugin:
                 tested.add(rule_id)
             if ids:
                 item.user_properties.append((RULES_PROPERTY, tuple(dict.fromkeys(ids))))
-                self._apply_expected_failures(item, ids)
+                self._apply_expected_failures(item, suite_test_id(item.path, item.nodeid), ids)
         if self._full_suite_collected(session):
             for rule in self.spec.by_status("checked"):
                 if rule.id not in tested:
@@ -326,10 +331,10 @@ class CsConformPlugin:
             self.gate_problems = problems
             raise pytest.UsageError("csconform traceability gate failed:\n  " + "\n  ".join(sorted(set(problems))))
 
-    def _apply_expected_failures(self, item: pytest.Item, ids: list[str]) -> None:
+    def _apply_expected_failures(self, item: pytest.Item, test_id: str, ids: list[str]) -> None:
         if self.expected is None:
             return
-        entries = self.expected.entries_for(item.nodeid, ids)
+        entries = self.expected.entries_for(test_id, ids)
         if entries:
             self.expected.matched.update(entries)
             item.add_marker(pytest.mark.xfail(reason=f"expected failure for {self.engine_name}: {', '.join(entries)}"))
@@ -452,12 +457,30 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def suite_dirs(config: pytest.Config) -> list[Path]:
+    """The conformance suites a run may collect: the one shipped in the package, and a project's
+    own ``tests/conformance`` beside its ``specs/`` (a runtime builder may keep extra checks there)."""
+    own = (config.rootpath / "tests" / "conformance").resolve()
+    return [SUITE_DIR, own] if own.is_dir() else [SUITE_DIR]
+
+
 def _asked_for(config: pytest.Config) -> bool:
-    """The harness switches on for a csconform run, not in every project that has it installed."""
+    """The harness switches on for a csconform run, not in every project that has it installed:
+    a csconform option, ``CSCONFORM_ENGINE``, a project with the spec beside it, or a run of the
+    shipped suite (``pytest --pyargs csconform.conformance``, or its folder)."""
     options = ("csconform_engine", "csconform_json", "csconform_expected_failures", "csconform_specs")
     if any(config.getoption(name) for name in options) or os.environ.get("CSCONFORM_ENGINE"):
         return True
-    return (config.rootpath / "specs" / "sources.yaml").is_file()
+    if (config.rootpath / "specs" / "sources.yaml").is_file():
+        return True
+    for arg in config.args:
+        target = arg.split("::", 1)[0]
+        if target == SUITE_PACKAGE or target.startswith(SUITE_PACKAGE + "."):
+            return True
+        path = (config.invocation_params.dir / target).resolve()
+        if path == SUITE_DIR or SUITE_DIR in path.parents:
+            return True
+    return False
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -65,6 +65,8 @@ from csconform.user_files import read_text
 
 #: Largest integer accepted for any parameter of an instance (guards against absurd inputs).
 MAX_PARAMETER = 1_000_000
+# the twenty public contest instances, shipped with the package (their SOURCE.md says where from)
+BUNDLED_INSTANCES = Path(__file__).resolve().parent / "instances" / "ispd2020"
 
 _KERNEL_KEYS = {
     "conv": ("W", "H", "R", "S", "C", "K", "T", "U"),

@@ -19,23 +19,18 @@ from pathlib import Path
 
 import pandas as pd
 
+from csconform.conformance import SUITE_DIR
 from csconform.errors import CsConformError, InvalidInputError
 from csconform.output_guard import write_csv, write_text
-from csconform.spec import LEVELS, Spec, default_specs_dir, load_spec
-from csconform.spec.traceability import default_tests_dir
+from csconform.spec import LEVELS, Spec, load_spec
 from csconform.spec.verdict import BINDING_LEVELS, conforms, levels_summary
 
 OUTCOMES = ("passed", "failed", "xfailed", "unsupported", "skipped", "pending")
-
-
-def conformance_dir() -> Path:
-    tests = default_tests_dir(default_specs_dir())
-    if tests is None or not (tests / "conformance").is_dir():
-        raise CsConformError(
-            "the conformance suite (tests/conformance) was not found beside the spec; "
-            "run csconform from a source checkout (pip install -e .)"
-        )
-    return tests / "conformance"
+SUITE_INI = """\
+[pytest]
+xfail_strict = false
+filterwarnings = error::pytest.PytestUnknownMarkWarning
+"""
 
 
 def run_conformance(
@@ -50,21 +45,30 @@ def run_conformance(
     ``blas_threads`` caps the subprocess's BLAS/OpenMP threads (the report runs the suite beside
     its other sections and gives it one core).
     """
-    suite = conformance_dir()
-    targets = [str(suite)]
+    targets = [str(SUITE_DIR)]
     if areas:
-        known = sorted(p.stem.removeprefix("test_") for p in suite.glob("test_*.py"))
+        known = sorted(p.stem.removeprefix("test_") for p in SUITE_DIR.glob("test_*.py"))
         unknown = [a for a in areas if a not in known]
         if unknown:
             raise InvalidInputError(f"unknown area(s) {', '.join(unknown)}; known: {', '.join(known)}")
-        targets = [str(suite / f"test_{area}.py") for area in areas]
+        targets = [str(SUITE_DIR / f"test_{area}.py") for area in areas]
     with tempfile.TemporaryDirectory() as folder:
         matrix_path = Path(folder) / "matrix.json"
+        # The same pytest settings wherever csconform is installed: our own ini (not a pyproject.toml
+        # that happens to sit above the environment) and test ids rooted at the folder holding the
+        # package. The caller's working directory stays the subprocess's, so a module beside them
+        # (their implementation) imports as it would with python -m.
+        ini_path = Path(folder) / "pytest.ini"
+        ini_path.write_text(SUITE_INI, encoding="utf-8")
         command = [
             sys.executable,
             "-m",
             "pytest",
             *targets,
+            "-c",
+            str(ini_path),
+            "--rootdir",
+            str(SUITE_DIR.parents[1]),
             "--engine",
             engine,
             "--conformance-json",
@@ -78,9 +82,7 @@ def run_conformance(
         if blas_threads is not None:
             for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
                 environment[variable] = str(blas_threads)
-        completed = subprocess.run(
-            command, cwd=suite.parents[1], env=environment, capture_output=not echo, text=True, check=False
-        )
+        completed = subprocess.run(command, env=environment, capture_output=not echo, text=True, check=False)
         if not matrix_path.is_file():
             refusal = _csconform_refusal(completed.stderr or "")
             if refusal:  # the plugin refused the engine or the expected failures: say why, in one line

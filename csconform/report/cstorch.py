@@ -20,11 +20,12 @@ from pathlib import Path
 import pandas as pd
 
 from csconform.adapters.triage import Triage, load_triage
+from csconform.conformance import SUITE_DIR
 from csconform.errors import CsConformError
 from csconform.output_guard import write_csv, write_text
 from csconform.report.conformance import OUTCOMES, matrix_frame, summary_line
-from csconform.spec import LEVELS, Spec, default_specs_dir, load_spec
-from csconform.spec.traceability import default_tests_dir, rules_by_test
+from csconform.spec import LEVELS, Spec, load_spec
+from csconform.spec.traceability import rules_by_test
 from csconform.spec.verdict import BINDING_LEVELS, conforms
 
 MATRIX_FILE = "conformance_cstorch.json"
@@ -46,8 +47,7 @@ def read_matrix(path: Path) -> dict:
 
 def triaged_rules(triage: Triage, spec: Spec) -> dict[str, list[str]]:
     """Rule id -> the verdicts of the triage entries about it (named directly or through a test)."""
-    tests = default_tests_dir(default_specs_dir())
-    by_test = rules_by_test(tests) if tests is not None else {}
+    by_test = rules_by_test(SUITE_DIR)
     verdicts: dict[str, list[str]] = {}
     for entry in triage.entries:
         for triaged_id in entry.ids:

@@ -32,13 +32,9 @@ MAP_INSTANCES = ("A", "M")
 
 
 def instance_dir() -> Path:
-    """Where the ``.kgraph`` files are: $CSCONFORM_ISPD_DIR, else the copy beside the unit tests."""
+    """Where the ``.kgraph`` files are: $CSCONFORM_ISPD_DIR, else the copy shipped with the package."""
     configured = os.environ.get(INSTANCE_DIR_VARIABLE)
-    directory = (
-        Path(configured)
-        if configured
-        else Path(__file__).resolve().parents[2] / "tests" / "unit" / "placement" / "data" / "ispd2020"
-    )
+    directory = Path(configured) if configured else ispd.BUNDLED_INSTANCES
     if not sorted(directory.glob("*.kgraph")):
         raise InvalidInputError(f"no .kgraph instances in {directory}; set {INSTANCE_DIR_VARIABLE}")
     return directory

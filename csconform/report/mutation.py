@@ -245,7 +245,7 @@ def _markdown(results: dict[str, Any], table: pd.DataFrame, classified: list[dic
         "# Mutation testing: how many bugs the conformance suite catches",
         "",
         f"{results['tool']} mutated the reference engine's numerics and runtime modules and ran, for each "
-        "mutant, the conformance tests (tests/conformance, ci hypothesis profile) that call the mutated "
+        "mutant, the conformance tests (csconform/conformance, ci hypothesis profile) that call the mutated "
         f"function; results of {results['generated']}. killed: a test failed; timed_out: the tests hung "
         "(counted as caught); survived: every test passed; no_tests: no conformance test calls the "
         "function; equivalent: a survivor triaged in tests/mutation/equivalent.yaml as computing exactly "

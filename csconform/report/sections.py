@@ -76,13 +76,10 @@ class SectionResult:
 
 
 def _conformance_inputs(options: ReportOptions) -> list[Input]:
-    from csconform.report.conformance import conformance_dir
+    from csconform.conformance import SUITE_DIR
 
-    try:
-        location, present = str(conformance_dir()), True
-    except CsConformError:
-        location, present = "tests/conformance beside the spec", False
-    return [Input("the conformance suite", location, SOURCE_CHECKOUT, present)]
+    present = any(SUITE_DIR.glob("test_*.py"))
+    return [Input("the conformance suite", str(SUITE_DIR), "pip install csconform", present)]
 
 
 def _conformance(options: ReportOptions) -> list[Path]:
@@ -104,7 +101,7 @@ def _placement_inputs(options: ReportOptions) -> list[Input]:
     try:
         location, present = str(instance_dir()), True
     except CsConformError:
-        location = os.environ.get(INSTANCE_DIR_VARIABLE) or "tests/unit/placement/data/ispd2020"
+        location = os.environ.get(INSTANCE_DIR_VARIABLE) or "csconform/perf/instances/ispd2020"
         present = False
     produced_by = f"set {INSTANCE_DIR_VARIABLE} to a folder of the contest's .kgraph files, or use {SOURCE_CHECKOUT}"
     return [Input("the ISPD 2020 instances (.kgraph)", location, produced_by, present)]

@@ -11,7 +11,7 @@ from tabulate import tabulate
 from csconform.spec.loader import check_spec, default_specs_dir, load_spec, uncovered_sections
 from csconform.spec.model import LEVELS, STATUSES, Spec
 from csconform.spec.sources import load_registry
-from csconform.spec.traceability import count_checks, default_tests_dir
+from csconform.spec.traceability import count_checks, suite_dir_for
 
 
 def _specs_dir(args: argparse.Namespace) -> Path:
@@ -19,7 +19,7 @@ def _specs_dir(args: argparse.Namespace) -> Path:
 
 
 def _check_counts(specs_dir: Path) -> dict[str, int] | None:
-    tests_dir = default_tests_dir(specs_dir)
+    tests_dir = suite_dir_for(specs_dir)
     return dict(count_checks(tests_dir)) if tests_dir else None
 
 

@@ -41,15 +41,16 @@ def _test_definitions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunct
 
 
 def rules_by_test(tests_dir: Path) -> dict[str, set[str]]:
-    """The rule ids each test function names, keyed by its pytest node id without parameters
-    (``tests/conformance/test_x.py::test_y``, relative to the folder holding ``tests_dir``)."""
+    """The rule ids each test function names, keyed by its test id without parameters
+    (``csconform/conformance/test_x.py::test_y``: relative to the folder two levels above the suite,
+    as :func:`csconform.conformance.suite_test_id` names them)."""
     found: dict[str, set[str]] = {}
     for path in sorted(tests_dir.rglob("test_*.py")):
         try:
             tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         except (SyntaxError, UnicodeDecodeError):
             continue
-        prefix = path.relative_to(tests_dir.parent).as_posix()
+        prefix = path.relative_to(tests_dir.parent.parent).as_posix()
         module_ids: list[str] = []
         for node in tree.body:
             if isinstance(node, ast.Assign) and any(
@@ -73,7 +74,13 @@ def count_checks(tests_dir: Path) -> Counter[str]:
     return Counter(rule_id for ids in rules_by_test(tests_dir).values() for rule_id in ids)
 
 
-def default_tests_dir(specs_dir: Path) -> Path | None:
-    """The repository's ``tests/conformance`` beside the spec directory, when there is one."""
-    candidate = specs_dir.parent / "tests"
+def suite_dir_for(specs_dir: Path) -> Path | None:
+    """The conformance suite that checks the spec in ``specs_dir``: the suite shipped in the package
+    for the package's own spec, else a project's ``tests/conformance`` beside its ``specs/``."""
+    from csconform.conformance import SUITE_DIR
+    from csconform.spec.loader import default_specs_dir
+
+    if specs_dir.resolve() == default_specs_dir().resolve():
+        return SUITE_DIR
+    candidate = specs_dir.parent / "tests" / "conformance"
     return candidate if candidate.is_dir() else None

@@ -24,7 +24,7 @@ from csconform.perf import check, ispd
 from csconform.perf.placement import Fabric, KernelDemand, place_kernels
 
 WSE2 = Fabric(width=750, height=994, memory_per_core_bytes=48 * 1024)
-INSTANCES = Path(__file__).resolve().parents[1] / "unit" / "placement" / "data" / "ispd2020"
+INSTANCES = ispd.BUNDLED_INSTANCES
 ISPD_RATIOS: dict[str, float] = {}  # README bound / achieved
 ISPD_SHAPE_RATIOS: dict[str, float] = {}  # shape bound / achieved
 

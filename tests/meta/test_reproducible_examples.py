@@ -19,9 +19,9 @@ from pathlib import Path
 from tests.meta.plugins.record_examples import RECORD_VARIABLE
 
 ROOT = Path(__file__).resolve().parents[2]
-MODULE = "tests/conformance/test_grad_scaler.py"
+MODULE = "csconform/conformance/test_grad_scaler.py"
 STATE_MACHINE = f"{MODULE}::test_grad_scaler_state_machine"
-WHOLE_SUITE = ("tests/unit", "tests/conformance", "-k", "test_grad_scaler.py")
+WHOLE_SUITE = ("tests/unit", "csconform/conformance", "-k", "test_grad_scaler.py")
 
 
 def generated(record: Path, targets: tuple[str, ...], *plugins: str) -> dict[str, list[tuple[str, str]]]:

@@ -465,8 +465,8 @@ def _is_fixed_input(test: object) -> bool:
 
 
 def test_no_rule_of_the_grad_scaler_state_machine_rests_on_randomised_checks_alone() -> None:
+    from csconform.conformance import test_grad_scaler
     from csconform.testing.grad_scaler import RULES
-    from tests.conformance import test_grad_scaler
 
     fixed: dict[str, list[str]] = {rule: [] for rule in RULES}
     for name, test in vars(test_grad_scaler).items():

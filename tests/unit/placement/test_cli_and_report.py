@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 from csconform.errors import InstanceFormatError, InvalidInputError
-from csconform.perf import cli_place
+from csconform.perf import cli_place, ispd
 from csconform.report import ispd as ispd_report
 
-INSTANCES = Path(__file__).resolve().parent / "data" / "ispd2020"
+INSTANCES = ispd.BUNDLED_INSTANCES
 
 
 def parser() -> argparse.ArgumentParser:

@@ -12,7 +12,7 @@ import pytest
 from csconform.errors import InfeasibleError, InstanceFormatError, InvalidInputError
 from csconform.perf import check, ispd
 
-INSTANCES = Path(__file__).resolve().parent / "data" / "ispd2020"
+INSTANCES = ispd.BUNDLED_INSTANCES
 
 
 @functools.cache

@@ -21,7 +21,7 @@ entries:
     finding: it keeps going at the minimum scale
     evidence: amp/grad_scaler.py:1
     resolution: informative
-  - ids: ["tests/conformance/test_grad_scaler.py::test_update_with_new_scale_is_refused[8.0]"]
+  - ids: ["csconform/conformance/test_grad_scaler.py::test_update_with_new_scale_is_refused[8.0]"]
     verdict: departs-from-docs
     finding: it accepts a new scale
     evidence: observed

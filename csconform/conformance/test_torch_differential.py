@@ -20,7 +20,7 @@ from hypothesis.extra import numpy as hnp
 try:
     import torch
 except ImportError:  # collected but skipped, so the matrix shows these rules' checks as skipped
-    torch = None
+    torch = None  # type: ignore[assignment]
 
 pytestmark = pytest.mark.skipif(torch is None, reason="PyTorch is not installed: pip install 'csconform[torch]'")
 
@@ -55,7 +55,7 @@ class _TorchLoop:
             self.steps_taken += 1
             return original_step(*args, **kwargs)
 
-        self.optimizer.step = counting_step
+        self.optimizer.step = counting_step  # type: ignore[method-assign]
         self.scaler = torch.amp.GradScaler(
             "cpu", init_scale=init_scale, growth_factor=2.0, backoff_factor=0.5, growth_interval=growth_interval
         )

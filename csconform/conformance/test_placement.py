@@ -24,7 +24,7 @@ from csconform.perf.placement import Fabric, KernelDemand, place_kernels
 # These checks exercise csconform's own performance model, not the implementation under test.
 pytestmark = pytest.mark.capability("performance")
 
-INSTANCES = Path(__file__).resolve().parents[1] / "unit" / "placement" / "data" / "ispd2020"
+INSTANCES = ispd.BUNDLED_INSTANCES
 WSE2 = Fabric(width=750, height=994, memory_per_core_bytes=48 * 1024)
 
 

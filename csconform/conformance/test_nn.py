@@ -138,7 +138,11 @@ def gradient_pairs(engine, name: str, seed: int, samples: int = 4):
     for key, value in params.items():
         for flat in rng.choice(value.size, size=min(samples, value.size), replace=False):
             index = np.unravel_index(flat, value.shape)
-            fd = finite_difference(lambda v, key=key: objective({**params, key: v}, x), value, index)
+
+            def objective_of(v: np.ndarray, key: str = key) -> float:
+                return objective({**params, key: v}, x)
+
+            fd = finite_difference(objective_of, value, index)
             pairs.append((engine_grads[key][index], fd))
     if x.dtype.kind == "f":
         x64 = x.astype(np.float32).astype(np.float64)
