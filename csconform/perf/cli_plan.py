@@ -22,7 +22,7 @@ from csconform.perf.plan import MODES, plan
 
 def run(arguments: argparse.Namespace) -> int:
     """Handler of ``plan``: model, write JSON (and the wafer map), print a summary."""
-    model = load_model_config(arguments.model_config) if arguments.model_config else arguments.model
+    model = load_model_config(arguments.model_config) if arguments.model_config is not None else arguments.model
     result = plan(
         model,
         wafer=arguments.wafer,

@@ -16,11 +16,12 @@ import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from csconform.conformance import SUITE_DIR
-from csconform.errors import CsConformError, InvalidInputError
+from csconform.errors import CsConformError, InputFileError, InvalidInputError
 from csconform.output_guard import write_csv, write_text
 from csconform.spec import LEVELS, Spec, load_spec
 from csconform.spec.verdict import BINDING_LEVELS, conforms, levels_summary
@@ -93,6 +94,32 @@ def run_conformance(
                 + (f":\n{detail}" if detail else "")
             )
         return json.loads(matrix_path.read_text(encoding="utf-8"))
+
+
+def check_matrix(matrix: Any, source: str, hint: str = "") -> dict:
+    """``matrix`` if it has the shape the plugin writes (what the tables read), else InputFileError."""
+    where = f"{source}: not a conformance matrix with per-level results" + (f" ({hint})" if hint else "")
+    if not isinstance(matrix, dict) or not isinstance(matrix.get("rules"), dict):
+        raise InputFileError(f"{where}: no 'rules' mapping")
+    if not isinstance(matrix.get("engine"), str) or not isinstance(matrix.get("levels"), dict):
+        raise InputFileError(f"{where}: no 'engine' or 'levels'")
+    for rule_id, entry in matrix["rules"].items():
+        if not isinstance(entry, dict) or entry.get("outcome") not in (*OUTCOMES, "inconclusive"):
+            raise InputFileError(f"{where}: rules.{rule_id}: expected an outcome of {', '.join(OUTCOMES)}")
+        if isinstance(entry.get("tests"), bool) or not isinstance(entry.get("tests"), int):
+            raise InputFileError(f"{where}: rules.{rule_id}.tests: expected a number of tests")
+    for level in LEVELS:
+        entry = matrix["levels"].get(level)
+        if (
+            not isinstance(entry, dict)
+            or not all(
+                isinstance(entry.get(key), int) and not isinstance(entry.get(key), bool)
+                for key in ("applicable", "passed")
+            )
+            or not isinstance(entry.get("outcomes"), dict)
+        ):
+            raise InputFileError(f"{where}: levels.{level}: expected applicable, passed and outcomes")
+    return matrix
 
 
 def _csconform_refusal(stderr: str) -> str | None:

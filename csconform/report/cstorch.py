@@ -14,7 +14,6 @@ Run as ``python -m csconform.report.cstorch --out reports`` (the tox env does), 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -23,10 +22,11 @@ from csconform.adapters.triage import Triage, load_triage
 from csconform.conformance import SUITE_DIR
 from csconform.errors import CsConformError
 from csconform.output_guard import write_csv, write_text
-from csconform.report.conformance import OUTCOMES, matrix_frame, summary_line
+from csconform.report.conformance import OUTCOMES, check_matrix, matrix_frame, summary_line
 from csconform.spec import LEVELS, Spec, load_spec
 from csconform.spec.traceability import rules_by_test
 from csconform.spec.verdict import BINDING_LEVELS, conforms
+from csconform.user_files import read_json
 
 MATRIX_FILE = "conformance_cstorch.json"
 REFERENCE_MATRIX_FILE = "conformance.json"
@@ -36,13 +36,8 @@ PRODUCED_BY = "tox -e cstorch (installs cerebras-pytorch 2.10.0 in its own envir
 
 def read_matrix(path: Path) -> dict:
     """A matrix JSON the plugin wrote; anything else is a clear error."""
-    try:
-        matrix = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise CsConformError(f"{path}: not a readable conformance matrix ({error})") from error
-    if not isinstance(matrix, dict) or not isinstance(matrix.get("rules"), dict) or "levels" not in matrix:
-        raise CsConformError(f"{path}: not a conformance matrix with per-level results (rerun: {PRODUCED_BY})")
-    return matrix
+    matrix = read_json(path, what="conformance matrix (JSON)")
+    return check_matrix(matrix, str(path), f"rerun: {PRODUCED_BY}")
 
 
 def triaged_rules(triage: Triage, spec: Spec) -> dict[str, list[str]]:

@@ -28,9 +28,10 @@ from typing import Any
 
 import pandas as pd
 
-from csconform.errors import InvalidInputError
+from csconform.errors import InputFileError, InvalidInputError
 from csconform.output_guard import write_csv, write_text
 from csconform.spec.yaml_io import read_yaml
+from csconform.user_files import read_json
 
 RESULTS_FILE = "mutation.json"
 KILL_RATE_GOAL = 0.90
@@ -149,14 +150,16 @@ def _module_of(mutant_id: str) -> str:
 
 def load_results(path: Path) -> dict[str, Any] | None:
     """The exported results, or None when there are none yet."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not Path(path).exists():
         return None
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"{path}: not valid JSON (line {exc.lineno}): {exc.msg}") from exc
+    data = read_json(path, what="mutation result file (JSON)")
     if not isinstance(data, dict) or not isinstance(data.get("mutants"), list):
         raise InvalidInputError(f"{path}: not a csconform mutation result file (no 'mutants' list)")
+    for index, mutant in enumerate(data["mutants"]):
+        if not isinstance(mutant, dict) or not all(
+            isinstance(mutant.get(key), str) for key in ("id", "status", "module")
+        ):
+            raise InputFileError(f"{path}: mutants[{index}]: expected a mutant with id, status and module")
     return data
 
 
@@ -164,7 +167,7 @@ def load_triage(path: Path) -> dict[str, dict[str, str]]:
     """The triage list: mutant id -> {kind, change, reason}; an absent file is an empty list."""
     if not path.is_file():
         return {}
-    data = read_yaml(path) or {}
+    data = read_yaml(path, error=InputFileError) or {}
     if not isinstance(data, dict):
         raise InvalidInputError(f"{path}: expected a mapping of mutant id -> triage entry")
     for mutant_id, entry in data.items():

@@ -9,13 +9,16 @@ is embedded by relative path, so the folder can be opened straight from disk or 
 from __future__ import annotations
 
 import html
+import io
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
 
 from csconform import __version__
+from csconform.errors import InputFileError
 from csconform.output_guard import write_text
+from csconform.user_files import read_text
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; color: #222; }
@@ -29,8 +32,16 @@ td.failed { background: #f8d0d0; } td.passed { background: #d8f0d8; } td.pending
 """
 
 
+def _page_text(markdown: Path) -> str:
+    """A page's text; a page in the folder that cannot be read (not UTF-8, a pipe, ...) says so."""
+    try:
+        return read_text(markdown, what="report page")
+    except InputFileError as error:
+        return f"# {markdown.stem}\n\n(This page could not be read: {error}.)"
+
+
 def _title(markdown: Path) -> str:
-    for line in markdown.read_text(encoding="utf-8").splitlines():
+    for line in _page_text(markdown).splitlines():
         if line.startswith("# "):
             return line[2:].strip()
     return markdown.stem.replace("_", " ").capitalize()
@@ -40,7 +51,7 @@ def _prose(markdown: Path) -> list[str]:
     """The markdown's paragraphs that are neither headings nor tables, for the HTML page."""
     paragraphs: list[str] = []
     current: list[str] = []
-    for line in markdown.read_text(encoding="utf-8").splitlines():
+    for line in _page_text(markdown).splitlines():
         if not line.strip() or line.startswith(("#", "|", "![")):
             if current:
                 paragraphs.append(" ".join(current))
@@ -62,7 +73,10 @@ def _figures(out_dir: Path) -> list[Path]:
 
 
 def _table_html(csv_path: Path) -> str:
-    frame = pd.read_csv(csv_path)
+    try:
+        frame = pd.read_csv(io.StringIO(read_text(csv_path, what="report table (CSV)")))
+    except (InputFileError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+        return f"<p class='note'>(This table could not be read: {html.escape(str(error))}.)</p>"
     table = frame.to_html(index=False, border=0, float_format=lambda v: f"{v:.4g}", na_rep="")
     if "outcome" in frame.columns:
         for outcome in ("failed", "passed", "pending"):
