@@ -20,6 +20,7 @@ come back to the chief. ``Runner.job_log`` records each of those events with the
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 from collections.abc import Callable, Iterator
@@ -285,26 +286,40 @@ class Runner:
         return path
 
     def restore(self, path: str | Path, dataset: Dataset) -> DatasetIterator:
-        """Load a verified checkpoint into this run and return the data iterator positioned after it."""
+        """Load a verified checkpoint into this run and return the data iterator positioned after it.
+
+        All or nothing: every section is checked against this run (weights, optimizer state, loss
+        scaler, random generators, data position, step) before any of them is applied, so a refused
+        checkpoint leaves the run exactly as it was.
+        """
         saved = checkpoint.load(path)
         try:
-            self.model.load_state_dict(saved["model"])
-            own = self.optimizer.state_dict()
-            self.optimizer.load_state_dict(
+            step = saved["step"]
+            if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 0:
+                raise InvalidInputError(f"step must be a non-negative integer, got {step!r}")
+            weights = self.model._checked_weights(saved["model"])
+            optimizer_state = self.optimizer._checked_state(
                 {
-                    "global_step": int(saved["optimizer"]["global_step"]),
+                    "global_step": saved["optimizer"]["global_step"],
                     "state": {int(index): entries for index, entries in saved["optimizer"]["state"].items()},
-                    "param_groups": own["param_groups"],
+                    "param_groups": self.optimizer.state_dict()["param_groups"],
                 }
             )
-            if self.grad_scaler is not None:
-                self.grad_scaler.load_state_dict(saved["grad_scaler"])
-            _restore_module_rngs(self.model, saved.get("rng", {}))
+            if self.grad_scaler is not None:  # its load_state_dict checks before it applies: try it on a copy
+                copy.deepcopy(self.grad_scaler).load_state_dict(saved["grad_scaler"])
+            generator_states = _checked_module_rngs(self.model, saved.get("rng", {}))
             iterator = DatasetIterator.restore(dataset, saved["data"])
-        except (InvalidInputError, KeyError, TypeError, ValueError) as exc:
+        except (InvalidInputError, CheckpointError, KeyError, TypeError, ValueError, AttributeError) as exc:
             raise CheckpointError(f"checkpoint {path} does not match this run: {exc}") from exc
-        self.steps_completed = int(saved["step"]) + 1
-        self.last_checkpoint_step = int(saved["step"])
+        # everything checked: nothing below can refuse
+        self.model._assign_weights(weights)
+        self.optimizer._apply_state(*optimizer_state)
+        if self.grad_scaler is not None:
+            self.grad_scaler.load_state_dict(saved["grad_scaler"])
+        for generator, state in generator_states:
+            generator.bit_generator.state = state
+        self.steps_completed = int(step) + 1
+        self.last_checkpoint_step = int(step)
         return iterator
 
     def fetch_weights(self) -> dict[str, np.ndarray]:
@@ -331,7 +346,14 @@ def _module_rng_states(model: Any) -> dict[str, Any]:
     return {name: generator.bit_generator.state for name, generator in _generators(model)}
 
 
-def _restore_module_rngs(model: Any, states: dict[str, Any]) -> None:
+def _checked_module_rngs(model: Any, states: Any) -> list[tuple[np.random.Generator, Any]]:
+    """(generator, saved state) of every module generator the checkpoint has a state for, each state
+    tried on a fresh generator of the same kind first (a bad one raises there, not on the model's)."""
+    if not isinstance(states, dict):
+        raise InvalidInputError(f"rng must be a mapping of generator states, got {type(states).__name__}")
+    checked = []
     for name, generator in _generators(model):
         if name in states:
-            generator.bit_generator.state = states[name]
+            type(generator.bit_generator)().state = states[name]
+            checked.append((generator, states[name]))
+    return checked

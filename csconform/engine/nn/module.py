@@ -19,7 +19,7 @@ Mixed precision lives in the operations, not here: every layer passes its operan
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -120,17 +120,37 @@ class Module:
         return {name: parameter.data.copy() for name, parameter in self.named_parameters()}
 
     def load_state_dict(self, state: dict[str, ArrayLike]) -> None:
-        """Copy weights in place; names and shapes must match exactly."""
+        """Copy weights in place; names and shapes must match exactly and every value be finite.
+
+        Every weight is checked before any is copied, so a refused state dict changes nothing.
+        """
+        self._assign_weights(self._checked_weights(state))
+
+    def _checked_weights(self, state: Mapping[str, ArrayLike]) -> dict[str, Array]:
+        """The weights of ``state`` as float32 arrays, by name, once all are checked against the model."""
+        if not isinstance(state, Mapping):
+            raise InvalidInputError(f"a state dict must be a mapping of names to arrays, got {type(state).__name__}")
         own = dict(self.named_parameters())
         if set(state) != set(own):
             missing = sorted(set(own) - set(state))
-            unexpected = sorted(set(state) - set(own))
+            unexpected = sorted(map(str, set(state) - set(own)))
             raise InvalidInputError(f"state dict does not match the model: missing {missing}, unexpected {unexpected}")
+        checked = {}
         for name, parameter in own.items():
-            values = np.asarray(state[name], dtype=np.float32)
+            try:
+                values = np.asarray(state[name], dtype=np.float32)
+            except (TypeError, ValueError) as exc:
+                raise InvalidInputError(f"{name}: not an array of numbers ({exc})") from None
             if values.shape != parameter.shape:
                 raise InvalidInputError(f"{name}: shape {values.shape} does not match {parameter.shape}")
-            parameter.data[...] = values
+            if not np.isfinite(values).all():
+                raise InvalidInputError(f"{name}: holds non-finite values; parameter values must be finite")
+            checked[name] = values
+        return checked
+
+    def _assign_weights(self, weights: Mapping[str, Array]) -> None:
+        for name, parameter in self.named_parameters():
+            parameter.data[...] = weights[name]
 
 
 class Sequential(Module):
