@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from csconform.engine.arguments import path as argument_path
 from csconform.errors import CheckpointError
 from csconform.user_files import check_document, parse_json, read_bytes
 
@@ -146,7 +147,7 @@ def save(path: str | os.PathLike[str], state: dict[str, Any]) -> Path:
     The temporary file is named ``.<name>.<pid>.<random>.tmp``; a process that dies before the rename
     leaves it behind, and the next save or load in that folder removes it (:func:`sweep_temporaries`).
     """
-    target = Path(path)
+    target = argument_path("path", path)
     data = encode(state)
     target.parent.mkdir(parents=True, exist_ok=True)
     sweep_temporaries(target.parent)
@@ -215,7 +216,7 @@ MAX_CHECKPOINT_BYTES = 16 * 2**30
 
 def load(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and verify the checkpoint at ``path`` (a regular file of at most MAX_CHECKPOINT_BYTES)."""
-    source = Path(path)
+    source = argument_path("path", path)
     sweep_temporaries(source.parent)
     try:
         data = read_bytes(source, MAX_CHECKPOINT_BYTES, "checkpoint", CheckpointError)
@@ -232,6 +233,14 @@ def checkpoint_steps_for(total_steps: int, every_steps: int | None) -> list[int]
     if steps[-1:] != [total_steps - 1]:
         steps.append(total_steps - 1)
     return steps
+
+
+def is_checkpoint_step(step: int, total_steps: int, every_steps: int | None) -> bool:
+    """Whether ``step`` is one of :func:`checkpoint_steps_for` (computed, not listed: a run of a
+    billion steps needs no billion-element set)."""
+    if not every_steps or not 0 <= step < total_steps:
+        return False
+    return (step + 1) % every_steps == 0 or step == total_steps - 1
 
 
 def path_for_step(directory: str | os.PathLike[str], step: int) -> Path:

@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 
 from csconform.engine import checkpoint, compiler, context, graph, metrics
+from csconform.engine.amp import GradScaler
+from csconform.engine.arguments import choice, function, instance, path
 from csconform.engine.data import Dataset, DatasetIterator
 from csconform.engine.execution import (
     PipelinedExecutor,
@@ -39,10 +41,15 @@ from csconform.engine.execution import (
     check_weight_streaming_fits,
     footprint_of,
 )
+from csconform.engine.nn.checks import positive_int
+from csconform.engine.nn.module import Module
+from csconform.engine.optim.optimizers import Optimizer
 from csconform.engine.system import System
 from csconform.errors import CheckpointError, ExecutionModeError, InvalidInputError, WeightFetchError
 
 CHIEF_NODE = "chief"
+MAX_SYSTEMS = 2048
+"""Most systems a run may span (the largest CS-3 cluster announced)."""
 WORKER_NODE = "worker-0"
 
 
@@ -88,8 +95,20 @@ class Runner:
         model_performance: bool = False,
     ) -> None:
         compiler.check_mode(mode)
+        instance("model", model, Module, "a Module (engine.nn)")
+        function("loss_fn", loss_fn)
         if mode != "eval" and optimizer is None:
             raise InvalidInputError("a training run needs an optimizer")
+        if optimizer is not None:
+            instance("optimizer", optimizer, Optimizer, "an Optimizer (engine.optim)")
+        if grad_scaler is not None:
+            instance("grad_scaler", grad_scaler, GradScaler, "a GradScaler (engine.amp)")
+        choice("execution", execution, ("pipelined", "weight_streaming"))
+        positive_int("num_systems", num_systems, limit=MAX_SYSTEMS)
+        if system_ids is not None and not (
+            isinstance(system_ids, list) and all(isinstance(i, str) and i for i in system_ids)
+        ):
+            raise InvalidInputError(f"system_ids must be a list of non-empty strings, got {system_ids!r}")
         if checkpoint_steps is not None and (not isinstance(checkpoint_steps, int) or checkpoint_steps < 1):
             raise InvalidInputError(f"checkpoint_steps must be a positive integer, got {checkpoint_steps!r}")
         if checkpoint_steps is not None and checkpoint_dir is None:
@@ -101,7 +120,7 @@ class Runner:
         self.mode = mode
         self.model_performance = model_performance
         self.checkpoint_steps = checkpoint_steps
-        self.checkpoint_dir = None if checkpoint_dir is None else Path(checkpoint_dir)
+        self.checkpoint_dir = None if checkpoint_dir is None else path("checkpoint_dir", checkpoint_dir)
         ids = system_ids or [f"cs-{index}" for index in range(num_systems)]
         if len(ids) != num_systems:
             raise InvalidInputError(f"{num_systems} systems need {num_systems} system ids, got {len(ids)}")
@@ -198,8 +217,10 @@ class Runner:
         """
         if self.mode == "eval":
             raise ExecutionModeError('this run was compiled for mode "eval"; it cannot train')
-        if not isinstance(steps, int) or steps < 1:
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
             raise InvalidInputError(f"steps must be a positive integer, got {steps!r}")
+        if not callable(getattr(dataset, "iterator", None)):
+            raise InvalidInputError(f"dataset must be a Dataset (engine.data), got {type(dataset).__name__}")
         self.job_log.append(JobEvent(CHIEF_NODE, "launch"))
         if resume_from is None:
             iterator = dataset.iterator(seed_entropy=data_seed)
@@ -208,7 +229,6 @@ class Runner:
         return self._train_loop(iterator, steps)
 
     def _train_loop(self, iterator: DatasetIterator, steps: int) -> Iterator[StepOutput]:
-        checkpoint_at = set(checkpoint.checkpoint_steps_for(steps, self.checkpoint_steps))
         while self.steps_completed < steps:
             step = self.steps_completed
             try:
@@ -222,7 +242,8 @@ class Runner:
             self._apply_update()
             self.job_log += [JobEvent(system.system_id, "step") for system in self.systems]
             self.steps_completed += 1
-            saved = self.save_checkpoint(step, iterator) if step in checkpoint_at else None
+            at_checkpoint = checkpoint.is_checkpoint_step(step, steps, self.checkpoint_steps)
+            saved = self.save_checkpoint(step, iterator) if at_checkpoint else None
             self.job_log.append(JobEvent(CHIEF_NODE, "loss"))
             yield StepOutput(
                 step=step,

@@ -18,13 +18,15 @@ Mixed precision lives in the operations, not here: every layer passes its operan
 
 from __future__ import annotations
 
+import functools
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from csconform.engine.nn.checks import float_input
 from csconform.engine.nn.parameter import Parameter
 from csconform.errors import InvalidInputError
 
@@ -58,10 +60,52 @@ def backpropagate(output: Array, grad: Array | None) -> None:
         output = model_input
 
 
+def forward_pass(forward: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """``forward`` that remembers the shape of its output, which ``backward`` checks against.
+
+    Every ``forward`` is wrapped so (see ``Module.__init_subclass__``); a layer with another entry
+    point to its forward pass (``LayerNorm.forward_rounded``) wraps that one too.
+    """
+
+    @functools.wraps(forward)
+    def run(self: Any, x: Any) -> Any:
+        output = forward(self, x)
+        self._output_shape = output.shape if isinstance(output, np.ndarray) else None
+        return output
+
+    return run
+
+
+def _backward_checked(backward: Callable[[Any, Array], Any]) -> Callable[[Any, Any], Any]:
+    """``backward`` that refuses to run before a forward pass, or on a gradient of another shape
+    than the forward output (one check for every layer and model, user-defined ones included)."""
+
+    @functools.wraps(backward)
+    def run(self: Any, grad_out: Any) -> Any:
+        shape = getattr(self, "_output_shape", None)
+        if shape is None:
+            raise InvalidInputError(f"{type(self).__name__}.backward() needs a forward pass first")
+        grad = float_input(grad_out, name="grad_out")
+        if grad.shape != shape:
+            raise InvalidInputError(
+                f"{type(self).__name__}.backward(): grad_out has shape {grad.shape}, the forward output {shape}"
+            )
+        return backward(self, grad)
+
+    return run
+
+
 class Module:
     """Base class of layers and models (PyTorch-like: parameters, train/eval, state dicts)."""
 
     training: bool = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "forward" in cls.__dict__:
+            setattr(cls, "forward", forward_pass(cls.__dict__["forward"]))  # noqa: B010 - replaces the method
+        if "backward" in cls.__dict__:
+            setattr(cls, "backward", _backward_checked(cls.__dict__["backward"]))  # noqa: B010
 
     def forward(self, x: Any) -> Array:
         raise NotImplementedError(f"{type(self).__name__} does not implement forward")
@@ -91,6 +135,8 @@ class Module:
                         yield f"{name}.{index}", item
 
     def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Parameter]]:
+        if not isinstance(prefix, str):
+            raise InvalidInputError(f"prefix must be a string, got {type(prefix).__name__}")
         for name, value in vars(self).items():
             if isinstance(value, Parameter):
                 yield prefix + name, value

@@ -27,6 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from csconform.engine import context
+from csconform.engine.arguments import function, mapping
 from csconform.engine.nn.parameter import Parameter
 from csconform.engine.optim.lr_scheduler import ConstantLR
 from csconform.engine.precision import stored_weights
@@ -110,7 +111,7 @@ class Optimizer:
 
     @staticmethod
     def _groups(params: Any) -> list[Mapping[str, Any]]:
-        if isinstance(params, Parameter):
+        if isinstance(params, Parameter | str | bytes | Mapping) or not isinstance(params, Iterable):
             raise InvalidInputError("params must be an iterable of Parameters or of param-group dicts")
         items = list(params)
         if not items:
@@ -172,7 +173,7 @@ class Optimizer:
         As in PyTorch, a ``closure`` is called first (it may recompute the loss and the gradients)
         and its result is returned.
         """
-        result = None if closure is None else closure()
+        result = None if closure is None else function("closure", closure)()
         planned = []
         for index, param, group in self._indexed():
             if param.grad is None:
@@ -224,6 +225,7 @@ class Optimizer:
         self, state_dict: Mapping[str, Any]
     ) -> tuple[int, dict[int, dict[str, Any]], list[dict[str, Any]]]:
         """(global step, per-parameter state, each group's hyperparameters) of ``state_dict``, checked."""
+        mapping("state_dict", state_dict)
         try:
             global_step = state_dict["global_step"]
             groups = state_dict["param_groups"]
@@ -290,6 +292,8 @@ class SGD(Optimizer):
     def _check_hyperparameters(self, group: Mapping[str, Any]) -> None:
         momentum = _real_in("momentum", group["momentum"], 0.0, 1.0, high_open=False)
         _real_in("weight_decay", group["weight_decay"], 0.0, np.inf)
+        if not isinstance(group["nesterov"], bool | np.bool_):
+            raise InvalidInputError(f"nesterov must be True or False, got {group['nesterov']!r}")
         if group["nesterov"] and momentum == 0.0:
             raise InvalidInputError("nesterov momentum requires momentum > 0")
 
