@@ -375,7 +375,10 @@ def calibration_record(
             "value": float(f"{getattr(full.calibration, name):.4g}"),
             "unit": UNITS[name],
             "meaning": MEANINGS[name],
-            "relative_standard_error": float(f"{full.standard_errors[name]:.3g}"),
+            # None when the fit cannot tell (a Jacobian without full rank: too few or too alike rows)
+            "relative_standard_error": (
+                float(f"{full.standard_errors[name]:.3g}") if math.isfinite(full.standard_errors[name]) else None
+            ),
             "leave_one_out_range": [float(f"{min(values):.4g}"), float(f"{max(values):.4g}")],
         }
     return {

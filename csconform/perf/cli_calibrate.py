@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from csconform.errors import OutputPathError
 from csconform.output_guard import write_csv, write_text
 from csconform.perf.calibrate import (
     calibration_record,
@@ -68,6 +67,15 @@ def evaluate(path: str | Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _write_path(text: str) -> str:
+    """--write's PATH; a bare --write used to mean the shipped calibration, which now takes --write-shipped."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "needs a PATH; to replace the calibration csconform ships (what every plan reads), give --write-shipped"
+        )
+    return text
+
+
 def run(arguments: argparse.Namespace) -> int:
     if arguments.evaluate:
         frame = evaluate(arguments.evaluate)
@@ -77,11 +85,6 @@ def run(arguments: argparse.Namespace) -> int:
         if arguments.csv:
             write_csv(frame, arguments.csv, "--csv", index=False)
         return 0
-    if arguments.write == "":
-        raise OutputPathError(
-            "--write needs a PATH; to replace the calibration csconform ships (what every plan reads), "
-            "give --write-shipped instead"
-        )
     path = Path(arguments.measured) if arguments.measured else measured_csv()
     data = runs(read_measured(path))
     full = fit(data)
@@ -89,8 +92,9 @@ def run(arguments: argparse.Namespace) -> int:
     record = calibration_record(path, full, loo, loo_fits)
     for name in PARAMETERS:
         entry = record["parameters"][name]
-        spread = 100 * entry["relative_standard_error"]
-        print(f"  {name:22s} {entry['value']:<12.4g} {entry['unit']:30s} (+- {spread:.0f} %)")
+        relative = entry["relative_standard_error"]
+        spread = "unknown: the runs do not pin it down" if relative is None else f"{100 * relative:.0f} %"
+        print(f"  {name:22s} {entry['value']:<12.4g} {entry['unit']:30s} (+- {spread})")
     print(
         f"{len(data)} runs: fit error {record['fit']['error']:.3f} (worst {record['fit']['worst_row']:.3f}), "
         f"leave-one-out error {record['fit']['leave_one_out_error']:.3f} "
@@ -114,7 +118,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "calibrate", help="fit the performance model on measured runs, or score it", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--measured", metavar="CSV", help="measured runs to fit (default: the shipped calibration set)")
-    parser.add_argument("--write", nargs="?", const="", metavar="PATH", help="store the fit as JSON in PATH")
+    parser.add_argument(
+        "--write", nargs="?", const="", type=_write_path, metavar="PATH", help="store the fit as JSON in PATH"
+    )
     parser.add_argument(
         "--write-shipped",
         action="store_true",

@@ -36,7 +36,7 @@ from typing import Any
 
 from csconform.errors import InputFileError, InvalidInputError
 from csconform.perf.costs import KernelCost
-from csconform.user_files import read_json
+from csconform.user_files import check_document, read_json
 
 PARAMETERS = ("matmul_efficiency", "attention_efficiency", "layer_latency_s", "input_tokens_per_s")
 CALIBRATION_FILE = "calibration.json"
@@ -88,7 +88,8 @@ def calibration_path() -> Path:
 
 
 def check_calibration_record(record: Any, source: str) -> dict[str, Any]:
-    """``record`` if it is a calibration: the four figures, each finite and plausible; else InputFileError."""
+    """``record`` if it is a calibration: every number finite, the four figures plausible; else InputFileError."""
+    check_document(record, source, "calibration record")
     if not isinstance(record, dict) or not isinstance(record.get("parameters"), dict):
         raise InputFileError(f"{source}: expected a calibration record with 'parameters'")
     for name in PARAMETERS:
