@@ -50,6 +50,27 @@ class UnknownNameError(InvalidInputError):
     """An unknown model, wafer, engine, ... name; the message lists the known names."""
 
 
+class ModelConfigError(InvalidInputError):
+    """A model config (a ``config.json``, a Model Zoo ``model:`` section) cannot be read or is wrong.
+
+    ``source`` names the file or section, ``key`` the dotted path of the field at fault (``None``
+    when no single field is); the one-line message names both, so a caller can point at the line.
+    """
+
+    def __init__(self, message: str, *, source: str | None = None, key: str | None = None) -> None:
+        self.message, self.source, self.key = message, source, key
+        super().__init__(f"{source}: {message}" if source else message)
+
+    def located(self, source: str) -> ModelConfigError:
+        """The same error naming ``source`` (a reader that did not know its file learns it here)."""
+        return type(self)(self.message, source=source, key=self.key)
+
+
+class UnsupportedModelError(ModelConfigError):
+    """The config describes an architecture the performance model does not model (an
+    encoder-decoder model, cross-attention, ...); the message says what and why."""
+
+
 class InterfaceError(CsConformError):
     """An implementation under test does not offer what it declares (names, signatures, targets)."""
 

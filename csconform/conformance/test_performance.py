@@ -16,7 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from csconform.cli import main as cli_main
-from csconform.errors import CapacityError, CsConformError, InvalidInputError, UnknownNameError
+from csconform.errors import (
+    CapacityError,
+    CsConformError,
+    InvalidInputError,
+    ModelConfigError,
+    UnknownNameError,
+    UnsupportedModelError,
+)
 from csconform.perf.calibrate import error, measured_csv, read_measured, runs, worst
 from csconform.perf.costs import Layer, group_kernels
 from csconform.perf.efficiency import IDEAL, calibration_record, effective_flops, fitted
@@ -32,6 +39,7 @@ from csconform.perf.pipeline import (
 from csconform.perf.plan import plan
 from csconform.perf.streaming import scaling_efficiency, weight_streaming
 from csconform.perf.zoo import ZOO_NAMES, get_model
+from csconform.perf.zoo_section import model_from_zoo_section
 from csconform.testing.model_configs import model_configs
 
 # These checks exercise csconform's own performance model, not the implementation under test.
@@ -669,6 +677,235 @@ def test_any_json_plans_or_is_refused_clearly(config):
         assert str(error) and "\n" not in str(error)
         return
     assert 0 < result.samples_per_s <= result.bound_samples_per_s
+
+
+# --- more families, mixtures of experts, refusals, Model Zoo sections (PERF-032 to PERF-035) ---------
+
+MISTRAL_7B = {
+    "model_type": "mistral",
+    "architectures": ["MistralForCausalLM"],
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "max_position_embeddings": 32768,
+    "num_attention_heads": 32,
+    "num_hidden_layers": 32,
+    "num_key_value_heads": 8,
+    "sliding_window": 4096,
+    "tie_word_embeddings": False,
+    "vocab_size": 32000,
+}
+MIXTRAL_8X7B = {
+    **MISTRAL_7B,
+    "model_type": "mixtral",
+    "architectures": ["MixtralForCausalLM"],
+    "num_local_experts": 8,
+    "num_experts_per_tok": 2,
+    "sliding_window": None,
+}
+MORE_FAMILIES = {
+    # name: (the architecture fields of the hub config.json, the published checkpoint's parameter count)
+    "Mistral-7B-v0.1": (MISTRAL_7B, 7_241_732_096),  # safetensors total_size 14,483,464,192 B in bf16
+    "Mixtral-8x7B-v0.1": (MIXTRAL_8X7B, 46_702_792_704),  # total_size 93,405,585,408 B in bf16
+    "Qwen2-7B": (
+        {
+            "model_type": "qwen2",
+            "hidden_size": 3584,
+            "intermediate_size": 18944,
+            "max_position_embeddings": 131072,
+            "num_attention_heads": 28,
+            "num_hidden_layers": 28,
+            "num_key_value_heads": 4,
+            "tie_word_embeddings": False,
+            "vocab_size": 152064,
+        },
+        7_615_616_512,  # total_size 15,231,233,024 B in bf16
+    ),
+    "phi-2": (
+        {
+            "model_type": "phi",
+            "hidden_size": 2560,
+            "intermediate_size": 10240,
+            "max_position_embeddings": 2048,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "partial_rotary_factor": 0.4,
+            "vocab_size": 51200,
+        },
+        2_779_683_840,  # total_size 5,559,367,680 B in fp16
+    ),
+    "falcon-7b": (
+        {
+            "model_type": "falcon",
+            "hidden_size": 4544,
+            "num_attention_heads": 71,
+            "num_hidden_layers": 32,
+            "multi_query": True,
+            "parallel_attn": True,
+            "vocab_size": 65024,
+        },
+        6_921_720_704,  # transformers' FalconForCausalLM from the hub config
+    ),
+    "opt-1.3b": (
+        {
+            "model_type": "opt",
+            "hidden_size": 2048,
+            "ffn_dim": 8192,
+            "max_position_embeddings": 2048,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 24,
+            "vocab_size": 50272,
+            "word_embed_proj_dim": 2048,
+        },
+        1_315_758_080,
+    ),
+    "bloom-560m": (
+        {"model_type": "bloom", "hidden_size": 1024, "n_head": 16, "n_layer": 24, "vocab_size": 250880},
+        559_214_592,
+    ),
+    "roberta-base": (
+        {
+            "model_type": "roberta",
+            "architectures": ["RobertaForMaskedLM"],
+            "hidden_size": 768,
+            "intermediate_size": 3072,
+            "max_position_embeddings": 514,
+            "num_attention_heads": 12,
+            "num_hidden_layers": 12,
+            "type_vocab_size": 1,
+            "vocab_size": 50265,
+        },
+        124_697_433,
+    ),
+    "bert-base-uncased (masked LM)": (
+        {**HF_CONFIGS["bert-base-uncased"][0], "architectures": ["BertForMaskedLM"]},
+        109_514_298,
+    ),
+    "llama-7b (LLaMA-1)": (
+        {
+            "model_type": "llama",
+            "architectures": ["LLaMAForCausalLM"],
+            "hidden_size": 4096,
+            "intermediate_size": 11008,
+            "max_sequence_length": 2048,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "vocab_size": 32000,
+        },
+        6_738_415_616,
+    ),
+    "gpt2 (n_ctx 2048)": ({**HF_CONFIGS["gpt2"][0], "n_ctx": 2048}, 124_439_808),
+}
+
+
+@pytest.mark.spec("PERF-032")
+@pytest.mark.parametrize("name", list(MORE_FAMILIES))
+def test_more_families_count_their_checkpoints_exactly(name, tmp_path):
+    config, published = MORE_FAMILIES[name]
+    assert model_from_config(config).params == published
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    out = tmp_path / "plan.json"
+    assert cli_main(["plan", "--model-config", str(path), "--seq-len", "256", "--batch", "4", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["params"] == published
+
+
+@pytest.mark.spec("PERF-032")
+def test_heads_and_legacy_fields_are_said_in_the_notes():
+    bert = model_from_config(MORE_FAMILIES["bert-base-uncased (masked LM)"][0])
+    assert not {"pooler", "nsp"} & {layer.name for layer in bert.layers}
+    assert any("no pooler" in note for note in bert.notes)
+    gpt2 = model_from_config(MORE_FAMILIES["gpt2 (n_ctx 2048)"][0])
+    assert gpt2.max_seq_len == 1024 and any("n_positions (1024) sets" in note for note in gpt2.notes)
+    llama = model_from_config(MORE_FAMILIES["llama-7b (LLaMA-1)"][0])
+    assert llama.max_seq_len == 2048 and any("max_sequence_length" in note for note in llama.notes)
+
+
+@pytest.mark.spec("PERF-033")
+def test_a_mixture_of_experts_streams_every_expert_and_computes_with_two():
+    mixtral, mistral = model_from_config(MIXTRAL_8X7B, seq_len=1024), model_from_config(MISTRAL_7B, seq_len=1024)
+    expert = 3 * 4096 * 14336
+    assert mixtral.params - mixtral.active_params == 32 * 6 * expert  # 6 of 8 experts idle per token
+    # with the same attention, the mixture computes like Mistral plus one more expert and the router per token
+    assert mixtral.flops_per_sample - mistral.flops_per_sample == pytest.approx(3 * 2 * 1024 * 32 * (expert + 4096 * 8))
+    result = plan(mixtral, systems=1, batch=8)
+    assert (result.params, result.active_params) == (46_702_792_704, 12_879_925_248)
+    streamed = result.breakdown["communication"]
+    assert streamed["streamed_weight_bytes_per_step"] == 2 * 2 * result.params
+    assert streamed["streamed_gradient_bytes_per_step"] == 4 * result.params
+    as_dense = plan(mistral, systems=1, batch=8)
+    assert result.streaming.step_s > as_dense.streaming.step_s
+
+
+@pytest.mark.spec("PERF-034")
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b'{"model_type": "gpt2",\x00\x01}', "not a text file"),
+        ('{"model_type": "gpt2"}'.encode("utf-16"), "UTF-16"),
+        (b'{"model_type": "gpt2", "n_layer": 2, "n_embd": Infinity}', "n_embd is not a finite number"),
+        (b"[" * 50_000 + b"]" * 50_000, "nested"),
+        (json.dumps({"model_type": "t5", "d_model": 512, "num_layers": 6}).encode(), "encoder-decoder"),
+    ],
+)
+def test_unreadable_and_encoder_decoder_configs_are_refused_naming_the_file(data, message, tmp_path, capsys):
+    path = tmp_path / "config.json"
+    path.write_bytes(data)
+    with pytest.raises(ModelConfigError, match=message) as info:
+        load_model_config(path)
+    assert str(path) in str(info.value) and "\n" not in str(info.value)
+    assert (message == "encoder-decoder") == isinstance(info.value, UnsupportedModelError)
+    assert cli_main(["plan", "--model-config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and message in err and "Traceback" not in err
+
+
+@pytest.mark.spec("PERF-034")
+def test_a_field_of_the_wrong_type_names_its_key(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**MIXTRAL_8X7B, "num_local_experts": "8"}))
+    with pytest.raises(ModelConfigError) as info:
+        load_model_config(path)
+    assert info.value.key == "num_local_experts" and str(path) in str(info.value)
+
+
+ZOO_LLAMA2_7B = {  # the model: section of the Model Zoo 2.10 params_llama2_7b.yaml, architecture keys
+    "name": "llama",
+    "vocab_size": 32000,
+    "hidden_size": 4096,
+    "position_embedding_type": "rotary",
+    "share_embedding_weights": False,
+    "max_position_embeddings": 4096,
+    "num_hidden_layers": 32,
+    "norm_type": "rmsnorm",
+    "num_heads": 32,
+    "use_projection_bias_in_attention": False,
+    "use_ffn_bias_in_attention": False,
+    "filter_size": 11008,
+    "nonlinearity": "swiglu",
+    "use_ffn_bias": False,
+    "use_bias_in_output": False,
+}
+
+
+@pytest.mark.spec("PERF-035")
+def test_zoo_sections_of_both_release_lines_read_the_published_model():
+    assert model_from_zoo_section(ZOO_LLAMA2_7B).params == 6_738_415_616  # Llama-2-7b's checkpoint
+    first = {k: v for k, v in ZOO_LLAMA2_7B.items() if k not in ("name", "norm_type")}
+    assert model_from_zoo_section({**first, "use_rms_norm": True}, family="llama").params == 6_738_415_616
+    mixtral = {
+        **ZOO_LLAMA2_7B,
+        "name": "mixtral",
+        "filter_size": 14336,
+        "attention_module": "multiquery_attention",
+        "extra_attention_params": {"num_kv_groups": 8},
+        "moe": {"num_experts": 8, "top_k": 2},
+    }
+    model = model_from_zoo_section(mixtral, source="params_mixtral_8x7b.yaml: trainer.init.model")
+    assert (model.params, model.active_params) == (46_702_792_704, 12_879_925_248)
+    assert plan(model, systems=2, batch=8).samples_per_s > 0
+    with pytest.raises(ModelConfigError, match="^params.yaml: model: field moe.top_k") as info:
+        model_from_zoo_section({**mixtral, "moe": {"num_experts": 8, "top_k": "2"}}, source="params.yaml: model")
+    assert info.value.key == "moe.top_k"
 
 
 # --- the calibrated model (PERF-026 to PERF-029) -------------------------------------------------------

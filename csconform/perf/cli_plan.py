@@ -4,11 +4,13 @@
                    [--mode pipelined|weight_streaming] [--systems N] [--batch B] [--seq-len T]
                    [--json OUT] [--png OUT]
 
-``--model-config`` reads a Hugging Face style ``config.json`` (or the same fields as YAML) of the
-gpt2, gptj, gpt_neox, llama or bert families (:mod:`csconform.perf.model_config`); ``--batch`` is
-the global batch.  Prints a one-line summary.  Unknown names, a config with a missing or
-contradictory field, a model that does not fit pipelined mode and a cluster larger than the preset
-allows are typed errors, which the ``csconform`` entry point prints as one line and exit status 2.
+``--model-config`` reads a Hugging Face style ``config.json`` (or the same fields as YAML) of a
+family :mod:`csconform.perf.model_config` knows; ``--batch`` is the global batch.  Prints a one-line
+summary (total and, for a mixture of experts, active parameters; the weight bytes streamed per step)
+and the notes on how the config was read.  Unknown names, an unreadable file, a config with a
+missing or contradictory field, an encoder-decoder model, a model that does not fit pipelined mode
+and a cluster larger than the preset allows are typed errors, which the ``csconform`` entry point
+prints as one line and exit status 2.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import argparse
 
 from csconform.output_guard import write_text
 from csconform.perf.model_config import load_model_config
-from csconform.perf.plan import MODES, plan
+from csconform.perf.plan import MODES, Plan, plan
 
 
 def run(arguments: argparse.Namespace) -> int:
@@ -37,12 +39,25 @@ def run(arguments: argparse.Namespace) -> int:
         from csconform.perf.figures import wafer_map  # matplotlib only when a figure is asked for
 
         wafer_map(result, arguments.png)
-    print(
+    print(summary(result))
+    return 0
+
+
+def summary(result: Plan) -> str:
+    """The printed result: one line of figures, then the notes on how the model was read."""
+    active = ""
+    if result.active_params != result.params:
+        active = f" ({result.active_params / 1e6:.1f}M active per token)"
+    streamed = ""
+    if result.mode == "weight_streaming":
+        weights = result.breakdown["communication"]["streamed_weight_bytes_per_step"]
+        streamed = f", {weights / 1e9:.4g} GB of weights streamed per step"
+    line = (
         f"{result.model} on {result.systems} x {result.wafer} ({result.mode}): "
         f"{result.samples_per_s:.4g} samples/s (bound {result.bound_samples_per_s:.4g}), "
-        f"{result.params / 1e6:.1f}M parameters, {len(result.kernels)} kernels"
+        f"{result.params / 1e6:.1f}M parameters{active}{streamed}, {len(result.kernels)} kernels"
     )
-    return 0
+    return "\n".join([line, *(f"  note: {note}" for note in result.notes)])
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:

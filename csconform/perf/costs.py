@@ -15,9 +15,15 @@ kind                    in_features           out_features         tokens
 ======================  ====================  ===================  ==========================
 
 ``attention`` includes its Q, K, V and output projections (4 d^2 weights, biased; heads x d_head = d_model);
-with grouped-query attention ``kv_features`` is the width of the K and V projections (kv heads x
-d_head; 0 means d_model, plain multi-head attention); ``heads`` is informative. ``conv`` uses ``kernel_size``
-(square) and ``stride`` (its input has tokens x stride^2 pixels).
+``q_features`` is the width of the queries and of the context (heads x d_head; 0 means d_model) and,
+with grouped-query or multi-query attention, ``kv_features`` the width of the K and V projections
+(kv heads x d_head; 0 means the query width); ``bias`` is the Q, K, V biases' and ``output_bias``
+the output projection's (``None``: the same as ``bias``); ``window`` caps the keys a query attends
+to (sliding-window attention; 0: the whole sequence); ``heads`` is informative. ``conv`` uses
+``kernel_size`` (square) and ``stride`` (its input has tokens x stride^2 pixels).
+A ``dense`` layer with ``experts`` > 1 is the layer of a mixture of experts: it owns ``experts``
+copies of its weights and each token goes through ``experts_per_token`` of them, so its parameters
+(and what weight streaming moves) count every expert while its FLOPs count the active ones.
 ``layer_norm`` also stands for batch normalisation (2 parameters per feature) and, with ``bias=False``,
 for RMS normalisation (1 parameter per feature).
 ``tied=True`` marks a layer whose weight matrix is another layer's (a language model head tied to
@@ -29,8 +35,14 @@ Conventions (why): one multiply-add is 2 FLOPs; the backward pass costs twice th
 activation gradient and the weight gradient are each one GEMM of the forward's size), giving the
 familiar 6N FLOPs per token for transformers (FACTS.md#Hardware). Weights and optimizer state are
 FP32 on the wafer, activations 16-bit (FACTS.md#Number formats, mixed precision). A layer saves
-its input for the backward pass (attention also saves Q, K, V and the context, 4 more d-wide
-tensors, and recomputes its T x T scores instead of storing them).
+its input for the backward pass (attention also saves Q, K, V and the context, and recomputes its
+T x T scores instead of storing them).
+
+So the training FLOPs of one sequence of T tokens are (the "6N + attention" formula)
+3 x [2 T N_matmul + 4 T K q per attention layer + 8 T f per norm] + T d per embedding table,
+where N_matmul counts the matrix weights a token uses (a tied LM head's included, inactive experts
+not), K = min(T, window) the keys per query, q the query width and f a norm's features; the last
+term is the embedding's backward scatter-add (its forward is a lookup).
 """
 
 from __future__ import annotations
@@ -69,6 +81,11 @@ class Layer:
     tied: bool = False
     group: str = ""
     kv_features: int = 0
+    q_features: int = 0
+    output_bias: bool | None = None
+    window: int = 0
+    experts: int = 1
+    experts_per_token: int = 1
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -83,15 +100,39 @@ class Layer:
             raise InvalidInputError(f"layer {self.name}: {self.kind} needs in_features == out_features")
         if self.kind == "attention" and self.heads < 1:
             raise InvalidInputError(f"layer {self.name}: attention needs heads >= 1, got {self.heads}")
-        if not isinstance(self.kv_features, int) or isinstance(self.kv_features, bool) or self.kv_features < 0:
-            raise InvalidInputError(f"layer {self.name}: kv_features must be an integer >= 0, got {self.kv_features!r}")
-        if self.kv_features and (self.kind != "attention" or self.kv_features > self.in_features):
-            raise InvalidInputError(f"layer {self.name}: kv_features applies to attention and is at most d_model")
+        for label in ("kv_features", "q_features", "window"):
+            value = getattr(self, label)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise InvalidInputError(f"layer {self.name}: {label} must be an integer >= 0, got {value!r}")
+            if value and self.kind != "attention":
+                raise InvalidInputError(f"layer {self.name}: {label} applies to attention only")
+        if self.kv_features > self.query_features:
+            raise InvalidInputError(f"layer {self.name}: kv_features is at most the query width")
+        if self.output_bias is not None and (not isinstance(self.output_bias, bool) or self.kind != "attention"):
+            raise InvalidInputError(f"layer {self.name}: output_bias is true, false or None, for attention only")
+        for label in ("experts", "experts_per_token"):
+            value = getattr(self, label)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise InvalidInputError(f"layer {self.name}: {label} must be a positive integer, got {value!r}")
+        if self.experts_per_token > self.experts:
+            raise InvalidInputError(f"layer {self.name}: experts_per_token exceeds experts ({self.experts})")
+        if self.experts > 1 and (self.kind != "dense" or self.tied):
+            raise InvalidInputError(f"layer {self.name}: experts apply to untied dense layers only")
+
+    @functools.cached_property
+    def query_features(self) -> int:
+        """Width of the queries and the attention context (heads x d_head; d_model unless given)."""
+        return self.q_features or self.in_features
 
     @functools.cached_property
     def key_value_features(self) -> int:
-        """Width of the K and V projections (d_model unless grouped-query attention narrows them)."""
-        return self.kv_features or self.in_features
+        """Width of the K and V projections (the query width unless grouped-query attention narrows them)."""
+        return self.kv_features or self.query_features
+
+    @functools.cached_property
+    def keys_per_query(self) -> int:
+        """Keys one query attends to: the sequence, or the sliding window when it is shorter."""
+        return min(self.tokens, self.window) if self.window else self.tokens
 
     # --- parameters --------------------------------------------------------------------------------
 
@@ -102,19 +143,27 @@ class Layer:
         if self.kind == "dense":
             weights, biases = i * o, (o if self.bias else 0)
         elif self.kind == "attention":
-            kv = self.key_value_features
-            weights, biases = 2 * i * i + 2 * i * kv, (2 * i + 2 * kv if self.bias else 0)
+            q, kv = self.query_features, self.key_value_features
+            output_bias = self.bias if self.output_bias is None else self.output_bias
+            weights = 2 * i * q + 2 * i * kv
+            biases = (q + 2 * kv if self.bias else 0) + (i if output_bias else 0)
         elif self.kind == "layer_norm":
             weights, biases = i, (i if self.bias else 0)
         elif self.kind == "embedding":
             weights, biases = i * o, 0
         else:  # conv
             weights, biases = self.kernel_size**2 * i * o, (o if self.bias else 0)
-        return (0 if self.tied else weights) + biases
+        return self.experts * ((0 if self.tied else weights) + biases)
+
+    @functools.cached_property
+    def active_params(self) -> int:
+        """Parameters one token goes through: all of them, except the experts the token is not sent to."""
+        return self.params // self.experts * self.experts_per_token
 
     @functools.cached_property
     def used_params(self) -> int:
-        """Parameters the layer reads, including a tied weight it shares (what weight streaming moves)."""
+        """Parameters the layer reads, including a tied weight it shares, and every expert (what weight
+        streaming moves: the weights of all experts, whichever tokens they receive)."""
         shared = self.in_features * self.out_features if self.tied else 0
         return self.params + shared
 
@@ -125,9 +174,9 @@ class Layer:
         """Forward FLOPs for one sample."""
         i, o, t = self.in_features, self.out_features, self.tokens
         if self.kind == "dense":
-            return float(FLOPS_PER_MAC * i * o * t)
+            return float(FLOPS_PER_MAC * i * o * t * self.experts_per_token)
         if self.kind == "attention":
-            projections = FLOPS_PER_MAC * (2 * i * i + 2 * i * self.key_value_features) * t
+            projections = FLOPS_PER_MAC * (2 * i * self.query_features + 2 * i * self.key_value_features) * t
             return float(projections) + self.attention_core_forward_flops
         if self.kind == "layer_norm":
             return float(LAYER_NORM_FLOPS_PER_ELEMENT * i * t)
@@ -137,10 +186,13 @@ class Layer:
 
     @functools.cached_property
     def attention_core_forward_flops(self) -> float:
-        """Forward FLOPs of Q K^T and softmax(.) V for one sample: the part of attention with no weights."""
+        """Forward FLOPs of Q K^T and softmax(.) V for one sample: the part of attention with no weights.
+
+        Every query meets ``keys_per_query`` keys (the whole sequence, as the 6N + attention formula
+        counts it, or the sliding window)."""
         if self.kind != "attention":
             return 0.0
-        return float(FLOPS_PER_MAC * 2 * self.tokens * self.tokens * self.in_features)
+        return float(FLOPS_PER_MAC * 2 * self.tokens * self.keys_per_query * self.query_features)
 
     @functools.cached_property
     def backward_flops(self) -> float:
@@ -177,12 +229,12 @@ class Layer:
             return float(4 * self.tokens)  # int32 indices
         if self.kind == "conv":
             return float(ACTIVATION_BYTES * self.in_features * self.tokens * self.stride**2)
-        return float(ACTIVATION_BYTES * self.in_features * self.tokens)
+        return float(ACTIVATION_BYTES * self.in_features * self.tokens * self.experts_per_token)
 
     @functools.cached_property
     def output_bytes(self) -> float:
-        """Edge tensor leaving the layer for one sample (forward)."""
-        return float(ACTIVATION_BYTES * self.out_features * self.tokens)
+        """Edge tensor leaving the layer for one sample (forward); an expert layer's per active expert."""
+        return float(ACTIVATION_BYTES * self.out_features * self.tokens * self.experts_per_token)
 
     @functools.cached_property
     def activation_bytes_per_sample(self) -> float:
@@ -190,7 +242,8 @@ class Layer:
         if self.kind == "embedding":
             return self.input_bytes
         if self.kind == "attention":
-            return float(ACTIVATION_BYTES * (3 * self.in_features + 2 * self.key_value_features) * self.tokens)
+            saved = self.in_features + 2 * self.query_features + 2 * self.key_value_features
+            return float(ACTIVATION_BYTES * saved * self.tokens)
         return self.input_bytes
 
 
@@ -211,6 +264,10 @@ class KernelCost:
     @functools.cached_property
     def params(self) -> int:
         return sum(layer.params for layer in self.layers)
+
+    @functools.cached_property
+    def active_params(self) -> int:
+        return sum(layer.active_params for layer in self.layers)
 
     @functools.cached_property
     def used_params(self) -> int:
@@ -296,6 +353,11 @@ def _kernel(layers: list[Layer], index: int, optimizer: str) -> KernelCost:
 
 def total_params(layers: Iterable[Layer]) -> int:
     return sum(layer.params for layer in layers)
+
+
+def active_params(layers: Iterable[Layer]) -> int:
+    """Parameters one token goes through (the total, less the experts it is not routed to)."""
+    return sum(layer.active_params for layer in layers)
 
 
 def model_flops_per_sample(layers: Iterable[Layer]) -> float:

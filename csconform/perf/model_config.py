@@ -1,30 +1,53 @@
 """Model descriptions from Hugging Face style configs: a ``config.json``, or the same fields as YAML.
 
 A config names its family in ``model_type`` and its shape in the usual fields (``n_layer`` or
-``num_hidden_layers``, ``n_embd`` or ``hidden_size``, ...). :func:`model_from_config` turns it into a
+``num_hidden_layers``, ``n_embd`` or ``hidden_size``, ...). :func:`model_from_config` reads the
+architectural choices into a :class:`~csconform.perf.transformer.Transformer` and returns a
 :class:`ModelSpec`, the list of :class:`~csconform.perf.costs.Layer` records the performance model
-plans. Families:
+plans. Families (what each reads beyond the sizes, as Hugging Face's own model code builds it):
 
 ==============  ===============================================================================
-``gpt2``        learned positions, pre-LN blocks, MLP d -> ``n_inner`` (4d) -> d, tied LM head
-                (GPT-2, and GPT-3-style models such as Cerebras-GPT, which use this type)
-``gptj``        rotary positions, attention and MLP in parallel from one LN, no attention biases,
-                untied LM head with a bias
-``gpt_neox``    rotary positions, two LNs per block, biased projections, untied output layer
-``llama``       rotary positions, RMSNorm, gated SiLU MLP (gate and up d -> ffn, down ffn -> d),
-                grouped-query attention (``num_key_value_heads``), no biases, untied LM head
-``bert``        learned positions and token types, encoder; the heads follow ``architectures``:
-                ``*ForSequenceClassification`` a pooler and a classifier, otherwise the pre-training
-                heads (masked LM tied to the word embedding, next-sentence prediction)
+``gpt2``        learned positions (``n_positions``; ``n_ctx`` is a legacy field transformers
+                ignores), pre-LN blocks, MLP d -> ``n_inner`` (4d) -> d, tied LM head
+``gptj``        rotary, attention and MLP in parallel from one LN, no attention biases, LM head bias
+``gpt_neox``    rotary, two LNs per block, biased projections (``attention_bias``), untied output
+``llama``       rotary, RMSNorm, gated SiLU MLP, grouped-query attention (``num_key_value_heads``),
+                ``attention_bias``/``mlp_bias``, ``head_dim``; LLaMA-1's ``max_sequence_length``
+``mistral``     llama's block without biases, sliding-window attention (``sliding_window``)
+``qwen2``       mistral's, with Q, K and V biases (not the output's); the window only when
+                ``use_sliding_window``, from block ``max_window_layers`` on
+``mixtral``     mistral's attention, a mixture of ``num_local_experts`` gated MLPs of which
+                ``num_experts_per_tok`` run per token, a router without bias
+``phi``         phi-1/1.5/2: partial rotary, one LN feeding attention and MLP in parallel, biases
+                on every dense layer and the LM head, optional ``qk_layernorm``
+``falcon``      parallel attention (one LN, or ``ln_attn``/``ln_mlp`` with
+                ``new_decoder_architecture``), multi-query (``multi_query``) or grouped
+                (``num_kv_heads``) fused QKV, ``bias``, rotary or ALiBi, tied LM head
+``opt``         learned positions with 2 extra rows, ReLU MLP ``ffn_dim``, ``enable_bias``,
+                ``word_embed_proj_dim`` projections, final LN unless post-LN, tied LM head
+``bloom``       ALiBi (no position table), LN after the embedding, biased fused QKV, MLP 4d
+``bert``        learned positions and token types, embedding LN, post-LN encoder
+``roberta``     bert's encoder (its position table has ``max_position_embeddings`` rows)
 ``resnet``      Hugging Face ResNetConfig (bottleneck blocks); ``image_size`` (default 224) is ours
 ``mlp``         ours: a fully connected network, ``layer_widths`` from input to output
 ==============  ===============================================================================
 
-Size fields are required (a real ``config.json`` always has them); fields that Hugging Face treats as
-optional take Hugging Face's defaults (``tie_word_embeddings``, ``n_inner``, ``num_key_value_heads``,
-``type_vocab_size``, ...). Anything missing, contradictory or out of range is an
-:class:`~csconform.errors.InvalidInputError` whose one-line message names the field; an unknown
-``model_type`` is an :class:`~csconform.errors.UnknownNameError` listing the known ones.
+Heads follow ``architectures``, and the model's notes say which are counted: a decoder's
+``*ForCausalLM``/``*LMHeadModel`` (or no ``architectures``) gets the LM head, ``*ForSequenceClassification``
+a score layer, the bare ``*Model`` none. BERT and RoBERTa: ``*ForMaskedLM`` the masked-LM head
+(dense transform, LayerNorm, decoder tied to the token embedding, its bias) and no pooler;
+``*ForPreTraining`` (BERT's default) adds the pooler and next-sentence prediction; ``*Model`` the
+pooler only; ``*ForSequenceClassification`` the pooler (RoBERTa: its dense layer) and a classifier.
+Encoder-decoder models (``t5``, ``bart``, ...) are refused with an :class:`UnsupportedModelError`
+that says so: their encoder and decoder run over sequences of different lengths with
+cross-attention between them, which this performance model does not describe.
+
+Size fields are required (a real ``config.json`` has them); optional fields take Hugging Face's
+defaults. Anything missing, contradictory, non-finite or out of range is a
+:class:`~csconform.errors.ModelConfigError` whose one-line message names the file and the key; an
+unknown ``model_type`` is an :class:`~csconform.errors.UnknownNameError` listing the known ones.
+A file that is not UTF-8 text (binary, UTF-16), not JSON/YAML, nested absurdly deep, or gives a key
+twice (JSON and YAML readers silently keep the last) is refused the same way, never with a traceback.
 
 An optional ``"csconform"`` object carries what the zoo knows beyond the architecture: the published
 parameter count and its source, a default batch and sequence length, and aliases.
@@ -32,7 +55,10 @@ parameter count and its source, a default batch and sequence length, and aliases
 
 from __future__ import annotations
 
+import codecs
+import functools
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,8 +66,18 @@ from typing import Any
 
 import yaml
 
-from csconform.errors import InvalidInputError, UnknownNameError
-from csconform.perf.costs import Layer, model_flops_per_sample, total_params
+from csconform.errors import ModelConfigError, UnknownNameError, UnsupportedModelError
+from csconform.perf.costs import Layer, active_params, model_flops_per_sample, total_params
+from csconform.perf.transformer import (
+    MLP,
+    Attention,
+    Transformer,
+    classifier,
+    lm_head,
+    masked_lm_head,
+    pooler,
+    trunk,
+)
 
 DEFAULT_BATCH = 256
 ACTIVATIONS = (
@@ -60,14 +96,49 @@ ACTIVATIONS = (
 # Upper bounds far above any published model; they keep a mistyped config from building millions of layers.
 MAX_LAYERS = 2048
 MAX_WIDTH = 2**20
+MAX_SEQUENCE = 2**24
+MAX_FILE_BYTES = 16 * 2**20  # a config.json is a few kB; anything this large is not one
+MAX_DEPTH = 64  # real configs nest a few levels (rope_scaling, id2label, the csconform block)
+ENCODER_DECODER = (
+    "t5",
+    "mt5",
+    "umt5",
+    "longt5",
+    "switch_transformers",
+    "bart",
+    "mbart",
+    "pegasus",
+    "pegasus_x",
+    "marian",
+    "blenderbot",
+    "blenderbot-small",
+    "led",
+    "bigbird_pegasus",
+    "prophetnet",
+    "fsmt",
+    "m2m_100",
+    "nllb-moe",
+    "plbart",
+    "whisper",
+    "encoder-decoder",
+)
+
+FORMER_FORMATS = {
+    "phi-msft": "the former remote-code format of microsoft/phi-1, phi-1_5 and phi-2; their config.json on the hub "
+    "now has model_type phi",
+    "RefinedWeb": "Falcon's former remote-code format; tiiuae's config.json on the hub now has model_type falcon",
+    "RefinedWebModel": "Falcon's former remote-code format; tiiuae's config.json on the hub now has model_type falcon",
+}
 
 
 @dataclass(frozen=True)
 class ModelSpec:
     """A described model: its layers plus the published figures we check them against.
 
-    ``config`` is the configuration it was built from (``None`` for a hand-written layer list), so
-    the same model can be rebuilt at another sequence length.
+    ``config`` is the configuration it was built from (``None`` for a hand-written layer list) and
+    ``rebuild`` builds the same model at another sequence length; ``notes`` say how the reader read
+    the config where a choice was made (which field governs, which heads are counted, how a mixture
+    of experts is counted).
     """
 
     name: str
@@ -78,11 +149,19 @@ class ModelSpec:
     source: str
     family: str = "described"
     max_seq_len: int | None = None
+    notes: tuple[str, ...] = ()
     config: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
+    rebuild: Callable[[int], ModelSpec] | None = field(default=None, repr=False, compare=False)
 
     @property
     def params(self) -> int:
+        """Every trainable parameter (every expert of a mixture of experts)."""
         return total_params(self.layers)
+
+    @property
+    def active_params(self) -> int:
+        """Parameters one token goes through (the same as ``params`` unless experts are routed)."""
+        return active_params(self.layers)
 
     @property
     def flops_per_sample(self) -> float:
@@ -91,70 +170,202 @@ class ModelSpec:
 
     def at_seq_len(self, seq_len: int) -> ModelSpec:
         """The same model at another sequence length (models built from a config only)."""
-        if self.config is None:
-            raise InvalidInputError("seq_len applies to models built from a config; build the layers at that length")
-        return model_from_config(self.config, seq_len=seq_len, name=self.name)
+        if self.rebuild is None:
+            raise ModelConfigError("seq_len applies to models built from a config; build the layers at that length")
+        return self.rebuild(seq_len)
 
 
-# --- reading a config -------------------------------------------------------------------------------
+# --- reading a file ---------------------------------------------------------------------------------
 
 
 def read_config(path: str | Path) -> dict[str, Any]:
-    """Load a config file: YAML (safe loading) for ``.yaml``/``.yml``, JSON otherwise."""
+    """Load a config file: YAML (safe loading) for ``.yaml``/``.yml``, JSON otherwise.
+
+    Every way a file can be unreadable is a :class:`ModelConfigError` naming the file (and the key,
+    for a non-finite number or nesting too deep)."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
+    source = str(path)
     try:
-        data = yaml.safe_load(text) if path.suffix.lower() in (".yaml", ".yml") else json.loads(text)
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise ModelConfigError(f"{path.stat().st_size} bytes is too large for a model config", source=source)
+        data = path.read_bytes()
+    except OSError as error:
+        raise ModelConfigError(f"cannot read the file ({error.strerror or error})", source=source) from None
+    text = decode_text(data, source)
+    try:
+        if path.suffix.lower() in (".yaml", ".yml"):
+            parsed = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: no arbitrary objects
+        else:
+            parsed = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as error:
-        raise InvalidInputError(f"{path}: not valid JSON ({error.msg} at line {error.lineno})") from None
+        raise ModelConfigError(f"not valid JSON ({error.msg} at line {error.lineno})", source=source) from None
     except yaml.YAMLError as error:
-        raise InvalidInputError(f"{path}: not valid YAML ({str(error).splitlines()[0]})") from None
-    if not isinstance(data, dict):
-        raise InvalidInputError(f"{path}: a model config must be an object of fields, got {type(data).__name__}")
-    return data
+        raise ModelConfigError(f"not valid YAML ({str(error).splitlines()[0]})", source=source) from None
+    except _DuplicateKey as duplicate:
+        message = f"field {duplicate.key} is given twice{duplicate.where}"
+        raise ModelConfigError(message, source=source, key=duplicate.key) from None
+    except RecursionError:
+        raise ModelConfigError("nested too deeply to be a model config", source=source) from None
+    except ValueError as error:  # e.g. an integer of more digits than Python converts
+        raise ModelConfigError(f"unreadable value ({str(error).split(';')[0]})", source=source) from None
+    check_values(parsed, source)
+    if not isinstance(parsed, dict):
+        raise ModelConfigError(
+            f"a model config must be an object of fields, got {type(parsed).__name__}", source=source
+        )
+    return parsed
+
+
+def decode_text(data: bytes, source: str) -> str:
+    """``data`` as UTF-8 text (a UTF-8 byte-order mark is allowed); anything else is refused clearly."""
+    for bom, encoding in ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32")):
+        if data.startswith(bom):
+            raise ModelConfigError(f"the file is {encoding} text; save it as UTF-8", source=source)
+    for bom in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+        if data.startswith(bom):
+            raise ModelConfigError("the file is UTF-16 text; save it as UTF-8", source=source)
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise ModelConfigError(
+            f"not a text file: NUL byte at offset {nul} (binary data, or UTF-16/UTF-32 text "
+            "without a byte-order mark); a model config is UTF-8 text",
+            source=source,
+        )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ModelConfigError(
+            f"not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start}); save it as UTF-8",
+            source=source,
+        ) from None
+    if not text.strip():
+        raise ModelConfigError("the file is empty", source=source)
+    return text
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: Any, line: int | None = None) -> None:
+        super().__init__(key)
+        self.key, self.where = str(key), "" if line is None else f" (line {line})"
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different (the json module silently keeps the last of two)."""
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateKey(key)
+        result[key] = value
+    return result
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a mapping that gives a key twice (it silently keeps the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        self.flatten_mapping(node)  # resolve YAML merge keys (<<) first, as the base class does
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, str | int | float | bool):
+                if key in seen:
+                    raise _DuplicateKey(key, key_node.start_mark.line + 1)
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def check_values(data: Any, source: str) -> None:
+    """Refuse non-finite numbers and nesting deeper than :data:`MAX_DEPTH`, naming the key.
+
+    Each container is visited once: YAML aliases share one object, so a file of nested aliases (a
+    "billion laughs") costs its size, not its expansion."""
+    stack: list[tuple[Any, str, int]] = [(data, "", 0)]
+    visited: set[int] = set()
+    while stack:
+        value, key, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if id(value) in visited:
+                continue
+            visited.add(id(value))
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ModelConfigError(f"field {key} is not a finite number ({value})", source=source, key=key)
+        children: Any = (
+            value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        )
+        for name, child in children:
+            path = f"{key}.{name}" if key else str(name)
+            if isinstance(child, dict | list) and depth + 1 >= MAX_DEPTH:
+                raise ModelConfigError(
+                    f"field {path} is nested more than {MAX_DEPTH} levels deep", source=source, key=path
+                )
+            stack.append((child, path, depth + 1))
 
 
 def load_model_config(path: str | Path, seq_len: int | None = None) -> ModelSpec:
     """Read ``path`` and build its model (named after the file unless the config names it)."""
-    return model_from_config(read_config(path), seq_len=seq_len, name=Path(path).stem)
+    return model_from_config(read_config(path), seq_len=seq_len, name=Path(path).stem, source=str(path))
 
 
-class _Fields:
-    """Typed access to a config's fields; every problem names the field."""
+# --- typed access to fields -------------------------------------------------------------------------
 
-    def __init__(self, config: Mapping[str, Any]) -> None:
+
+def shown(value: Any) -> str:
+    """``value`` for a one-line message: its repr, shortened (an integer too long to print is described)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 100:
+        return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+class Fields:
+    """Typed access to a config's fields; every problem names the key (``prefix`` + field) and the source.
+
+    ``notes`` collects what a reader decided where a config leaves room (legacy fields, defaults)."""
+
+    def __init__(self, config: Any, source: str | None = None, prefix: str = "") -> None:
+        self.source, self.prefix = source, prefix
         if not isinstance(config, Mapping):
-            raise InvalidInputError(f"a model config must be an object of fields, got {type(config).__name__}")
+            raise self.error(f"a model config must be an object of fields, got {type(config).__name__}")
         self.config = config
+        self.notes: list[str] = []
 
-    def _present(self, names: Sequence[str]) -> list[tuple[str, Any]]:
+    def error(self, message: str, key: str | None = None, kind: type[ModelConfigError] = ModelConfigError):
+        return kind(message, source=self.source, key=None if key is None else self.prefix + key)
+
+    def key(self, name: str) -> str:
+        return self.prefix + name
+
+    def present(self, names: Sequence[str]) -> list[tuple[str, Any]]:
         return [(n, self.config[n]) for n in names if n in self.config and self.config[n] is not None]
 
     def integer(
         self, quantity: str, names: Sequence[str], default: int | None = None, minimum: int = 1, limit: int = 2**24
     ) -> int:
         """The one value of ``quantity`` spelled any of ``names``; spellings that disagree are refused."""
-        present = self._present(names)
+        present = self.present(names)
         for name, value in present:
             if not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= limit:
-                raise InvalidInputError(
-                    f"field {name} ({quantity}) must be an integer in {minimum}..{limit}, got {value!r}"
+                raise self.error(
+                    f"field {self.key(name)} ({quantity}) must be an integer in {minimum}..{limit}, got {shown(value)}",
+                    name,
                 )
         values = {value for _, value in present}
         if len(values) > 1:
-            spelled = ", ".join(f"{n}={v}" for n, v in present)
-            raise InvalidInputError(f"contradictory fields for the {quantity}: {spelled}")
+            spelled = ", ".join(f"{self.key(n)}={v}" for n, v in present)
+            raise self.error(f"contradictory fields for the {quantity}: {spelled}", present[0][0])
         if values:
             return values.pop()
         if default is None:
-            raise InvalidInputError(f"missing field {' or '.join(names)} (the {quantity})")
+            raise self.error(f"missing field {' or '.join(self.key(n) for n in names)} (the {quantity})", names[0])
         return default
 
     def labels(self, default: int) -> int:
         """Output classes: ``num_labels``, else the size of ``id2label``, else ``default``."""
         id2label = self.config.get("id2label")
         if id2label is not None and not isinstance(id2label, Mapping):
-            raise InvalidInputError(f"field id2label must be an object, got {type(id2label).__name__}")
+            raise self.error(
+                f"field {self.key('id2label')} must be an object, got {type(id2label).__name__}", "id2label"
+            )
         return self.integer("number of labels", ("num_labels",), default=len(id2label or {}) or default, limit=2**24)
 
     def flag(self, name: str, default: bool) -> bool:
@@ -162,7 +373,7 @@ class _Fields:
         if value is None:
             return default
         if not isinstance(value, bool):
-            raise InvalidInputError(f"field {name} must be true or false, got {value!r}")
+            raise self.error(f"field {self.key(name)} must be true or false, got {shown(value)}", name)
         return value
 
     def number(self, name: str, default: float, low: float, high: float) -> float:
@@ -170,233 +381,473 @@ class _Fields:
         if value is None:
             return default
         if not isinstance(value, int | float) or isinstance(value, bool) or not low <= value <= high:
-            raise InvalidInputError(f"field {name} must be a number in [{low}, {high}], got {value!r}")
+            raise self.error(f"field {self.key(name)} must be a number in [{low}, {high}], got {shown(value)}", name)
         return float(value)
 
+    def choice(self, name: str, default: str | None, choices: Sequence[str | None]) -> str | None:
+        value = self.config.get(name, default)
+        if value not in choices:
+            known = ", ".join(str(c) for c in choices)
+            raise self.error(f"field {self.key(name)} must be one of {known}, got {shown(value)}", name)
+        return value
+
     def activation(self, names: Sequence[str], default: str) -> str:
-        present = self._present(names)
+        present = self.present(names)
         for name, value in present:
             if not isinstance(value, str) or value not in ACTIVATIONS:
-                raise InvalidInputError(f"field {name}: unknown activation {value!r}; known: {', '.join(ACTIVATIONS)}")
+                raise self.error(
+                    f"field {self.key(name)}: unknown activation {shown(value)}; known: {', '.join(ACTIVATIONS)}", name
+                )
         values = {value for _, value in present}
         if len(values) > 1:
-            raise InvalidInputError(f"contradictory activation fields: {', '.join(f'{n}={v}' for n, v in present)}")
+            spelled = ", ".join(f"{self.key(n)}={v}" for n, v in present)
+            raise self.error(f"contradictory activation fields: {spelled}", present[0][0])
         return values.pop() if values else default
 
     def strings(self, name: str) -> list[str]:
         value = self.config.get(name) or []
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise InvalidInputError(f"field {name} must be a list of strings, got {value!r}")
+            raise self.error(f"field {self.key(name)} must be a list of strings, got {shown(value)}", name)
         return value
 
     def integers(self, name: str, minimum: int = 1, limit: int = 2**22) -> list[int]:
         value = self.config.get(name)
         if value is None:
-            raise InvalidInputError(f"missing field {name}")
+            raise self.error(f"missing field {self.key(name)}", name)
         if (
             not isinstance(value, list)
             or not value
             or len(value) > MAX_LAYERS
             or not all(isinstance(v, int) and not isinstance(v, bool) and minimum <= v <= limit for v in value)
         ):
-            raise InvalidInputError(f"field {name} must be a non-empty list of integers in {minimum}..{limit}")
+            raise self.error(f"field {self.key(name)} must be a non-empty list of integers in {minimum}..{limit}", name)
         return value
 
 
-# --- transformer pieces -----------------------------------------------------------------------------
+# --- shared pieces of the transformer readers -----------------------------------------------------
 
 WIDTH = ("n_embd", "hidden_size")
 LAYERS = ("n_layer", "num_hidden_layers")
 HEADS = ("n_head", "num_attention_heads")
-VOCAB = ("vocab_size",)
 
 
 @dataclass(frozen=True)
-class _Shape:
+class Shape:
+    """The sizes every transformer config states."""
+
     layers: int
     width: int
     heads: int
-    ffn: int
     vocab: int
     positions: int
     tokens: int
 
 
-def _shape(f: _Fields, positions: Sequence[str], ffn: Sequence[str], ffn_default: int | None, seq_len: int | None):
-    layers = f.integer("number of layers", LAYERS, limit=MAX_LAYERS)
-    width = f.integer("model width", WIDTH, limit=MAX_WIDTH)
-    heads = f.integer("number of attention heads", HEADS, limit=MAX_WIDTH)
-    if heads > width or width % heads:
-        raise InvalidInputError(
-            f"contradictory fields: the model width ({width}) must be a multiple of the number of attention "
-            f"heads ({heads})"
-        )
-    inner = f.integer(
-        "MLP width", ffn, default=None if ffn_default is None else ffn_default * width, limit=4 * MAX_WIDTH
-    )
-    vocab = f.integer("vocabulary size", VOCAB)
-    max_positions = f.integer("maximum sequence length", positions)
-    tokens = max_positions if seq_len is None else seq_len
-    if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 1:
-        raise InvalidInputError(f"seq_len must be a positive integer, got {tokens!r}")
-    if tokens > max_positions:
-        spelled = next(n for n in positions if f.config.get(n) is not None)
-        raise InvalidInputError(f"seq_len {tokens} is longer than the config's {spelled} ({max_positions})")
-    return _Shape(layers, width, heads, inner, vocab, max_positions, tokens)
-
-
-def _block(
-    index: int,
-    s: _Shape,
+def shape(
+    f: Fields,
+    positions: Sequence[str],
+    seq_len: int | None,
     *,
-    norms: int = 2,
-    gated: bool = False,
-    attention_bias: bool = True,
-    mlp_bias: bool = True,
-    norm_bias: bool = True,
-    kv_features: int = 0,
-) -> list[Layer]:
-    """One block: norm(s), attention with its projections, the MLP (gated: gate and up fused)."""
-    g, d, t = f"block{index}", s.width, s.tokens
-    layers = [Layer("layer_norm", d, d, t, name=f"{g}.ln1", group=g, bias=norm_bias)]
-    layers.append(
-        Layer(
-            "attention", d, d, t, name=f"{g}.attn", heads=s.heads, group=g, bias=attention_bias, kv_features=kv_features
+    width: Sequence[str] = WIDTH,
+    layers: Sequence[str] = LAYERS,
+    heads: Sequence[str] = HEADS,
+    positions_default: int | None = None,
+    positions_limit: bool = True,
+) -> Shape:
+    """Sizes, and the sequence length to plan at (``seq_len``, else the longest the config allows).
+
+    ``positions_limit=False`` is for position schemes with no table (ALiBi): the config's length
+    is then the default, not a limit."""
+    n_layers = f.integer("number of layers", layers, limit=MAX_LAYERS)
+    n_width = f.integer("model width", width, limit=MAX_WIDTH)
+    n_heads = f.integer("number of attention heads", heads, limit=MAX_WIDTH)
+    vocab = f.integer("vocabulary size", ("vocab_size",))
+    longest = f.integer("maximum sequence length", positions, default=positions_default, limit=MAX_SEQUENCE)
+    tokens = longest if seq_len is None else seq_len
+    if not isinstance(tokens, int) or isinstance(tokens, bool) or not 1 <= tokens <= MAX_SEQUENCE:
+        raise f.error(f"seq_len must be a positive integer up to {MAX_SEQUENCE}, got {shown(tokens)}")
+    if positions_limit and tokens > longest:
+        spelled = next((n for n in positions if f.config.get(n) is not None), positions[0])
+        raise f.error(f"seq_len {tokens} is longer than the config's {f.key(spelled)} ({longest})", spelled)
+    return Shape(n_layers, n_width, n_heads, vocab, longest, tokens)
+
+
+def even_heads(f: Fields, s: Shape) -> int:
+    """The head width when heads split the model width evenly (refused otherwise)."""
+    if s.heads > s.width or s.width % s.heads:
+        spelled = [n for n in (*HEADS, "num_attention_heads") if n in f.config]
+        raise f.error(
+            f"contradictory fields: the model width ({s.width}) must be a multiple of the number of attention "
+            f"heads ({s.heads})",
+            spelled[0] if spelled else None,
         )
+    return s.width // s.heads
+
+
+def head_dim(f: Fields, s: Shape) -> int:
+    """``head_dim`` when the config gives one (Mistral-Nemo's queries are wider than the model), else d / heads."""
+    if "head_dim" in f.config and f.config["head_dim"] is not None:
+        return f.integer("head dimension", ("head_dim",), limit=MAX_WIDTH)
+    return even_heads(f, s)
+
+
+def kv_heads(f: Fields, heads: int, names: Sequence[str] = ("num_key_value_heads",)) -> int:
+    groups = f.integer("number of key/value heads", names, default=heads, limit=MAX_WIDTH)
+    if groups > heads or heads % groups:
+        raise f.error(
+            f"contradictory fields: {f.key(names[0])} ({groups}) must divide the {heads} attention heads", names[0]
+        )
+    return groups
+
+
+def rotary_check(f: Fields, dim: int) -> None:
+    rotary = f.integer("rotary dimension", ("rotary_dim",), default=dim, limit=MAX_WIDTH)
+    if rotary > dim:
+        raise f.error(f"contradictory fields: rotary_dim {rotary} exceeds the head dimension {dim}", "rotary_dim")
+
+
+def decoder_head(f: Fields, t: Transformer, *, tied_default: bool, bias: bool) -> list[Layer]:
+    """The head ``architectures`` names: the LM head, a sequence-classification score layer, or none."""
+    names = f.strings("architectures")
+    if any(n.endswith("ForSequenceClassification") for n in names):
+        labels = f.labels(default=2)
+        f.notes.append(f"head: a score layer over {labels} labels (sequence classification), no LM head")
+        return [Layer("dense", t.width, labels, 1, name="score", bias=False, group="head")]
+    if not names or any(n.endswith(("ForCausalLM", "LMHeadModel")) for n in names):
+        tied = f.flag("tie_word_embeddings", tied_default)
+        f.notes.append("head: the LM head" + (" (tied to the token embedding)" if tied else " (its own weights)"))
+        return lm_head(t, tied=tied, bias=bias)
+    if all(n.endswith("Model") for n in names):
+        f.notes.append("head: none (the bare model)")
+        return []
+    raise f.error(
+        f"field {f.key('architectures')}: {', '.join(names)} is not modelled (known heads: *ForCausalLM, "
+        "*LMHeadModel, *ForSequenceClassification, the bare *Model)",
+        "architectures",
+        UnsupportedModelError,
     )
-    if norms == 2:
-        layers.append(Layer("layer_norm", d, d, t, name=f"{g}.ln2", group=g, bias=norm_bias))
-    up = 2 * s.ffn if gated else s.ffn
-    layers += [
-        Layer("dense", d, up, t, name=f"{g}.fc1", group=g, bias=mlp_bias),
-        Layer("dense", s.ffn, d, t, name=f"{g}.fc2", group=g, bias=mlp_bias),
-    ]
+
+
+# --- the families -----------------------------------------------------------------------------------
+
+
+def _gpt2(f: Fields, seq_len: int | None) -> list[Layer]:
+    # transformers' GPT2Config maps max_position_embeddings to n_positions; n_ctx is a legacy field it ignores
+    n_ctx = f.config.get("n_ctx")
+    legacy = n_ctx is not None and not f.present(("n_positions", "max_position_embeddings"))
+    s = shape(f, ("n_positions", "max_position_embeddings"), seq_len, positions_default=1024 if legacy else None)
+    if n_ctx is not None and n_ctx != s.positions:
+        f.notes.append(
+            f"n_ctx ({shown(n_ctx)}) is a legacy field transformers ignores; n_positions ({s.positions}) sets the "
+            "position table and the longest sequence"
+            + (" (transformers' default, as the config has no n_positions)" if legacy else "")
+        )
+    f.activation(("activation_function",), "gelu_new")
+    if f.flag("add_cross_attention", False):
+        raise f.error(
+            "field add_cross_attention: cross-attention blocks are not modelled",
+            "add_cross_attention",
+            UnsupportedModelError,
+        )
+    ffn = f.integer("MLP width", ("n_inner",), default=4 * s.width, limit=4 * MAX_WIDTH)
+    t = Transformer(
+        s.layers,
+        s.width,
+        s.vocab,
+        s.tokens,
+        Attention(s.heads, s.heads, even_heads(f, s), True, True),
+        MLP(ffn, gated=False, bias=True),
+        position_table=s.positions,
+    )
+    return trunk(t) + decoder_head(f, t, tied_default=True, bias=False)
+
+
+def _gptj(f: Fields, seq_len: int | None) -> list[Layer]:
+    s = shape(f, ("n_positions", "max_position_embeddings"), seq_len)
+    f.activation(("activation_function",), "gelu_new")
+    dim = even_heads(f, s)
+    rotary_check(f, dim)
+    ffn = f.integer("MLP width", ("n_inner",), default=4 * s.width, limit=4 * MAX_WIDTH)
+    t = Transformer(
+        s.layers,
+        s.width,
+        s.vocab,
+        s.tokens,
+        Attention(s.heads, s.heads, dim, False, False),
+        MLP(ffn, gated=False, bias=True),
+        block_norms=1,
+    )
+    return trunk(t) + decoder_head(f, t, tied_default=False, bias=True)
+
+
+def _gpt_neox(f: Fields, seq_len: int | None) -> list[Layer]:
+    s = shape(f, ("max_position_embeddings",), seq_len)
+    f.activation(("hidden_act",), "gelu")
+    f.number("rotary_pct", 0.25, 0.0, 1.0)
+    f.flag("use_parallel_residual", True)  # attention and MLP in parallel or not, each with its own LN
+    bias = f.flag("attention_bias", True)
+    ffn = f.integer("MLP width", ("intermediate_size",), limit=4 * MAX_WIDTH)
+    t = Transformer(
+        s.layers,
+        s.width,
+        s.vocab,
+        s.tokens,
+        Attention(s.heads, s.heads, even_heads(f, s), bias, bias),
+        MLP(ffn, False, True),
+    )
+    return trunk(t) + decoder_head(f, t, tied_default=False, bias=False)
+
+
+def _llama_like(f: Fields, seq_len: int | None, family: str) -> list[Layer]:
+    """LLaMA and its descendants: RMSNorm, gated SiLU MLP, grouped-query attention, rotary positions."""
+    positions: tuple[str, ...] = ("max_position_embeddings",)
+    if family == "llama" and not f.present(positions) and f.present(("max_sequence_length",)):
+        positions = ("max_sequence_length",)
+        f.notes.append(
+            "max_sequence_length (a LLaMA-1 conversion field transformers ignores) is the longest sequence, as the "
+            "config has no max_position_embeddings; rotary positions have no table, so it does not change the count"
+        )
+    elif family == "llama" and f.present(("max_sequence_length",)):
+        f.notes.append("max_position_embeddings governs; max_sequence_length is a LLaMA-1 field transformers ignores")
+    s = shape(f, positions, seq_len)
+    f.activation(("hidden_act",), "silu")
+    dim = head_dim(f, s)
+    groups = kv_heads(f, s.heads)
+    ffn = f.integer("MLP width", ("intermediate_size",), limit=4 * MAX_WIDTH)
+    qkv_bias = output_bias = mlp_bias = False
+    window, windowed = 0, None
+    experts, per_token = 1, 1
+    if family == "llama":
+        qkv_bias = output_bias = f.flag("attention_bias", False)
+        mlp_bias = f.flag("mlp_bias", False)
+    elif family == "qwen2":
+        qkv_bias = True
+        if f.flag("use_sliding_window", False):
+            window = f.integer("sliding window", ("sliding_window",), default=4096, limit=MAX_SEQUENCE)
+            first = f.integer("first windowed block", ("max_window_layers",), default=28, minimum=0, limit=MAX_LAYERS)
+            windowed = tuple(range(first, s.layers))
+    if family in ("mistral", "mixtral"):
+        # transformers' MistralConfig defaults sliding_window to 4096 when the field is absent; Mixtral's to None
+        default = 4096 if family == "mistral" and "sliding_window" not in f.config else 0
+        window = f.integer("sliding window", ("sliding_window",), default=default, limit=MAX_SEQUENCE)
+    if window:
+        where = (
+            "every block" if windowed is None else f"blocks {windowed[0]}..{s.layers - 1}" if windowed else "no block"
+        )
+        f.notes.append(f"sliding-window attention: each query attends to at most {window} keys in {where}")
+    if family == "mixtral":
+        experts = f.integer("number of experts", ("num_local_experts",), default=8, limit=2**16)
+        per_token = f.integer("experts per token", ("num_experts_per_tok",), default=2, limit=2**16)
+        if per_token > experts:
+            raise f.error(
+                f"contradictory fields: num_experts_per_tok ({per_token}) exceeds num_local_experts ({experts})",
+                "num_experts_per_tok",
+            )
+    t = Transformer(
+        s.layers,
+        s.width,
+        s.vocab,
+        s.tokens,
+        Attention(s.heads, groups, dim, qkv_bias, output_bias, window=window, windowed_layers=windowed),
+        MLP(ffn, gated=True, bias=mlp_bias, experts=experts, experts_per_token=per_token),
+        norm="rms",
+    )
+    layers = trunk(t) + decoder_head(f, t, tied_default=False, bias=False)
+    if experts > 1:
+        f.notes.append(moe_note(layers, experts, per_token))
     return layers
 
 
-def _lm_head(s: _Shape, *, tied: bool, bias: bool, norm_bias: bool = True) -> list[Layer]:
-    d, t = s.width, s.tokens
-    return [
-        Layer("layer_norm", d, d, t, name="ln_f", group="head", bias=norm_bias),
-        Layer("dense", d, s.vocab, t, name="lm_head", bias=bias, tied=tied, group="head"),
-    ]
+def moe_note(layers: Sequence[Layer], experts: int, per_token: int) -> str:
+    total, active = total_params(layers), active_params(layers)
+    return (
+        f"mixture of experts: {total:,} parameters in all ({experts} experts per block), {active:,} active per token "
+        f"(top {per_token}); weight streaming moves every expert's weights each step, compute uses the active ones"
+    )
 
 
-def _gpt2(f: _Fields, seq_len: int | None) -> list[Layer]:
-    s = _shape(f, ("n_positions", "n_ctx", "max_position_embeddings"), ("n_inner",), 4, seq_len)
-    f.activation(("activation_function",), "gelu_new")
-    layers = [
-        Layer("embedding", s.vocab, s.width, s.tokens, name="wte", group="embeddings"),
-        Layer("embedding", s.positions, s.width, s.tokens, name="wpe", group="embeddings"),
-    ]
-    for i in range(s.layers):
-        layers += _block(i, s)
-    return layers + _lm_head(s, tied=f.flag("tie_word_embeddings", True), bias=False)
+def _phi(f: Fields, seq_len: int | None) -> list[Layer]:
+    s = shape(f, ("max_position_embeddings",), seq_len)
+    f.activation(("hidden_act",), "gelu_new")
+    f.number("partial_rotary_factor", 0.5, 0.0, 1.0)  # rotates part of each head: no parameters either way
+    dim = head_dim(f, s)
+    t = Transformer(
+        s.layers,
+        s.width,
+        s.vocab,
+        s.tokens,
+        Attention(s.heads, kv_heads(f, s.heads), dim, True, True, qk_norm=f.flag("qk_layernorm", False)),
+        MLP(f.integer("MLP width", ("intermediate_size",), limit=4 * MAX_WIDTH), gated=False, bias=True),
+        block_norms=1,
+    )
+    return trunk(t) + decoder_head(f, t, tied_default=False, bias=True)
 
 
-def _rotary_dim_check(f: _Fields, s: _Shape) -> None:
-    head_dim = s.width // s.heads
-    rotary = f.integer("rotary dimension", ("rotary_dim",), default=head_dim, limit=MAX_WIDTH)
-    if rotary > head_dim:
-        raise InvalidInputError(f"contradictory fields: rotary_dim {rotary} exceeds the head dimension {head_dim}")
+def _falcon(f: Fields, seq_len: int | None) -> list[Layer]:
+    absent = not f.present(("max_position_embeddings",))
+    s = shape(
+        f,
+        ("max_position_embeddings",),
+        seq_len,
+        width=("hidden_size", "n_embed"),
+        layers=("num_hidden_layers", "n_layer"),
+        heads=("num_attention_heads", "n_head"),
+        positions_default=2048,
+    )
+    if absent:
+        f.notes.append("max_position_embeddings absent: transformers' default 2048 is the longest sequence")
+    dim = even_heads(f, s)
+    new_architecture = f.flag("new_decoder_architecture", False)
+    multi_query = f.flag("multi_query", True)
+    parallel = f.flag("parallel_attn", True)
+    bias = f.flag("bias", False)
+    if new_architecture:
+        groups = kv_heads(f, s.heads, ("num_kv_heads", "n_head_kv"))
+        norms = f.integer("norms per block", ("num_ln_in_parallel_attn",), default=2, limit=2) if parallel else 2
+    else:
+        groups = 1 if multi_query else s.heads
+        norms = 1 if parallel else 2
+    f.notes.append(
+        ("alibi positions" if f.flag("alibi", False) else "rotary positions")
+        + f", {groups} key/value head{'s' if groups > 1 else ''}, {norms} LayerNorm{'s' if norms > 1 else ''} per block"
+        + (", attention and MLP in parallel" if parallel else "")
+    )
+    ffn = f.integer("MLP width", ("ffn_hidden_size",), default=4 * s.width, limit=4 * MAX_WIDTH)
+    t = Transformer(
+        s.layers,
+        s.width,
+        s.vocab,
+        s.tokens,
+        Attention(s.heads, groups, dim, bias, bias),
+        MLP(ffn, gated=False, bias=bias),
+        block_norms=norms,
+    )
+    return trunk(t) + decoder_head(f, t, tied_default=True, bias=False)
 
 
-def _gptj(f: _Fields, seq_len: int | None) -> list[Layer]:
-    s = _shape(f, ("n_positions", "max_position_embeddings"), ("n_inner",), 4, seq_len)
-    f.activation(("activation_function",), "gelu_new")
-    _rotary_dim_check(f, s)
-    layers = [Layer("embedding", s.vocab, s.width, s.tokens, name="wte", group="embeddings")]
-    for i in range(s.layers):
-        layers += _block(i, s, norms=1, attention_bias=False)
-    return layers + _lm_head(s, tied=f.flag("tie_word_embeddings", False), bias=True)
+def _opt(f: Fields, seq_len: int | None) -> list[Layer]:
+    s = shape(f, ("max_position_embeddings",), seq_len)
+    f.activation(("activation_function",), "relu")
+    if not f.flag("layer_norm_elementwise_affine", True):
+        raise f.error(
+            "field layer_norm_elementwise_affine: LayerNorms without weights are not modelled",
+            "layer_norm_elementwise_affine",
+            UnsupportedModelError,
+        )
+    bias = f.flag("enable_bias", True)
+    projection = f.integer("word embedding width", ("word_embed_proj_dim",), default=s.width, limit=MAX_WIDTH)
+    final_norm = f.flag("do_layer_norm_before", True) and not f.flag("_remove_final_layer_norm", False)
+    f.notes.append(f"OPT's learned position table has max_position_embeddings + 2 = {s.positions + 2} rows")
+    t = Transformer(
+        s.layers,
+        s.width,
+        s.vocab,
+        s.tokens,
+        Attention(s.heads, s.heads, even_heads(f, s), bias, bias),
+        MLP(f.integer("MLP width", ("ffn_dim",), limit=4 * MAX_WIDTH), gated=False, bias=bias),
+        position_table=s.positions + 2,
+        embedding_width=0 if projection == s.width else projection,
+        final_norm=final_norm,
+    )
+    return trunk(t) + decoder_head(f, t, tied_default=True, bias=False)
 
 
-def _gpt_neox(f: _Fields, seq_len: int | None) -> list[Layer]:
-    s = _shape(f, ("max_position_embeddings",), ("intermediate_size",), None, seq_len)
+def _bloom(f: Fields, seq_len: int | None) -> list[Layer]:
+    s = shape(
+        f,
+        ("seq_length",),
+        seq_len,
+        width=("hidden_size", "n_embed"),
+        layers=("num_hidden_layers", "n_layer"),
+        heads=("num_attention_heads", "n_head"),
+        positions_default=2048,
+        positions_limit=False,
+    )
+    stated = "seq_length, the training length" if f.present(("seq_length",)) else "no seq_length given"
+    f.notes.append(
+        f"ALiBi positions: no position table; {s.positions} ({stated}) is the default sequence length, not a limit"
+    )
+    t = Transformer(
+        s.layers,
+        s.width,
+        s.vocab,
+        s.tokens,
+        Attention(s.heads, s.heads, even_heads(f, s), True, True),
+        MLP(4 * s.width, gated=False, bias=True),  # BloomMLP is always 4d wide
+        embedding_norm=True,
+    )
+    return trunk(t) + decoder_head(f, t, tied_default=True, bias=False)
+
+
+MLM_HEAD = "the masked-LM head (transform, LayerNorm, decoder tied to the token embedding, its bias); no pooler"
+ENCODER_HEADS = {  # architecture suffix -> the heads counted (checked in this order: LMHeadModel before Model)
+    "ForMaskedLM": MLM_HEAD,
+    "ForCausalLM": MLM_HEAD.replace("masked-LM", "LM"),
+    "LMHeadModel": MLM_HEAD.replace("masked-LM", "LM"),
+    "ForPreTraining": "the pooler, next-sentence prediction and the masked-LM head (decoder tied to the embedding)",
+    "ForSequenceClassification": "a pooler-sized dense layer and a classifier",
+    "Model": "the pooler",
+}
+
+
+def _encoder(f: Fields, seq_len: int | None, family: str) -> list[Layer]:
+    """BERT and RoBERTa: learned positions and token types, an embedding LN, post-LN blocks, the named heads."""
+    s = shape(f, ("max_position_embeddings",), seq_len)
     f.activation(("hidden_act",), "gelu")
-    f.number("rotary_pct", 0.25, 0.0, 1.0)
-    f.flag("use_parallel_residual", True)
-    attention_bias = f.flag("attention_bias", True)
-    layers = [Layer("embedding", s.vocab, s.width, s.tokens, name="embed_in", group="embeddings")]
-    for i in range(s.layers):
-        layers += _block(i, s, attention_bias=attention_bias)
-    return layers + _lm_head(s, tied=f.flag("tie_word_embeddings", False), bias=False)
-
-
-def _llama(f: _Fields, seq_len: int | None) -> list[Layer]:
-    s = _shape(f, ("max_position_embeddings",), ("intermediate_size",), None, seq_len)
-    f.activation(("hidden_act",), "silu")
-    head_dim = s.width // s.heads
-    if f.integer("head dimension", ("head_dim",), default=head_dim, limit=MAX_WIDTH) != head_dim:
-        raise InvalidInputError(
-            f"contradictory fields: head_dim must equal hidden_size / num_attention_heads ({head_dim}) for this model"
+    t = Transformer(
+        s.layers,
+        s.width,
+        s.vocab,
+        s.tokens,
+        Attention(s.heads, s.heads, even_heads(f, s), True, True),
+        MLP(f.integer("MLP width", ("intermediate_size",), limit=4 * MAX_WIDTH), gated=False, bias=True),
+        position_table=s.positions,
+        token_types=f.integer("number of token types", ("type_vocab_size",), default=2, limit=2**16),
+        embedding_norm=True,
+        final_norm=False,
+    )
+    names = f.strings("architectures")
+    default = "ForPreTraining" if family == "bert" else "ForMaskedLM"
+    kinds = [k for k in ENCODER_HEADS if any(n.endswith(k) for n in names)] if names else [default]
+    if not kinds:
+        raise f.error(
+            f"field {f.key('architectures')}: {', '.join(names)} is not modelled (known heads: "
+            + ", ".join(f"*{k}" for k in ENCODER_HEADS)
+            + ")",
+            "architectures",
+            UnsupportedModelError,
         )
-    kv_heads = f.integer("number of key/value heads", ("num_key_value_heads",), default=s.heads, limit=MAX_WIDTH)
-    if kv_heads > s.heads or s.heads % kv_heads:
-        raise InvalidInputError(
-            f"contradictory fields: num_key_value_heads ({kv_heads}) must divide num_attention_heads ({s.heads})"
-        )
-    attention_bias = f.flag("attention_bias", False)
-    mlp_bias = f.flag("mlp_bias", False)
-    layers = [Layer("embedding", s.vocab, s.width, s.tokens, name="embed_tokens", group="embeddings")]
-    for i in range(s.layers):
-        layers += _block(
-            i,
-            s,
-            gated=True,
-            attention_bias=attention_bias,
-            mlp_bias=mlp_bias,
-            norm_bias=False,
-            kv_features=kv_heads * head_dim,
-        )
-    return layers + _lm_head(s, tied=f.flag("tie_word_embeddings", False), bias=False, norm_bias=False)
+    kind = kinds[0]
+    f.notes.append(f"heads counted ({'*' + kind if names else 'no architectures: *' + kind}): {ENCODER_HEADS[kind]}")
+    tied = f.flag("tie_word_embeddings", True)
+    if kind in ("ForMaskedLM", "ForCausalLM", "LMHeadModel"):
+        return trunk(t) + masked_lm_head(t, tied=tied)
+    if kind == "ForPreTraining":
+        return trunk(t) + pooler(t) + classifier(t, 2, name="nsp") + masked_lm_head(t, tied=tied)
+    if kind == "ForSequenceClassification":
+        return trunk(t) + pooler(t) + classifier(t, f.labels(default=2))
+    return trunk(t) + pooler(t)
 
 
-def _bert(f: _Fields, seq_len: int | None) -> list[Layer]:
-    s = _shape(f, ("max_position_embeddings",), ("intermediate_size",), None, seq_len)
-    f.activation(("hidden_act",), "gelu")
-    types = f.integer("number of token types", ("type_vocab_size",), default=2, limit=2**16)
-    d, t = s.width, s.tokens
-    layers = [
-        Layer("embedding", s.vocab, d, t, name="word_embeddings", group="embeddings"),
-        Layer("embedding", s.positions, d, t, name="position_embeddings", group="embeddings"),
-        Layer("embedding", types, d, t, name="token_type_embeddings", group="embeddings"),
-        Layer("layer_norm", d, d, t, name="embeddings.ln", group="embeddings"),
-    ]
-    for i in range(s.layers):
-        layers += _block(i, s)
-    if any(a.endswith("ForSequenceClassification") for a in f.strings("architectures")):
-        labels = f.labels(default=2)
-        return layers + [
-            Layer("dense", d, d, 1, name="pooler", group="head"),
-            Layer("dense", d, labels, 1, name="classifier", group="head"),
-        ]
-    return layers + [
-        Layer("dense", d, d, 1, name="pooler", group="head"),
-        Layer("dense", d, 2, 1, name="nsp", group="head"),
-        Layer("dense", d, d, t, name="mlm.transform", group="head"),
-        Layer("layer_norm", d, d, t, name="mlm.ln", group="head"),
-        Layer("dense", d, s.vocab, t, name="mlm.decoder", tied=f.flag("tie_word_embeddings", True), group="head"),
-    ]
-
-
-def _resnet(f: _Fields, seq_len: int | None) -> list[Layer]:
+def _resnet(f: Fields, seq_len: int | None) -> list[Layer]:
     """Bottleneck ResNet (v1.5: the stride sits on the 3x3 conv); batch norm modeled as ``layer_norm``."""
     if seq_len is not None:
-        raise InvalidInputError("a resnet has no sequence length to set")
+        raise f.error("a resnet has no sequence length to set")
     if f.config.get("layer_type", "bottleneck") != "bottleneck":
-        raise InvalidInputError(f"field layer_type: only 'bottleneck' is supported, got {f.config['layer_type']!r}")
+        raise f.error(
+            f"field layer_type: only 'bottleneck' is supported, got {shown(f.config['layer_type'])}", "layer_type"
+        )
     depths, outs = f.integers("depths", limit=MAX_LAYERS), f.integers("hidden_sizes", limit=2**16)
     if len(depths) != len(outs):
-        raise InvalidInputError(f"contradictory fields: {len(depths)} depths but {len(outs)} hidden_sizes")
+        raise f.error(f"contradictory fields: {len(depths)} depths but {len(outs)} hidden_sizes", "hidden_sizes")
     if any(o % 4 for o in outs):
-        raise InvalidInputError("field hidden_sizes: bottleneck widths must be multiples of 4")
+        raise f.error("field hidden_sizes: bottleneck widths must be multiples of 4", "hidden_sizes")
     channels = f.integer("input channels", ("num_channels",), default=3, limit=2**16)
     stem_out = f.integer("stem width", ("embedding_size",), default=64, limit=2**16)
     image = f.integer("image size", ("image_size",), default=224, limit=2**14)
     labels = f.labels(default=1000)
     if image < 4 * 2 ** (len(depths) - 1):
-        raise InvalidInputError(f"field image_size {image} is too small for {len(depths)} stages")
+        raise f.error(f"field image_size {image} is too small for {len(depths)} stages", "image_size")
     stem = image // 2
     layers = [
         Layer("conv", channels, stem_out, stem * stem, name="conv1", kernel_size=7, stride=2, bias=False, group="stem"),
@@ -429,73 +880,107 @@ def _resnet(f: _Fields, seq_len: int | None) -> list[Layer]:
     return layers
 
 
-def _mlp(f: _Fields, seq_len: int | None) -> list[Layer]:
+def _mlp(f: Fields, seq_len: int | None) -> list[Layer]:
     if seq_len is not None:
-        raise InvalidInputError("an mlp has no sequence length to set")
+        raise f.error("an mlp has no sequence length to set")
     widths = f.integers("layer_widths")
     if len(widths) < 2:
-        raise InvalidInputError("field layer_widths needs at least an input and an output width")
+        raise f.error("field layer_widths needs at least an input and an output width", "layer_widths")
     return [Layer("dense", a, b, name=f"fc{i + 1}") for i, (a, b) in enumerate(zip(widths, widths[1:], strict=False))]
 
 
-FAMILIES: dict[str, Callable[[_Fields, int | None], list[Layer]]] = {
+FAMILIES: dict[str, Callable[[Fields, int | None], list[Layer]]] = {
     "gpt2": _gpt2,
     "gptj": _gptj,
     "gpt_neox": _gpt_neox,
-    "llama": _llama,
-    "bert": _bert,
+    "llama": functools.partial(_llama_like, family="llama"),
+    "mistral": functools.partial(_llama_like, family="mistral"),
+    "qwen2": functools.partial(_llama_like, family="qwen2"),
+    "mixtral": functools.partial(_llama_like, family="mixtral"),
+    "phi": _phi,
+    "falcon": _falcon,
+    "opt": _opt,
+    "bloom": _bloom,
+    "bert": functools.partial(_encoder, family="bert"),
+    "roberta": functools.partial(_encoder, family="roberta"),
     "resnet": _resnet,
     "mlp": _mlp,
 }
-SEQUENCE_FAMILIES = ("gpt2", "gptj", "gpt_neox", "llama", "bert")
+SEQUENCE_FAMILIES = tuple(name for name in FAMILIES if name not in ("resnet", "mlp"))
 
 
-def model_from_config(config: Mapping[str, Any], seq_len: int | None = None, name: str | None = None) -> ModelSpec:
-    """Build the model a config describes, at ``seq_len`` (default: its own default, else its maximum)."""
-    f = _Fields(config)
+def model_from_config(
+    config: Mapping[str, Any], seq_len: int | None = None, name: str | None = None, *, source: str | None = None
+) -> ModelSpec:
+    """Build the model a config describes, at ``seq_len`` (default: its own default, else its maximum).
+
+    ``source`` (the file, when there is one) prefixes every error message."""
+    f = Fields(config, source)
     family = config.get("model_type")
     if family is None:
-        raise InvalidInputError(f"missing field model_type (one of {', '.join(FAMILIES)})")
+        raise f.error(f"missing field model_type (one of {', '.join(FAMILIES)})", "model_type")
+    if family in ENCODER_DECODER or (f.flag("is_encoder_decoder", False) and family not in FAMILIES):
+        raise f.error(
+            f"model_type {shown(family)} is an encoder-decoder model, which csconform does not model: its encoder and "
+            "decoder run over inputs and targets of different lengths with cross-attention between them; plan "
+            "decoder-only or encoder-only models",
+            "model_type",
+            UnsupportedModelError,
+        )
     if not isinstance(family, str) or family not in FAMILIES:
-        raise UnknownNameError(f"unknown model_type {family!r}; known model types: {', '.join(FAMILIES)}")
+        message = f"unknown model_type {shown(family)}; known model types: {', '.join(FAMILIES)}"
+        if family in FORMER_FORMATS:
+            message += f" ({family} is {FORMER_FORMATS[family]})"
+        raise UnknownNameError(f"{source}: {message}" if source else message)
     extra = config.get("csconform") or {}
-    if not isinstance(extra, Mapping):
-        raise InvalidInputError(f"field csconform must be an object, got {type(extra).__name__}")
-    x = _Fields(extra)
+    x = Fields(extra, source, prefix="csconform.")
     if seq_len is None and family in SEQUENCE_FAMILIES:
         seq_len = x.integer("default sequence length", ("default_seq_len",), default=0, minimum=0) or None
     layers = tuple(FAMILIES[family](f, seq_len))
     spec_name = extra.get("name") or name
     if spec_name is not None and not isinstance(spec_name, str):
-        raise InvalidInputError(f"field csconform.name must be a string, got {spec_name!r}")
+        raise x.error(f"field csconform.name must be a string, got {shown(spec_name)}", "name")
     if not spec_name:
         hub_name = config.get("_name_or_path")
         spec_name = hub_name if isinstance(hub_name, str) and hub_name else family
     published = extra.get("published_params", total_params(layers))
-    if not isinstance(published, int | float) or isinstance(published, bool) or published <= 0:
-        raise InvalidInputError(f"field csconform.published_params must be a positive number, got {published!r}")
-    source = extra.get("source", "a model config")
-    if not isinstance(source, str):
-        raise InvalidInputError(f"field csconform.source must be a string, got {source!r}")
-    tokens = max(layer.tokens for layer in layers) if family in SEQUENCE_FAMILIES else None
-    positions = f.integer("maximum sequence length", _POSITION_FIELDS[family]) if family in SEQUENCE_FAMILIES else None
+    if not isinstance(published, int | float) or isinstance(published, bool) or not 0 < published < math.inf:
+        raise x.error(
+            f"field csconform.published_params must be a positive number, got {shown(published)}", "published_params"
+        )
+    described = extra.get("source", "a model config")
+    if not isinstance(described, str):
+        raise x.error(f"field csconform.source must be a string, got {shown(described)}", "source")
+    sequence = family in SEQUENCE_FAMILIES
     return ModelSpec(
         name=spec_name,
         layers=layers,
-        seq_len=tokens,
+        seq_len=max(layer.tokens for layer in layers) if sequence else None,
         default_batch=x.integer("default batch", ("default_batch",), default=DEFAULT_BATCH, limit=2**24),
         published_params=float(published),
-        source=source,
+        source=described,
         family=family,
-        max_seq_len=positions,
+        max_seq_len=_longest(f, family) if sequence else None,
+        notes=tuple(f.notes),
         config=dict(config),
+        rebuild=functools.partial(_rebuild, dict(config), spec_name, source),
     )
 
 
-_POSITION_FIELDS = {
-    "gpt2": ("n_positions", "n_ctx", "max_position_embeddings"),
-    "gptj": ("n_positions", "max_position_embeddings"),
-    "gpt_neox": ("max_position_embeddings",),
-    "llama": ("max_position_embeddings",),
-    "bert": ("max_position_embeddings",),
-}
+def _longest(f: Fields, family: str) -> int | None:
+    """The longest sequence the config allows (``None`` when nothing limits it: ALiBi)."""
+    if family == "bloom":
+        return None
+    names = {
+        "gpt2": ("n_positions", "max_position_embeddings"),
+        "gptj": ("n_positions", "max_position_embeddings"),
+        "falcon": ("max_position_embeddings",),
+    }.get(family, ("max_position_embeddings",))
+    if family == "llama" and not f.present(names):
+        names = ("max_sequence_length",)
+    default = 2048 if family == "falcon" else 1024 if family == "gpt2" else None
+    return f.integer("maximum sequence length", names, default=default, limit=MAX_SEQUENCE)
+
+
+def _rebuild(config: dict[str, Any], name: str, source: str | None, seq_len: int) -> ModelSpec:
+    return model_from_config(config, seq_len=seq_len, name=name, source=source)

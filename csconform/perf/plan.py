@@ -42,6 +42,7 @@ class Plan:
     systems: int
     batch: int
     params: int
+    active_params: int
     seq_len: int | None
     flops_per_sample: float
     samples_per_s: float
@@ -136,6 +137,18 @@ def plan(
     return result
 
 
+def _parameters_entry(spec: ModelSpec) -> dict[str, Any]:
+    """What the model holds and what one token uses (they differ for a mixture of experts)."""
+    return {
+        "total": spec.params,
+        "active_per_token": spec.active_params,
+        "formula": "total counts every trainable weight (every expert); active counts the weights one token goes "
+        "through (the router's top-k experts and the shared layers); FLOPs follow the active ones, storage, "
+        "optimizer state and weight streaming the total",
+        "sources": {"model": spec.source},
+    }
+
+
 def _calibration_entry(cal: Calibration) -> dict[str, Any]:
     """The calibrated figures a plan used, and where they come from."""
     if cal == fitted():
@@ -228,14 +241,16 @@ def _pipelined_plan(spec: ModelSpec, w: Wafer, batch: int, time_limit_s: float, 
         systems=1,
         batch=batch,
         params=spec.params,
+        active_params=spec.active_params,
         seq_len=spec.seq_len,
         flops_per_sample=result.flops_per_sample,
         samples_per_s=result.samples_per_s,
         bound_samples_per_s=result.bound_samples_per_s,
         fabric={"width": w.fabric_width, "height": w.fabric_height},
         kernels=kernels,
-        breakdown={**breakdown, "calibration": _calibration_entry(cal)},
+        breakdown={**breakdown, "parameters": _parameters_entry(spec), "calibration": _calibration_entry(cal)},
         notes=[
+            *spec.notes,
             "every kernel resident on its own rectangle; weights stay in their region",
             "pipelined predictions use the efficiencies fitted on weight-streaming runs (no measured pipelined run "
             "was available to check them); the measured runs below a billion parameters behave like weight "
@@ -283,8 +298,11 @@ def _streaming_plan(spec: ModelSpec, w: Wafer, systems: int, batch: int, cal: Ca
             "io_exposed_s": result.io_exposed_s,
             "io_bound_layers": [x.name for x in result.layers if x.bound == "io"],
             "swarmx_latency_s": result.swarmx_latency_s,
+            "streamed_weight_bytes_per_step": result.streamed_weight_bytes,
+            "streamed_gradient_bytes_per_step": result.streamed_gradient_bytes,
             "formula": "weights in = params x 2 B / system I/O; gradients out = params x 4 B / system I/O; "
-            "SwarmX depth ceil(log2 N) x hop latency paid 3 times per pass",
+            "every weight streams in twice a step (forward and backward) and every gradient out once, all experts "
+            "of a mixture of experts included; SwarmX depth ceil(log2 N) x hop latency paid 3 times per pass",
             "sources": {"system_io_bytes_per_s": w.source("system_io_bytes_per_s")},
         },
         "memory": {
@@ -308,13 +326,14 @@ def _streaming_plan(spec: ModelSpec, w: Wafer, systems: int, batch: int, cal: Ca
         systems=systems,
         batch=batch,
         params=spec.params,
+        active_params=spec.active_params,
         seq_len=spec.seq_len,
         flops_per_sample=result.hardware_flops_per_sample,
         samples_per_s=result.samples_per_s,
         bound_samples_per_s=result.bound_samples_per_s,
         fabric={"width": w.fabric_width, "height": w.fabric_height},
         kernels=kernels,
-        breakdown={**breakdown, "calibration": _calibration_entry(cal)},
-        notes=["one layer at a time occupies the whole fabric; kernels are listed in streaming order"],
+        breakdown={**breakdown, "parameters": _parameters_entry(spec), "calibration": _calibration_entry(cal)},
+        notes=[*spec.notes, "one layer at a time occupies the whole fabric; kernels are listed in streaming order"],
         result=result,
     )

@@ -108,6 +108,17 @@ class StreamingResult:
         return self.systems * self.wafer.peak_flops_per_s / self.hardware_flops_per_sample
 
     @property
+    def streamed_weight_bytes(self) -> float:
+        """Weight bytes MemoryX sends each system per step: every layer's weights (every expert's), forward
+        and backward."""
+        return 2 * STREAMED_WEIGHT_BYTES_PER_PARAM * sum(x.params for x in self.layers)
+
+    @property
+    def streamed_gradient_bytes(self) -> float:
+        """Gradient bytes each system sends towards MemoryX per step (every expert's)."""
+        return STREAMED_GRADIENT_BYTES_PER_PARAM * sum(x.params for x in self.layers)
+
+    @property
     def compute_s(self) -> float:
         """Step time the wafer spends computing, at the calibrated efficiencies."""
         return sum(x.forward_compute_s + x.backward_compute_s for x in self.layers)

@@ -43,7 +43,12 @@ SPELLINGS = {
 @st.composite
 def valid_model_configs(draw: st.DrawFn) -> dict[str, Any]:
     """A small, valid config of one of the transformer families."""
-    family = draw(st.sampled_from(["gpt2", "gptj", "gpt_neox", "llama", "bert"]))
+    family = draw(
+        st.sampled_from(
+            ["gpt2", "gptj", "gpt_neox", "llama", "bert", "mistral", "qwen2", "mixtral", "phi", "falcon", "opt"]
+            + ["bloom", "roberta"]
+        )
+    )
     layers = draw(st.integers(1, 6))
     heads = draw(st.integers(1, 8))
     width = heads * draw(st.sampled_from([8, 16, 32, 64]))
@@ -61,10 +66,28 @@ def valid_model_configs(draw: st.DrawFn) -> dict[str, Any]:
             "intermediate_size": draw(st.integers(1, 4 * width)),
         }
     config.update(model_type=family, vocab_size=vocab)
-    if family == "llama":
-        config["num_key_value_heads"] = draw(st.sampled_from([k for k in range(1, heads + 1) if heads % k == 0]))
-    if family == "bert" and draw(st.booleans()):
-        config["architectures"] = ["BertForSequenceClassification"]
+    divisors = [k for k in range(1, heads + 1) if heads % k == 0]
+    if family in ("llama", "mistral", "qwen2", "mixtral", "phi"):
+        config["num_key_value_heads"] = draw(st.sampled_from(divisors))
+    if family in ("mistral", "mixtral", "qwen2"):
+        config["sliding_window"] = draw(st.none() | st.integers(1, 1024))
+        config["use_sliding_window"] = draw(st.booleans())
+    if family == "mixtral":
+        experts = draw(st.integers(1, 8))
+        config.update(num_local_experts=experts, num_experts_per_tok=draw(st.integers(1, experts)))
+    if family == "falcon":
+        config.update(
+            new_decoder_architecture=draw(st.booleans()),
+            multi_query=draw(st.booleans()),
+            parallel_attn=draw(st.booleans()),
+            num_kv_heads=draw(st.sampled_from(divisors)),
+            bias=draw(st.booleans()),
+        )
+    if family == "opt":
+        config.update(ffn_dim=config.pop("intermediate_size"), word_embed_proj_dim=draw(st.sampled_from([width, 8])))
+        config["do_layer_norm_before"] = draw(st.booleans())
+    if family in ("bert", "roberta") and draw(st.booleans()):
+        config["architectures"] = [f"{family.capitalize()}ForSequenceClassification"]
         config["num_labels"] = draw(st.integers(1, 10))
     config["tie_word_embeddings"] = draw(st.booleans())
     return config

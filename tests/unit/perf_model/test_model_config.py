@@ -54,7 +54,7 @@ def test_unreadable_files_are_clear_errors(tmp_path, name, text, message):
 
 def test_gptj_runs_attention_and_mlp_from_one_norm_without_attention_biases():
     layers = by_name(model_from_config(GPTJ, seq_len=64).layers)
-    assert "block0.ln2" not in layers and "wpe" not in layers  # one norm per block, rotary positions
+    assert "block0.ln2" not in layers and "position_embeddings" not in layers  # one norm per block, rotary positions
     assert not layers["block0.attn"].bias and layers["block0.fc1"].bias
     assert layers["lm_head"].bias and not layers["lm_head"].tied
     with pytest.raises(InvalidInputError, match="rotary_dim"):
@@ -112,8 +112,8 @@ def test_spellings_must_agree_and_optional_fields_take_hugging_face_defaults():
     gpt2 = zoo_config("gpt2_small")
     both = {**gpt2, "n_ctx": 1024, "hidden_size": 768}
     assert model_from_config(both).params == get_model("gpt2_small").params
-    with pytest.raises(InvalidInputError, match="n_positions=1024, n_ctx=2048"):
-        model_from_config({**gpt2, "n_ctx": 2048})
+    with pytest.raises(InvalidInputError, match="n_positions=1024, max_position_embeddings=2048"):
+        model_from_config({**gpt2, "max_position_embeddings": 2048})
     untied = model_from_config({**gpt2, "tie_word_embeddings": False})
     assert untied.params - get_model("gpt2_small").params == 768 * 50257
     with pytest.raises(InvalidInputError, match="tie_word_embeddings"):

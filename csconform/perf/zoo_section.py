@@ -1,0 +1,456 @@
+"""Model Zoo ``model:`` sections read into the performance model's description.
+
+A Cerebras Model Zoo params file describes its model in a ``model:`` section (the top-level
+``model`` of the 1.x layout, ``trainer.init.model`` since 2.x) with the zoo's own key names:
+``hidden_size``, ``num_hidden_layers``, ``num_heads``, ``filter_size``, ``vocab_size``,
+``max_position_embeddings``, ``position_embedding_type``, ``share_embedding_weights``,
+``use_projection_bias_in_attention`` (Q, K, V biases), ``use_ffn_bias_in_attention`` (the output
+projection's bias), ``use_ffn_bias``, ``nonlinearity`` (``swiglu`` and the other GLUs make the MLP
+gated), ``attention_module: multiquery_attention`` with ``extra_attention_params.num_kv_groups``,
+``norm_type`` (1.x: ``use_rms_norm``, ``use_biasless_norm``), ``moe: {num_experts, top_k}``, ...
+
+The zoo builds these families from three model classes, and the class decides the defaults:
+
+* the GPT-2 class (``gpt2``, ``gpt3``, ``llama``, ``mistral``, ``mixtral``): learned positions,
+  biases everywhere, a LayerNorm before attention and one before the MLP, a final norm, an LM head
+  tied to the token embedding (``share_embedding_weights``, with ``use_bias_in_output``);
+* the GPT-J class (``gptj``, ``gpt-neox``, ``falcon``): rotary positions, attention and MLP in
+  parallel from one norm (two with ``use_untied_layer_norm``, as NeoX and Falcon-40B use), no MLP
+  bias unless ``use_ffn_bias``;
+* the BERT classes (``bert``; RoBERTa files use it too; ``bert/classifier``,
+  ``bert/token_classifier``, ``bert/extractive_summarization``, 1.x's ``bert/qa``): learned positions, segment
+  embeddings (``num_segments``, by default 2, none with ``disable_nsp``; 1.x's pre-training model does not
+  read the key), an embedding
+  LayerNorm, post-LN blocks, and the pre-training heads (pooler and next-sentence prediction unless
+  ``disable_nsp``; the masked-LM transform, LayerNorm and decoder tied to the embedding) or the
+  fine-tuning head the name says;
+* ``fc_mnist``: ``depth`` layers of ``hidden_size`` (or ``hidden_sizes``) from 784 inputs to 10.
+
+Absent keys take the zoo's defaults (2.x's, or 1.x's with ``release="1.x"`` where they differ); keys
+that change the architecture in ways not modelled here (cross-attention layers, sandwich norms, extra
+input vocabulary, other norm types) are refused with an :class:`UnsupportedModelError` naming the
+key; keys that do not change the architecture (dropout, initializers, loss scaling, precision, muP
+scales) are not read. A mixture of experts counts every expert in ``params`` and the routed ``top_k``
+(plus shared experts) in ``active_params``; weight streaming moves all of them. Encoder-decoder
+zoo models (T5, the original Transformer) are refused: the performance model plans decoder-only and
+encoder-only transformers.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from csconform.errors import ModelConfigError, UnknownNameError, UnsupportedModelError
+from csconform.perf.costs import Layer, total_params
+from csconform.perf.model_config import (
+    DEFAULT_BATCH,
+    MAX_LAYERS,
+    MAX_SEQUENCE,
+    MAX_WIDTH,
+    Fields,
+    ModelSpec,
+    moe_note,
+    shown,
+)
+from csconform.perf.transformer import (
+    MLP,
+    Attention,
+    Transformer,
+    classifier,
+    lm_head,
+    masked_lm_head,
+    pooler,
+    trunk,
+)
+
+ZOO_FAMILIES: dict[str, str] = {
+    "gpt2": "gpt2",
+    "gpt3": "gpt2",
+    "llama": "gpt2",
+    "LlamaModel": "gpt2",
+    "mistral": "gpt2",
+    "mixtral": "gpt2",
+    "gptj": "gptj",
+    "gpt-neox": "gptj",
+    "gpt_neox": "gptj",
+    "neox": "gptj",
+    "falcon": "gptj",
+    "bert": "bert",
+    "roberta": "bert",
+    "bert/classifier": "bert",
+    "bert/token_classifier": "bert",
+    "bert/extractive_summarization": "bert",
+    "bert/qa": "bert",
+    "fc_mnist": "fc_mnist",
+}
+"""Zoo model names (a section's ``name:``, or the model folder of a 1.x file) -> the model class that builds them."""
+ENCODER_DECODER = ("t5", "transformer", "bart")
+GLU = ("liglu", "geglu", "reglu", "swiglu", "swiglu_clamped")
+NORM_TYPES = {"layernorm": ("layer", True), "rmsnorm": ("rms", False), "biasless-layernorm": ("layer", False)}
+POSITIONS = ("learned", "fixed", "relative", "rotary", "alibi", None)
+MNIST_INPUTS, MNIST_CLASSES = 784, 10
+
+
+def model_from_zoo_section(
+    model: Mapping[str, Any],
+    *,
+    family: str | None = None,
+    source: str = "model",
+    seq_len: int | None = None,
+    name: str | None = None,
+    release: str | None = None,
+) -> ModelSpec:
+    """The model a Model Zoo ``model:`` section describes (see the module docstring).
+
+    ``family`` is the zoo model name when the section has no ``name:`` (1.x files: pass the model
+    folder; a section's own ``name:`` wins); ``source`` names the section in every error
+    (``"params.yaml: trainer.init.model"``); ``seq_len`` is the sequence length to plan at (default:
+    ``max_position_embeddings``); ``release`` ("1.9", "2.10", ...; default the newest) picks the zoo's
+    defaults where releases differ."""
+    f = Fields(model, source)
+    stated = model.get("name")
+    if stated is not None and not isinstance(stated, str):
+        raise f.error(f"field name must be a string, got {shown(stated)}", "name")
+    zoo_name = stated or family
+    if zoo_name is None:
+        raise f.error(f"missing field name (the zoo model: one of {', '.join(ZOO_FAMILIES)})", "name")
+    if _canonical(zoo_name) in ENCODER_DECODER:
+        raise f.error(
+            f"model {shown(zoo_name)} is an encoder-decoder model, which csconform does not model: its encoder and "
+            "decoder run over inputs and targets of different lengths with cross-attention between them",
+            "name",
+            UnsupportedModelError,
+        )
+    key = next((k for k in ZOO_FAMILIES if _canonical(k) == _canonical(zoo_name)), None)
+    if key is None and ZOO_FAMILIES.get(_base(zoo_name), "bert") != "bert":
+        key = _base(zoo_name)  # a decoder's sub-folder (1.x gptj/fine_tuning/continuous_pretraining) is the decoder
+    if key is None:
+        raise UnknownNameError(f"{source}: unknown zoo model {shown(zoo_name)}; known: {', '.join(ZOO_FAMILIES)}")
+    major = re.search(r"\d+", str(release)) if release is not None else None
+    first = major is not None and major.group() == "1"  # "1.9", "Release_1.9.1", "R_1.7.0"
+    model_class = ZOO_FAMILIES[key]
+    if model_class == "fc_mnist":
+        if seq_len is not None:
+            raise f.error("fc_mnist has no sequence length to set")
+        layers = _fc_mnist(f)
+    elif model_class == "bert":
+        layers = _bert(f, key, seq_len, first)
+    else:
+        layers = _decoder(f, model_class, seq_len)
+    sequence = model_class != "fc_mnist"
+    return ModelSpec(
+        name=name or key,
+        layers=tuple(layers),
+        seq_len=max(layer.tokens for layer in layers) if sequence else None,
+        default_batch=DEFAULT_BATCH,
+        published_params=float(total_params(layers)),
+        source=f"Model Zoo model section ({source})",
+        family=key,
+        max_seq_len=_longest(f, model_class) if sequence else None,
+        notes=tuple(f.notes),
+        config=dict(model),
+        rebuild=functools.partial(_rebuild, dict(model), key, source, name, release),
+    )
+
+
+def _canonical(name: str) -> str:
+    return name.strip().lower().replace("_", "-")
+
+
+def _base(name: str) -> str:
+    """The model folder a name sits in (``bert/classifier`` -> ``bert``)."""
+    return _canonical(name).split("/")[0]
+
+
+def _rebuild(
+    model: dict[str, Any], family: str, source: str, name: str | None, release: str | None, seq_len: int
+) -> ModelSpec:
+    return model_from_zoo_section(model, family=family, source=source, seq_len=seq_len, name=name, release=release)
+
+
+# --- reading keys ---------------------------------------------------------------------------------
+
+
+def _size(f: Fields, key: str, quantity: str, default: int | None, limit: int = MAX_WIDTH) -> int:
+    """A size key; an absent one takes the zoo's default, and the notes say so."""
+    if f.config.get(key) is None and default is not None:
+        f.notes.append(f"{key} absent: the Model Zoo's default {default}")
+    return f.integer(quantity, (key,), default=default, limit=limit)
+
+
+def _sub(f: Fields, key: str, aliases: Sequence[str] = ()) -> Fields:
+    """A nested mapping (``moe``, ``extra_attention_params``) with keys named by their full path."""
+    for spelled in (key, *aliases):
+        if f.config.get(spelled) is not None:
+            return Fields(f.config[spelled], f.source, prefix=f"{f.prefix}{spelled}.")
+    return Fields({}, f.source, prefix=f"{f.prefix}{key}.")
+
+
+def _refuse_unless(f: Fields, key: str, modelled: Any, why: str) -> None:
+    value = f.config.get(key, modelled)
+    if value not in (modelled, None) and value != []:
+        raise f.error(f"field {f.key(key)} = {shown(value)}: {why} are not modelled", key, UnsupportedModelError)
+
+
+def _norm(f: Fields) -> tuple[str, bool]:
+    """(norm kind, shift) from ``norm_type``, or 1.x's ``use_rms_norm`` / ``use_biasless_norm``."""
+    if f.flag("use_rms_norm", False):
+        return "rms", False
+    if f.flag("use_biasless_norm", False):
+        return "layer", False
+    norm = f.config.get("norm_type", "layernorm")
+    if not isinstance(norm, str) or norm.lower() not in NORM_TYPES:
+        raise f.error(
+            f"field norm_type {shown(norm)} is not modelled (known: {', '.join(NORM_TYPES)})",
+            "norm_type",
+            UnsupportedModelError,
+        )
+    return NORM_TYPES[norm.lower()]
+
+
+def _position_type(f: Fields, default: str) -> str | None:
+    if not f.flag("use_position_embedding", True):  # 1.x's way to turn positions off
+        return None
+    value = f.config.get("position_embedding_type", default)
+    value = value.lower() if isinstance(value, str) else value
+    if value not in POSITIONS:
+        raise f.error(
+            "field position_embedding_type must be one of learned, fixed, relative, rotary, alibi or null, "
+            f"got {shown(value)}",
+            "position_embedding_type",
+        )
+    return value
+
+
+def _positions(f: Fields, kind: str | None, rows: int) -> tuple[int, int]:
+    """(rows of a learned position table, relative-position buckets): trainable ALiBi slopes are one bucket."""
+    if kind == "learned":
+        offset = f.integer("position embedding offset", ("position_embedding_offset",), default=0, minimum=0)
+        return rows + offset, 0
+    if kind == "relative":
+        return 0, f.integer("relative attention buckets", ("num_relative_attention_buckets",), default=32)
+    if kind == "alibi" and f.flag("alibi_trainable_slopes", False):
+        return 0, 1  # one trainable slope per head
+    return 0, 0
+
+
+def _attention(f: Fields, width: int, heads: int, layers: int) -> Attention:
+    inner = f.integer("attention width", ("attention_inner_dim",), default=width, limit=MAX_WIDTH)
+    if inner % heads:
+        raise f.error(
+            f"contradictory fields: attention_inner_dim ({inner}) must be a multiple of num_heads ({heads})",
+            "num_heads",
+        )
+    groups = heads
+    module = f.choice("attention_module", "aiayn_attention", ("aiayn_attention", "multiquery_attention"))
+    if module == "multiquery_attention":
+        extra = _sub(f, "extra_attention_params")
+        groups = extra.integer("number of key/value groups", ("num_kv_groups",), limit=MAX_WIDTH)
+        if groups > heads or heads % groups:
+            raise extra.error(
+                f"field {extra.key('num_kv_groups')} ({groups}) must divide num_heads ({heads})", "num_kv_groups"
+            )
+    window = f.integer("sliding window", ("attention_sliding_window_length",), default=0, minimum=0, limit=MAX_SEQUENCE)
+    windowed = None
+    if window and f.flag("sliding_window_every_other_decoder_layer", False):
+        pattern = f.choice(
+            "sliding_window_every_other_decoder_layer_pattern",
+            "full_attention_first",
+            ("full_attention_first", "sliding_window_first"),
+        )
+        windowed = tuple(range(1 if pattern == "full_attention_first" else 0, layers, 2))
+    if window:
+        where = "every block" if windowed is None else "every other block"
+        f.notes.append(f"sliding-window attention: each query attends to at most {window} keys in {where}")
+    qk_norm = f.config.get("attention_qk_norm_layer")
+    return Attention(
+        heads,
+        groups,
+        inner // heads,
+        f.flag("use_projection_bias_in_attention", True),
+        f.flag("use_ffn_bias_in_attention", True),
+        window=window,
+        windowed_layers=windowed,
+        qk_norm=qk_norm is not None,
+    )
+
+
+def _mlp(f: Fields, model_class: str) -> MLP:
+    width = _size(f, "filter_size", "MLP width", 3072, limit=4 * MAX_WIDTH)
+    nonlinearity = f.config.get("nonlinearity", "gelu")
+    gated = isinstance(nonlinearity, str) and nonlinearity.lower() in GLU
+    bias = f.flag("use_ffn_bias", model_class != "gptj")
+    moe = _sub(f, "moe", ("moe_params",))
+    experts = moe.integer("number of experts", ("num_experts",), default=0, minimum=0, limit=2**16)
+    shared = moe.integer("number of shared experts", ("num_shared_experts",), default=0, minimum=0, limit=2**16)
+    if experts + shared <= 1:
+        return MLP(width, gated=gated, bias=bias)
+    top_k = moe.integer("experts per token", ("top_k",), default=1, limit=2**16)
+    if top_k > experts:
+        raise moe.error(
+            f"contradictory fields: {moe.key('top_k')} ({top_k}) exceeds {moe.key('num_experts')} ({experts})", "top_k"
+        )
+    return MLP(
+        width,
+        gated=gated,
+        bias=bias,
+        experts=experts,
+        experts_per_token=top_k,
+        shared_experts=shared,
+        router_bias=moe.flag("router_use_bias", False),
+    )
+
+
+# --- the model classes ------------------------------------------------------------------------------
+
+
+def _decoder(f: Fields, model_class: str, seq_len: int | None) -> list[Layer]:
+    """The zoo's GPT-2 class (gpt2, gpt3, llama, mistral, mixtral) and GPT-J class (gptj, neox, falcon)."""
+    _refuse_unless(f, "cross_attention_layers", [], "cross-attention layers")
+    _refuse_unless(f, "norm_first_sandwich", False, "sandwich norms")
+    _refuse_unless(f, "num_extra_input_vocab_tokens", 0, "extra input vocabulary tokens")
+    width = _size(f, "hidden_size", "model width", 768)
+    layers = _size(f, "num_hidden_layers", "number of layers", 12, limit=MAX_LAYERS)
+    heads = _size(f, "num_heads", "number of attention heads", 12)
+    vocab = _size(f, "vocab_size", "vocabulary size", 50257, limit=2**24)
+    longest = _size(f, "max_position_embeddings", "maximum sequence length", 1024, limit=MAX_SEQUENCE)
+    tokens = _tokens(f, seq_len, longest)
+    norm, shift = _norm(f)
+    kind = _position_type(f, "learned" if model_class == "gpt2" else "rotary")
+    attention = _attention(f, width, heads, layers)
+    table, buckets = _positions(f, kind, longest)
+    model_norm = "rmsnorm" if norm == "rms" else "layernorm" if shift else "biasless-layernorm"
+    if attention.qk_norm and str(f.config.get("attention_qk_norm_layer")).lower() != model_norm:
+        raise f.error(
+            "field attention_qk_norm_layer: a QK norm of another type than the model's norm is not modelled",
+            "attention_qk_norm_layer",
+            UnsupportedModelError,
+        )
+    mlp = _mlp(f, model_class)
+    t = Transformer(
+        layers,
+        width,
+        vocab,
+        tokens,
+        attention,
+        mlp,
+        norm=norm,
+        norm_bias=shift,
+        block_norms=2 if model_class == "gpt2" or f.flag("use_untied_layer_norm", False) else 1,
+        embedding_norm=f.flag("embedding_layer_norm", False),
+        position_table=table,
+        relative_position_buckets=buckets,
+    )
+    tied = f.flag("share_embedding_weights", True)
+    f.notes.append("head: the LM head" + (" (tied to the token embedding)" if tied else " (its own weights)"))
+    result = trunk(t) + lm_head(t, tied=tied, bias=f.flag("use_bias_in_output", False))
+    if mlp.experts > 1:
+        f.notes.append(moe_note(result, mlp.experts, mlp.experts_per_token))
+    return result
+
+
+def _bert(f: Fields, name: str, seq_len: int | None, first_release: bool) -> list[Layer]:
+    """The zoo's BERT pre-training model and its fine-tuning heads."""
+    width = _size(f, "hidden_size", "model width", 768)
+    layers = _size(f, "num_hidden_layers", "number of layers", 12, limit=MAX_LAYERS)
+    heads = _size(f, "num_heads", "number of attention heads", 12)
+    vocab = _size(f, "vocab_size", "vocabulary size", 50257, limit=2**24)
+    kind = _position_type(f, "learned")
+    longest = f.integer("maximum sequence length", ("max_position_embeddings",), limit=MAX_SEQUENCE)
+    tokens = _tokens(f, seq_len, longest)
+    norm, shift = _norm(f)
+    pretraining = name in ("bert", "roberta")
+    nsp = pretraining and not f.flag("disable_nsp", False)
+    segments_default = 2 if (nsp or not pretraining) else 0  # the zoo builds no segment table without NSP
+    if first_release and pretraining:  # 1.7-1.9 build 2 segments (none with disable_nsp) and never read the key
+        segments = segments_default
+        if f.config.get("num_segments") is not None:
+            f.notes.append(f"num_segments is not read by the 1.x pre-training model: {segments} segment embeddings")
+    else:
+        segments = f.integer("number of segments", ("num_segments",), default=segments_default, minimum=0, limit=2**16)
+    rows = longest
+    if f.flag("mask_padding_in_positional_embed", False):
+        rows += f.integer("pad token id", ("pad_token_id",), default=0, minimum=0)
+    ffn_bias = f.flag("use_ffn_bias", True)
+    table, buckets = _positions(f, kind, rows)
+    t = Transformer(
+        layers,
+        width,
+        vocab,
+        tokens,
+        _attention(f, width, heads, layers),
+        MLP(_size(f, "filter_size", "MLP width", 3072, limit=4 * MAX_WIDTH), gated=False, bias=ffn_bias),
+        norm=norm,
+        norm_bias=shift,
+        token_types=segments,
+        embedding_norm=f.flag("embedding_layer_norm", True),
+        final_norm=f.flag("use_final_layer_norm", False),
+        position_table=table,
+        relative_position_buckets=buckets,
+    )
+    body = trunk(t)
+    if name == "bert/classifier":
+        labels = f.integer("number of labels", ("num_labels",), limit=2**24)
+        f.notes.append(f"heads counted: the pooler and a classifier over {labels} labels")
+        return body + pooler(t, ffn_bias) + classifier(t, labels)
+    if name == "bert/token_classifier":
+        classes = f.integer("number of classes", ("num_classes",), limit=2**24)
+        f.notes.append(f"heads counted: a classifier over {classes} classes at every token; no pooler")
+        return body + classifier(t, classes, tokens=tokens)
+    if name == "bert/qa":
+        f.notes.append("heads counted: a start/end classifier (2 outputs) at every token; no pooler")
+        return body + classifier(t, 2, tokens=tokens)
+    if name == "bert/extractive_summarization":
+        labels = f.integer("number of labels", ("num_labels",), default=2, limit=2)
+        f.notes.append(
+            f"heads counted: a classifier over {labels} labels (its FLOPs counted at every token, an upper bound "
+            "for the sentence tokens it reads); no pooler"
+        )
+        return body + classifier(t, labels, bias=f.flag("use_cls_bias", True), tokens=tokens)
+    tied = f.flag("share_embedding_weights", True)
+    mlm = masked_lm_head(
+        t, tied=tied, transform_bias=f.flag("use_ffn_bias_in_mlm", True), bias=f.flag("use_output_bias_in_mlm", True)
+    )
+    if not nsp:
+        f.notes.append(
+            "heads counted: the masked-LM head (transform, LayerNorm, decoder); no pooler, no NSP (disable_nsp)"
+        )
+        return body + mlm
+    classes = f.integer("number of NSP classes", ("num_classes",), default=2, limit=2**16)
+    f.notes.append(
+        "heads counted: the pooler, next-sentence prediction and the masked-LM head (transform, LayerNorm, decoder)"
+    )
+    return body + pooler(t, ffn_bias) + classifier(t, classes, name="nsp", bias=ffn_bias) + mlm
+
+
+def _fc_mnist(f: Fields) -> list[Layer]:
+    if f.config.get("hidden_sizes") is not None:
+        widths = f.integers("hidden_sizes", limit=MAX_WIDTH)
+    else:
+        depth = f.integer("depth", ("depth",), limit=MAX_LAYERS)
+        widths = [f.integer("hidden width", ("hidden_size",), limit=MAX_WIDTH)] * depth
+    bias = f.flag("use_bias", True)
+    sizes = [MNIST_INPUTS, *widths, MNIST_CLASSES]
+    return [
+        Layer("dense", a, b, name=f"fc{i + 1}", bias=bias)
+        for i, (a, b) in enumerate(zip(sizes, sizes[1:], strict=False))
+    ]
+
+
+def _tokens(f: Fields, seq_len: int | None, longest: int) -> int:
+    tokens = longest if seq_len is None else seq_len
+    if not isinstance(tokens, int) or isinstance(tokens, bool) or not 1 <= tokens <= longest:
+        raise f.error(f"seq_len must be an integer in 1..max_position_embeddings ({longest}), got {shown(tokens)}")
+    return tokens
+
+
+def _longest(f: Fields, model_class: str) -> int:
+    if model_class == "bert":
+        return f.integer("maximum sequence length", ("max_position_embeddings",), limit=MAX_SEQUENCE)
+    return f.integer("maximum sequence length", ("max_position_embeddings",), default=1024, limit=MAX_SEQUENCE)
+
+
+__all__ = ["ZOO_FAMILIES", "ModelConfigError", "model_from_zoo_section"]
