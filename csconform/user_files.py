@@ -149,7 +149,7 @@ def check_document(
     node that refers to itself is nested without end, so the depth bound refuses it.
     """
     for count, (path, value, depth) in enumerate(_walk(document)):
-        if depth > MAX_DEPTH:
+        if depth >= MAX_DEPTH and isinstance(value, dict | list | tuple):  # the 65th level of containers
             raise error(f"{source}: {key_path(path[:8])}...: nested deeper than {MAX_DEPTH} levels; not a {what}")
         if isinstance(value, float) and not math.isfinite(value):
             raise error(f"{source}: {key_path(path)}: {value} is not a finite number")
