@@ -28,6 +28,10 @@ COMMANDS = {
     "plan": ("csconform.perf.cli_plan", "modeled throughput and placement of a model on a wafer or cluster"),
     "sweep": ("csconform.perf.cli_sweep", "model throughput over models x wafers x batch sizes x cluster sizes"),
     "calibrate": ("csconform.perf.cli_calibrate", "fit the performance model on measured runs, or score it"),
+    "validate": (
+        "csconform.userconfig.cli",
+        "check a Model Zoo params file or a config.json against the spec; LR schedule and time to train",
+    ),
 }
 
 

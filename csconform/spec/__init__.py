@@ -2,13 +2,16 @@
 
 from csconform.spec.loader import SpecReport, check_spec, default_specs_dir, load_spec, uncovered_sections
 from csconform.spec.model import LEVELS, Area, ErrorSpec, Rule, Scope, Source, Spec
+from csconform.spec.releases import Catalogue, Release, holds_for, load_catalogue
 from csconform.spec.sources import Registry, load_registry
 
 __all__ = [
     "LEVELS",
     "Area",
+    "Catalogue",
     "ErrorSpec",
     "Registry",
+    "Release",
     "Rule",
     "Scope",
     "Source",
@@ -16,6 +19,8 @@ __all__ = [
     "SpecReport",
     "check_spec",
     "default_specs_dir",
+    "holds_for",
+    "load_catalogue",
     "load_registry",
     "load_spec",
     "uncovered_sections",

@@ -10,6 +10,7 @@ from tabulate import tabulate
 
 from csconform.spec.loader import check_spec, default_specs_dir, load_spec, uncovered_sections
 from csconform.spec.model import LEVELS, STATUSES, Spec
+from csconform.spec.releases import holds_for, load_catalogue
 from csconform.spec.sources import load_registry
 from csconform.spec.traceability import count_checks, suite_dir_for
 
@@ -36,6 +37,9 @@ def list_rules(args: argparse.Namespace) -> int:
         rules = [rule for rule in rules if rule.status == args.status]
     if args.level:
         rules = [rule for rule in rules if rule.level == args.level]
+    if args.release:
+        release = load_catalogue(specs_dir).get(args.release)
+        rules = [rule for rule in rules if holds_for(rule.releases, release)]
     checks = _check_counts(specs_dir)
     rows = [
         [
@@ -72,6 +76,8 @@ def show_rule(args: argparse.Namespace) -> int:
         ("source", "\n".join(str(s) for s in rule.sources)),
         ("statement", textwrap.fill(rule.statement, 88)),
     ]
+    if rule.releases:
+        fields.append(("releases", rule.releases))
     if rule.error:
         fields.append(("error", rule.error.type + (f': "{rule.error.message}"' if rule.error.message else "")))
     if rule.notes:
@@ -129,6 +135,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     listing.add_argument(
         "--level", choices=LEVELS, help="only rules this binding: documented (seeds), public (FACTS.md), reference"
     )
+    listing.add_argument("--release", help="only rules in force in this release (e.g. 1.9.1, 2.10)")
     listing.add_argument("--format", default="simple", help="table format (tabulate), e.g. github")
     listing.set_defaults(handler=list_rules)
 

@@ -18,11 +18,25 @@ from typing import Any
 import csconform.errors as error_family
 from csconform.errors import SpecError
 from csconform.spec.model import KINDS, LEVELS, MODES, STATUSES, TARGETS, Area, ErrorSpec, Rule, Scope, Source, Spec
+from csconform.spec.releases import RELEASES_FILE, Catalogue, load_catalogue
 from csconform.spec.sources import SOURCES_FILE, Registry, load_registry
 from csconform.spec.yaml_io import read_yaml
 
 AREA_KEYS = {"area", "title", "rules"}
-RULE_KEYS = {"id", "title", "statement", "source", "kind", "level", "scope", "status", "error", "reason", "notes"}
+RULE_KEYS = {
+    "id",
+    "title",
+    "statement",
+    "source",
+    "kind",
+    "level",
+    "scope",
+    "status",
+    "error",
+    "reason",
+    "notes",
+    "releases",
+}
 REQUIRED_RULE_KEYS = ("id", "title", "statement", "source", "kind", "level", "scope", "status")
 KEY_HINTS = {"level": f" (how binding the rule is: {', '.join(LEVELS)})"}
 SCOPE_KEYS = {"target", "mode"}
@@ -125,7 +139,23 @@ def _parse_error(value: Any) -> tuple[ErrorSpec | None, list[str]]:
     return (None, problems) if problems else (ErrorSpec(value["type"], message), [])
 
 
-def _parse_rule(data: Any, area: str, path: Path, registry: Registry, problems: _Problems) -> Rule | None:
+def _parse_releases(value: Any, catalogue: Catalogue) -> tuple[str | None, list[str]]:
+    """A rule's ``releases``: a version range that selects at least one known release."""
+    if not _is_text(value):
+        return None, ["'releases' must be a version range such as '>=1.8.0,<2.2.1'"]
+    try:
+        selected = catalogue.selected(value.strip())
+    except SpecError as exc:
+        return None, [str(exc)]
+    if not selected:
+        known = ", ".join(catalogue.names) or f"none: {RELEASES_FILE} is missing"
+        return None, [f"releases {value!r} selects no known release (known: {known})"]
+    return value.strip(), []
+
+
+def _parse_rule(
+    data: Any, area: str, path: Path, registry: Registry, catalogue: Catalogue, problems: _Problems
+) -> Rule | None:
     if not isinstance(data, dict):
         problems.add(path, None, f"every rule must be a mapping, got {type(data).__name__}")
         return None
@@ -174,6 +204,11 @@ def _parse_rule(data: Any, area: str, path: Path, registry: Registry, problems: 
         error, messages = _parse_error(data["error"])
         for message in messages:
             problems.add(path, label, message)
+    releases = None
+    if "releases" in data:
+        releases, messages = _parse_releases(data["releases"], catalogue)
+        for message in messages:
+            problems.add(path, label, message)
     if len(problems.items) > before or scope is None:
         return None
     return Rule(
@@ -190,10 +225,11 @@ def _parse_rule(data: Any, area: str, path: Path, registry: Registry, problems: 
         error=error,
         reason=data.get("reason"),
         notes=data.get("notes"),
+        releases=releases,
     )
 
 
-def _parse_area(path: Path, registry: Registry, problems: _Problems) -> Area | None:
+def _parse_area(path: Path, registry: Registry, catalogue: Catalogue, problems: _Problems) -> Area | None:
     try:
         data = read_yaml(path)
     except SpecError as exc:
@@ -212,7 +248,7 @@ def _parse_area(path: Path, registry: Registry, problems: _Problems) -> Area | N
     if not isinstance(data.get("rules"), list) or not data["rules"]:
         problems.add(path, None, "'rules' must be a non-empty list")
         return None
-    rules = [_parse_rule(item, path.stem, path, registry, problems) for item in data["rules"]]
+    rules = [_parse_rule(item, path.stem, path, registry, catalogue, problems) for item in data["rules"]]
     valid = [rule for rule in rules if rule is not None]
     prefixes = sorted({rule.prefix for rule in valid})
     if len(prefixes) > 1:
@@ -230,12 +266,13 @@ def check_spec(specs_dir: Path | str | None = None) -> SpecReport:
     problems = _Problems()
     try:
         registry = load_registry(directory)
+        catalogue = load_catalogue(directory)
     except SpecError as exc:
         return SpecReport(None, [str(exc)])
-    files = sorted(p for p in directory.glob("*.yaml") if p.name != SOURCES_FILE)
+    files = sorted(p for p in directory.glob("*.yaml") if p.name not in (SOURCES_FILE, RELEASES_FILE))
     if not files:
         return SpecReport(None, [f"{directory}: no spec files (*.yaml)"])
-    areas = [_parse_area(path, registry, problems) for path in files]
+    areas = [_parse_area(path, registry, catalogue, problems) for path in files]
     seen: dict[str, str] = {}
     for area in (a for a in areas if a is not None):
         for rule in area.rules:

@@ -62,6 +62,8 @@ class Rule:
     error: ErrorSpec | None = None
     reason: str | None = None
     notes: str | None = None
+    releases: str | None = None
+    """The releases the rule holds for, a version range (``">=1.8.0,<2.2.1"``); None: every release."""
 
     @property
     def prefix(self) -> str:

@@ -15,7 +15,8 @@ from typing import Any
 import yaml
 
 from csconform.errors import CsConformError, SpecError
-from csconform.user_files import MAX_TEXT_BYTES, check_document, read_text
+from csconform.user_files import MAX_TEXT_BYTES, check_document
+from csconform.user_files import read_text as read_user_text
 
 # libyaml's safe loader when PyYAML was built with it: the same documents, ten times faster (every
 # pytest run, and every mutant of a mutation run, loads the whole spec).
@@ -58,7 +59,15 @@ def parse_yaml(text: str, path: str | os.PathLike[str], error: type[CsConformErr
     return check_document(document, str(path), "YAML file", error, max_nodes=len(text) + 16)
 
 
+def read_text(
+    path: str | os.PathLike[str], error: type[CsConformError] = SpecError, max_bytes: int = MAX_TEXT_BYTES
+) -> str:
+    """The UTF-8 text of a YAML file, through :mod:`csconform.user_files` (a regular file, bounded, a
+    byte-order mark accepted); any problem is an ``error`` naming the file."""
+    return read_user_text(path, max_bytes, "YAML file", error)
+
+
 def read_yaml(
     path: str | os.PathLike[str], error: type[CsConformError] = SpecError, max_bytes: int = MAX_TEXT_BYTES
 ) -> Any:
-    return parse_yaml(read_text(path, max_bytes, "YAML file", error), path, error)
+    return parse_yaml(read_text(path, error, max_bytes), path, error)

@@ -1,0 +1,179 @@
+"""``csconform validate``: does my training setup conform, and how long would it train?
+
+    csconform validate CONFIG [CONFIG|DIR ...] [--release 2.10] [--json [OUT]] [--lr-at 0,1000,5000]
+                       [--plot lr.png] [--num-csx N] [--wafer wse2|wse3] [--model-family NAME]
+    csconform validate config.json --batch-size 512 --max-steps 100000 --learning-rate 3e-4
+                       --warmup-steps 2000 [--schedule cosine|linear|constant] [--seq-len 2048] ...
+
+Reads Model Zoo params files (flat or trainer layout) and Hugging Face ``config.json`` files (with
+the training options given here), checks them against the spec's rules for one release, runs the
+LR schedule through the reference engine and plans the model. Exit status 0: every file conforms
+(warnings allowed); 1: a file breaks a rule; 2: a file cannot be read. A directory means every
+``.yaml``, ``.yml`` and ``.json`` file under it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from csconform.errors import InvalidInputError
+from csconform.spec.loader import default_specs_dir, load_spec
+from csconform.spec.releases import load_catalogue
+from csconform.userconfig.read_hf import SCHEDULES, TrainingOptions
+from csconform.userconfig.summary import render, table
+from csconform.userconfig.validate import Verdict, release_options, validate_file
+
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def config_files(arguments: list[str]) -> list[Path]:
+    """The files named, with every config file under each directory named."""
+    files: list[Path] = []
+    for argument in arguments:
+        path = Path(argument)
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.suffix.lower() in CONFIG_SUFFIXES and p.is_file())
+            if not found:
+                raise InvalidInputError(f"{path}: no .yaml, .yml or .json file under this directory")
+            files += found
+        else:
+            files.append(path)
+    return files
+
+
+def steps_list(text: str) -> tuple[int, ...]:
+    """``"0,100,2000"`` -> (0, 100, 2000); anything but non-negative integers is refused."""
+    try:
+        steps = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise InvalidInputError(f"--lr-at takes steps separated by commas (0,1000,5000), got {text!r}") from None
+    if not steps or any(step < 0 for step in steps):
+        raise InvalidInputError(f"--lr-at takes non-negative steps, got {text!r}")
+    return steps
+
+
+def _refuse_overwriting(inputs: list[Path], *outputs: str | None) -> None:
+    resolved = {p.resolve() for p in inputs}
+    for output in outputs:
+        if output and output != "-" and Path(output).resolve() in resolved:
+            raise InvalidInputError(f"{output} is one of the files being validated; choose another output path")
+
+
+def _plot_paths(files: list[Path], plot: str | None) -> list[Path | None]:
+    if plot is None:
+        return [None] * len(files)
+    if len(files) == 1:
+        return [Path(plot)]
+    folder = Path(plot)
+    folder.mkdir(parents=True, exist_ok=True)
+    stems = [f.stem for f in files]
+    return [folder / (f"{stem}.png" if stems.count(stem) == 1 else f"{stem}-{i}.png") for i, stem in enumerate(stems)]
+
+
+def _training(arguments: argparse.Namespace) -> TrainingOptions:
+    return TrainingOptions(
+        batch_size=arguments.batch_size,
+        max_steps=arguments.max_steps,
+        seq_len=arguments.seq_len,
+        learning_rate=arguments.learning_rate,
+        end_learning_rate=arguments.end_learning_rate,
+        warmup_steps=arguments.warmup_steps,
+        schedule=arguments.schedule,
+        optimizer=arguments.optimizer,
+        fp16_type=arguments.fp16_type,
+        loss_scaling=arguments.loss_scaling,
+        max_gradient_norm=arguments.max_gradient_norm,
+        checkpoint_steps=arguments.checkpoint_steps,
+    )
+
+
+def run(arguments: argparse.Namespace) -> int:
+    """Handler of ``validate``: one verdict per file, a summary table for several, an exit status."""
+    files = config_files(arguments.configs)
+    json_out = arguments.json
+    _refuse_overwriting(files, json_out, arguments.plot)
+    specs_dir = default_specs_dir()
+    spec = load_spec(specs_dir)
+    catalogue = load_catalogue(specs_dir)
+    lr_at = steps_list(arguments.lr_at) if arguments.lr_at else ()
+    verdicts: list[Verdict] = []
+    for path, plot_path in zip(files, _plot_paths(files, arguments.plot), strict=True):
+        options = release_options(
+            catalogue,
+            arguments.release,
+            wafer=arguments.wafer,
+            num_csx=arguments.num_csx,
+            family=arguments.model_family,
+            lr_at=lr_at,
+            plot_path=plot_path,
+            plan=not arguments.no_plan,
+            training=_training(arguments),
+        )
+        verdicts.append(validate_file(path, spec, options))
+    document = verdicts[0].as_dict() if len(verdicts) == 1 else _several(verdicts)
+    if json_out == "-":
+        print(json.dumps(document, indent=2))
+    else:
+        if json_out:
+            out = Path(json_out)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        print("\n\n".join(render(v) for v in verdicts))
+        if len(verdicts) > 1:
+            print("\n" + table(verdicts))
+    return max(v.exit_code for v in verdicts)
+
+
+def _several(verdicts: list[Verdict]) -> dict[str, object]:
+    outcomes = [v.outcome for v in verdicts]
+    return {
+        "release": verdicts[0].release,
+        "files": [v.as_dict() for v in verdicts],
+        "summary": {
+            "files": len(verdicts),
+            "conforms": outcomes.count("conforms"),
+            "violations": outcomes.count("violations"),
+            "unreadable": outcomes.count("unreadable"),
+        },
+    }
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``validate`` subparser; its handler is stored as ``handler``."""
+    parser = subparsers.add_parser(
+        "validate",
+        help="check a Model Zoo params file or a config.json against the spec; LR schedule and time to train",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+    )
+    parser.add_argument("configs", nargs="+", metavar="CONFIG", help="params files, config.json files or directories")
+    parser.add_argument("--release", help="the release to judge for (e.g. 1.9.1, 2.10; default: the newest known)")
+    parser.add_argument(
+        "--json", nargs="?", const="-", metavar="OUT", help="write the verdicts as JSON to OUT (no OUT: to stdout)"
+    )
+    parser.add_argument("--lr-at", metavar="S1,S2,...", help="print the learning rate at these global steps")
+    parser.add_argument("--plot", metavar="PATH", help="PNG of the LR schedule (a directory for several files)")
+    parser.add_argument("--num-csx", type=int, help="systems in the cluster (overrides the file's num_csx)")
+    parser.add_argument("--wafer", default="wse2", help="system to plan on: wse1, wse2 or wse3 (default wse2)")
+    parser.add_argument(
+        "--model-family", help="Model Zoo model of a 1.x params file outside its zoo folder (gpt3, llama, ...)"
+    )
+    parser.add_argument("--no-plan", action="store_true", help="skip the performance model")
+    training = parser.add_argument_group("training options for a config.json")
+    training.add_argument("--batch-size", type=int, help="global batch size")
+    training.add_argument("--max-steps", type=int, help="training steps")
+    training.add_argument("--seq-len", type=int, help="sequence length (default: the model's maximum)")
+    training.add_argument("--learning-rate", type=float, help="peak learning rate")
+    training.add_argument("--end-learning-rate", type=float, default=0.0, help="final learning rate (default 0)")
+    training.add_argument("--warmup-steps", type=int, default=0, help="linear warm-up steps from 0 (default 0)")
+    training.add_argument(
+        "--schedule", choices=sorted(SCHEDULES), default="cosine", help="after warm-up (default cosine)"
+    )
+    training.add_argument("--optimizer", default="AdamW", help="optimizer class (default AdamW)")
+    training.add_argument("--fp16-type", help="float16, bfloat16 or cbfloat16")
+    training.add_argument("--loss-scaling", help="dynamic, or a static loss scale")
+    training.add_argument("--max-gradient-norm", type=float, help="global gradient clipping norm")
+    training.add_argument("--checkpoint-steps", type=int, help="checkpoint cadence in steps")
+    parser.set_defaults(handler=run)
+    return parser

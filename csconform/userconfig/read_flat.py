@@ -1,0 +1,147 @@
+"""The flat layout of the 1.x (and 2.0-2.3) Model Zoo params files, read into a RunDescription.
+
+Top-level sections ``train_input``, ``eval_input``, ``model``, ``optimizer``, ``runconfig`` (and
+optional ``sparsity``, ...). Where a setting lives follows the vendor's own map from this layout to
+the trainer layout (``TRAINER_PARAMS_TO_LEGACY`` in the 2.10 Model Zoo, ``trainer/utils.py``): mixed
+precision and the half dtype in ``model``; loss scaling and gradient clipping in ``optimizer``; the
+loop, checkpoints and the cluster in ``runconfig``; the batch in the input sections.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from csconform.spec.releases import Release
+from csconform.userconfig.description import (
+    Batch,
+    Loop,
+    LossScaling,
+    ModelSection,
+    OptimizerConfig,
+    Precision,
+    RunDescription,
+    Setting,
+)
+from csconform.userconfig.document import Document
+from csconform.userconfig.schedulers import read_flat_schedule
+
+# Optimizer keys that configure something other than the optimizer's own arguments.
+NOT_OPTIMIZER_ARGUMENTS = {
+    "optimizer_type",
+    "learning_rate",
+    "loss_scaling_factor",
+    "initial_loss_scale",
+    "steps_per_increase",
+    "min_loss_scale",
+    "max_loss_scale",
+    "max_gradient_norm",
+    "max_gradient_value",
+    "log_summaries",
+    "adjust_learning_rate",
+    "disable_lr_steps_reset",
+    "grad_accum_steps",
+}
+# 1.x optimizer spellings -> the package's argument names (PyTorchBaseModel._configure_optimizer, 1.9.1).
+OPTIMIZER_ARGUMENT_NAMES = {"weight_decay_rate": "weight_decay", "use_nesterov": "nesterov"}
+# RunConfig parameters the CerebrasEstimator refuses on the CS system (seed 001, Parameters not supported).
+ESTIMATOR_UNSUPPORTED = (
+    "save_checkpoint_secs",
+    "train_distribute",
+    "device_fn",
+    "protocol",
+    "eval_distribute",
+    "experimental_distribute",
+    "experimental_max_worker_delay_secs",
+)
+
+
+def _optimizer(doc: Document) -> OptimizerConfig | None:
+    if doc.section(("optimizer",)) is None:
+        return None
+    arguments: dict[str, Setting[Any]] = {}
+    for path, value in doc.items(("optimizer",)):
+        key = str(path[-1])
+        if key not in NOT_OPTIMIZER_ARGUMENTS and key not in ("beta1", "beta2") and value is not None:
+            arguments[OPTIMIZER_ARGUMENT_NAMES.get(key, key)] = Setting(value, doc.origin(path))
+    beta1, beta2 = doc.setting(("optimizer", "beta1")), doc.setting(("optimizer", "beta2"))
+    if beta1 is not None or beta2 is not None:  # 1.x: separate keys, defaults 0.9 and 0.999
+        betas = [0.9 if beta1 is None else beta1.value, 0.999 if beta2 is None else beta2.value]
+        arguments["betas"] = Setting(betas, (beta1 or beta2).origin)  # type: ignore[union-attr]
+    name = doc.setting(("optimizer", "optimizer_type")) or Setting(None, doc.origin(("optimizer",)))
+    return OptimizerConfig(name, arguments, doc.origin(("optimizer",)))
+
+
+def _family(doc: Document) -> Setting[str] | None:
+    named = doc.setting(("model", "name"))
+    return None if named is None else Setting(str(named.value), named.origin)
+
+
+def framework_of(path: Path) -> str:
+    """``tensorflow`` for a params file in a ``tf`` folder of the 1.x Model Zoo, else ``pytorch``."""
+    return "tensorflow" if "tf" in path.parts[:-1] else "pytorch"
+
+
+def read_flat(doc: Document, release: Release) -> RunDescription:
+    """The run a flat-layout params file describes."""
+    model = doc.section(("model",))
+    runconfig = doc.section(("runconfig",)) or {}
+    return RunDescription(
+        file=str(doc.path),
+        layout="flat",
+        release=release,
+        model=None
+        if model is None
+        else ModelSection(
+            fields=Setting(model, doc.origin(("model",))),
+            family=_family(doc),
+            kind="zoo",
+            seq_len=doc.setting(("train_input", "max_sequence_length")),
+            compute_eval_metrics=doc.setting(("model", "compute_eval_metrics")),
+        ),
+        batch=Batch(
+            train=doc.setting(("train_input", "batch_size")),
+            eval=doc.setting(("eval_input", "batch_size")),
+            micro_batch=doc.setting(("train_input", "micro_batch_size")),
+            num_csx=doc.setting(("runconfig", "num_csx")),
+            drop_last=doc.setting(("train_input", "drop_last")),
+        ),
+        precision=Precision(
+            mixed_precision=doc.setting(("model", "mixed_precision")),
+            fp16_type=doc.setting(("model", "fp16_type")),
+            use_bfloat16=doc.setting(("model", "use_bfloat16")),
+            precision_opt_level=doc.setting(("runconfig", "precision_opt_level")),
+        ),
+        loss_scaling=LossScaling(
+            factor=doc.setting(("optimizer", "loss_scaling_factor")),
+            initial_scale=doc.setting(("optimizer", "initial_loss_scale")),
+            steps_per_increase=doc.setting(("optimizer", "steps_per_increase")),
+            min_scale=doc.setting(("optimizer", "min_loss_scale")),
+            max_scale=doc.setting(("optimizer", "max_loss_scale")),
+            max_gradient_norm=doc.setting(("optimizer", "max_gradient_norm")),
+            max_gradient_value=doc.setting(("optimizer", "max_gradient_value")),
+        ),
+        optimizer=_optimizer(doc),
+        schedule=read_flat_schedule(doc, ("optimizer", "learning_rate")),
+        loop=Loop(
+            max_steps=doc.setting(("runconfig", "max_steps")),
+            num_steps=doc.setting(("runconfig", "num_steps")),
+            num_epochs=doc.setting(("runconfig", "num_epochs")),
+            eval_steps=doc.setting(("runconfig", "eval_steps")),
+            eval_frequency=doc.setting(("runconfig", "eval_frequency")),
+            checkpoint_steps=doc.setting(("runconfig", "checkpoint_steps")),
+            log_steps=doc.setting(("runconfig", "log_steps")),
+            mode=doc.setting(("runconfig", "mode")),
+            execution_strategy=doc.setting(("runconfig", "execution_strategy")),
+            has_eval_input=doc.section(("eval_input",)) is not None,
+        ),
+        keys=doc.key_uses(section_depth=1),
+        duplicate_keys=doc.duplicate_keys(),
+        text_numbers=doc.text_numbers(),
+        framework=framework_of(doc.path),
+        estimator_settings={
+            key: Setting(value, doc.origin(("runconfig", key)))
+            for key, value in runconfig.items()
+            if key in ESTIMATOR_UNSUPPORTED and value is not None
+        },
+    )

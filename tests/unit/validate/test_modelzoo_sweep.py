@@ -1,0 +1,43 @@
+"""Every params file of the 1.9.1 and 2.10.0 model folders through `csconform validate`.
+
+With a clone of the Model Zoo (``CSCONFORM_MODELZOO``) the whole sweep runs (about 200 files, a few
+seconds each release) and must reproduce the committed record ``reports/modelzoo_validation.json``
+exactly: a changed count means the validator or the spec changed, and the record (regenerated with
+``python -m csconform.userconfig.sweep``) must say so. Without a clone, the fixtures are the sample.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from zoo_data import CLONE, MODELZOO
+
+from csconform.cli import main as cli_main
+from csconform.userconfig.sweep import DEFAULT_RELEASES, sweep
+
+RECORD = Path(__file__).resolve().parents[3] / "reports" / "modelzoo_validation.json"
+
+
+def test_a_directory_of_real_params_files_gives_one_verdict_each(capsys: pytest.CaptureFixture[str]) -> None:
+    folder = MODELZOO / "2.10.0"
+    files = sorted(folder.rglob("*.yaml"))
+    assert cli_main(["validate", str(folder), "--no-plan", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert [Path(f["file"]) for f in document["files"]] == files
+    assert document["summary"] == {"files": len(files), "conforms": len(files), "violations": 0, "unreadable": 0}
+    assert cli_main(["validate", str(MODELZOO / "2.10.0"), "--release", "1.9.1", "--no-plan"]) == 1
+    out = capsys.readouterr().out
+    assert "CONFIG-004" in out and f"{len(files)} files: 1 conform, {len(files) - 1} with violations" in out
+
+
+@pytest.mark.skipif(CLONE is None, reason="CSCONFORM_MODELZOO names no Model Zoo clone")
+def test_the_whole_sweep_matches_the_committed_record(tmp_path: Path) -> None:
+    record = json.loads(RECORD.read_text(encoding="utf-8"))["sweeps"]
+    for expected in record:
+        assert expected["files_of"] in DEFAULT_RELEASES
+        result = sweep(Path(str(CLONE)), expected["files_of"], expected["judged_for"], tmp_path)
+        summary = result.summary()
+        assert summary["read"] == summary["files"]  # every file read, none a traceback or unreadable
+        assert summary == expected, (expected["files_of"], expected["judged_for"])

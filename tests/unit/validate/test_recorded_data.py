@@ -1,0 +1,90 @@
+"""The data validate ships is what its sources say: the key vocabulary, the package's signatures, the
+Model Zoo excerpts the rules cite. Each is regenerated from its source where the source is at hand
+(a Model Zoo clone in CSCONFORM_MODELZOO; the cerebras-pytorch package) and compared with the file."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import re
+import subprocess
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from zoo_data import CLONE
+
+from csconform.spec import default_specs_dir, load_catalogue
+from csconform.userconfig import package_api as api
+from csconform.userconfig import vocabulary
+
+EXCERPTS = default_specs_dir() / "vendor" / "cerebras-modelzoo.md"
+BLOCK = re.compile(
+    r"^`(?P<release>[\d.]+):(?P<file>[\w./-]+):(?P<first>\d+)-(?P<last>\d+)`\n\n```\w+\n(?P<text>.*?)\n```$",
+    re.M | re.S,
+)
+
+
+def _cstorch_installed() -> bool:
+    try:
+        return importlib.metadata.version("cerebras-pytorch") == api.PACKAGE_VERSION
+    except importlib.metadata.PackageNotFoundError:
+        return False
+
+
+def test_the_vocabulary_grows_and_shrinks_with_the_releases() -> None:
+    assert {"max_steps", "loss_scaling_factor", "use_bfloat16"} <= vocabulary.accepted_keys("1.9.1")
+    assert "fp16_type" not in vocabulary.accepted_keys("1.9.1") and "fp16_type" in vocabulary.accepted_keys("2.10.0")
+    assert "use_bfloat16" not in vocabulary.accepted_keys("2.10.0")
+    assert vocabulary.did_you_mean("loss_scaling_factr", "2.10.0") == "loss_scaling_factor"
+    assert vocabulary.did_you_mean("zzzz", "2.10.0") is None
+    names = [r.name for r in load_catalogue(default_specs_dir()).releases]
+    stored = json.loads((resources.files("csconform.userconfig") / "data" / vocabulary.DATA_FILE).read_text())
+    assert [entry["name"] for entry in stored["releases"]] == names
+
+
+@pytest.mark.skipif(CLONE is None, reason="CSCONFORM_MODELZOO names no Model Zoo clone")
+@pytest.mark.parametrize("release", ["1.9.1", "2.10.0"])
+def test_the_vocabulary_is_current(release: str) -> None:
+    """Two releases rebuilt from the clone (the whole file takes minutes: python -m csconform.userconfig.vocabulary)."""
+    chosen = load_catalogue(default_specs_dir()).get(release)
+    assert vocabulary.release_keys(Path(CLONE), chosen) == set(vocabulary.accepted_keys(release))
+
+
+def test_the_package_api_has_the_classes_the_zoo_configs_name() -> None:
+    package = api.package_api()
+    assert package.optimizer("adamw").name == "AdamW" and package.optimizer("Adamm") is None  # type: ignore[union-attr]
+    assert package.lr_scheduler("cosinedecaylr").required == (
+        "initial_learning_rate",
+        "end_learning_rate",
+        "total_iters",
+    )  # type: ignore[union-attr]
+    assert package.is_weight_decay_scheduler("CosineDecayWD") and not package.is_weight_decay_scheduler("LinearLR")
+
+
+@pytest.mark.skipif(not _cstorch_installed(), reason="cerebras-pytorch 2.10.0 is not installed here")
+def test_the_package_api_is_the_installed_package() -> None:
+    shipped = json.loads((resources.files("csconform.userconfig") / "data" / api.DATA_FILE).read_text())
+    assert api.introspect() == shipped
+
+
+def test_every_excerpt_is_headed_by_its_place() -> None:
+    text = EXCERPTS.read_text(encoding="utf-8")
+    blocks = list(BLOCK.finditer(text))
+    assert len(blocks) == text.count("\n```\n") and blocks
+    known = set(load_catalogue(default_specs_dir()).names)
+    for block in blocks:
+        assert block["release"] in known
+        assert block["text"].count("\n") == int(block["last"]) - int(block["first"]), block["file"]
+
+
+@pytest.mark.skipif(CLONE is None, reason="CSCONFORM_MODELZOO names no Model Zoo clone")
+def test_the_excerpts_are_verbatim() -> None:
+    catalogue = load_catalogue(default_specs_dir())
+    for block in BLOCK.finditer(EXCERPTS.read_text(encoding="utf-8")):
+        commit = catalogue.get(block["release"]).commit
+        source = subprocess.run(
+            ["git", "-C", str(CLONE), "show", f"{commit}:{block['file']}"], capture_output=True, check=True
+        ).stdout.decode("utf-8")
+        lines = source.splitlines()[int(block["first"]) - 1 : int(block["last"])]
+        assert block["text"] == "\n".join(lines), f"{block['release']}:{block['file']}:{block['first']}"
