@@ -14,6 +14,7 @@ import contextlib
 import importlib
 import sys
 from collections.abc import Iterator, Sequence
+from typing import NoReturn
 
 from csconform import __version__, output_guard
 from csconform.errors import CsConformError
@@ -35,9 +36,18 @@ COMMANDS = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error in two lines: what was wrong, and where the usage is (the full
+    usage of a command with many options fills a screen and buries the one line that matters).
+    Subcommands' parsers are of this class too (argparse builds them with the parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n(usage: {self.prog} --help)\n")
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The full parser for ``command``; the other commands appear by name and help only."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="csconform",
         description="Conformance and performance modeling for the Cerebras wafer-scale stack.",
     )

@@ -388,9 +388,12 @@ def violations(case: Case, outcome: Outcome, changed: list[str], shipped_changed
     if warnings:
         problems.append(f"a Python warning reached the user: {warnings[0]}")
     if outcome.status == 2 and outcome.crash is None:
-        if not any(line.startswith("csconform") and "error:" in line for line in lines):
-            problems.append("a refusal must say 'csconform ... error: ...'")
-        elif case.stderr and case.stderr.lower() not in outcome.stderr.lower():
+        said = any(line.startswith("csconform") and "error:" in line for line in lines)
+        if case.argv[:1] == ["validate"]:  # its documented exit 2: the verdict "unreadable", with why
+            said = said or "unreadable" in outcome.stdout
+        if not said:
+            problems.append("a refusal must say 'csconform ... error: ...' (validate: its verdict 'unreadable')")
+        elif case.stderr and case.stderr.lower() not in (outcome.stderr + outcome.stdout).lower():
             problems.append(f"the refusal does not say {case.stderr!r}")
     if changed:
         problems.append(f"changed outside the named outputs: {changed[:5]}")

@@ -49,6 +49,7 @@ entries:
     resolution: triaged
 """
 EXPECTED_TXT = "GRADSCALER-010  # known\nLR-001\n"
+PARAMS_YAML = (ROOT / "tests/unit/perf_model/data/zoo_params/2.10/params_gpt3_xl.yaml").read_text(encoding="utf-8")
 SPEC_FILE = "metrics.yaml"
 SPEC_TEXT = (ROOT / "specs" / SPEC_FILE).read_text(encoding="utf-8")
 
@@ -405,6 +406,45 @@ def spec_cases(draw: st.DrawFn) -> Case:
     return Case("spec", "random", argv, files, [], time_limit_s=30)
 
 
+@st.composite
+def validate_cases(draw: st.DrawFn) -> Case:
+    name = draw(st.sampled_from(["params.yaml", "config.json", "folder"]))
+    files: dict[str, dict[str, Any]] = {}
+    if name == "folder":
+        files["folder/a.yaml"] = draw(mutated(PARAMS_YAML, "yaml"))
+        files["folder/b.json"] = draw(mutated(CONFIG_JSON, "json"))
+        inputs = ["folder/a.yaml", "folder/b.json"]
+    else:
+        files[name] = draw(
+            mutated(
+                PARAMS_YAML if name.endswith(".yaml") else CONFIG_JSON, "yaml" if name.endswith(".yaml") else "json"
+            )
+        )
+        inputs = [name]
+    argv = ["validate", draw(st.sampled_from([name, name, name, "missing.yaml", "."]))]
+    _with(draw, argv, "--release", choice_or_junk(["2.10", "1.9.1", "2.4"]))
+    _with(draw, argv, "--json", st.one_of(st.just("-"), output_path(files, inputs, ".json")))
+    _with(draw, argv, "--lr-at", choice_or_junk(["0,100,5000", "0", "-1,2", "1e9"]))
+    _with(draw, argv, "--plot", output_path(files, inputs, ".png"))
+    _with(draw, argv, "--num-csx", numbers())
+    _with(draw, argv, "--wafer", choice_or_junk(["wse2", "wse3"]))
+    if draw(st.booleans()):
+        argv.append("--no-plan")
+    for option, values in (
+        ("--batch-size", numbers(["512", "8"])),
+        ("--max-steps", numbers(["1000", "20000"])),
+        ("--learning-rate", numbers(["3e-4", "0.1"])),
+        ("--warmup-steps", numbers(["0", "500"])),
+        ("--loss-scaling", choice_or_junk(["dynamic", "1024"])),
+        ("--max-gradient-norm", numbers(["1.0"])),
+        ("--checkpoint-steps", numbers(["100"])),
+    ):
+        if draw(st.integers(0, 4)) == 0:
+            argv += [option, draw(values)]
+    outputs = [o for o in _outputs(argv, ("--json", "--plot")) if o != "-"]
+    return Case("validate", "random", argv, files, outputs, time_limit_s=60)
+
+
 COMMANDS = {
     "plan": plan_cases,
     "place": place_cases,
@@ -414,4 +454,5 @@ COMMANDS = {
     "check": check_cases,
     "interface": interface_cases,
     "spec": spec_cases,
+    "validate": validate_cases,
 }

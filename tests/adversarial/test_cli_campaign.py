@@ -18,7 +18,17 @@ from hypothesis import HealthCheck, given, settings
 
 # cases per command in the default run: the expensive commands (check starts pytest, calibrate fits
 # and cross-validates, place solves) get fewer
-EXAMPLES = {"plan": 14, "place": 8, "sweep": 8, "calibrate": 6, "report": 8, "check": 4, "interface": 10, "spec": 10}
+EXAMPLES = {
+    "plan": 14,
+    "place": 8,
+    "sweep": 8,
+    "calibrate": 6,
+    "report": 8,
+    "check": 4,
+    "interface": 10,
+    "spec": 10,
+    "validate": 8,
+}
 SCALE = 20 if os.environ.get("HYPOTHESIS_PROFILE") == "nightly" else 1
 
 
