@@ -10,7 +10,8 @@ Every file csconform writes goes through :func:`write_text`, :func:`write_csv` o
 - refuse a path that is a folder, or lies under a file;
 - write atomically: the contents go to a temporary file in the same folder, which is renamed over
   the target once complete, so a failed or interrupted run leaves the previous file (or none),
-  never half of one. A path that is a symbolic link is written through, at the link's target.
+  never half of one. A path that is a symbolic link is written through, at the link's target
+  (whose folder must exist: no folder is made for a dangling link).
 
 The command line (:mod:`csconform.cli`) protects each command's inputs for the length of the
 command and checks every output path it names before any work starts (each command declares
@@ -144,7 +145,8 @@ def write_bytes(path: str | os.PathLike[str], data: bytes, option: str = "output
     """Write ``data`` to ``path`` atomically, after :func:`check_output`; returns the path written."""
     target = check_output(path, option, **checks)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if not Path(path).is_symlink():  # a link is written through, never made to point somewhere new
+            target.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
         raise OutputPathError(f"{option} {os.fspath(path)}: cannot write there: {exc.strerror or exc}") from None

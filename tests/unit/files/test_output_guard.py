@@ -88,3 +88,10 @@ def test_a_symbolic_link_output_is_written_through(tmp_path: Path) -> None:
     (tmp_path / "latest.json").symlink_to(target)
     output_guard.write_text(tmp_path / "latest.json", "{}")
     assert target.read_text(encoding="utf-8") == "{}" and (tmp_path / "latest.json").is_symlink()
+
+
+def test_a_dangling_link_output_is_refused_not_given_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "dangling.json").symlink_to("missing/nowhere.json")
+    with pytest.raises(OutputPathError, match="cannot write there"):
+        output_guard.write_text(tmp_path / "dangling.json", "{}", "--json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling.json"]
