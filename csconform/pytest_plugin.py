@@ -27,7 +27,6 @@ Registered through the ``pytest11`` entry point, so it is active wherever csconf
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 from collections import Counter, defaultdict
@@ -42,11 +41,23 @@ from csconform.conformance import SUITE_DIR, suite_test_id
 from csconform.errors import CsConformError, Unsupported
 from csconform.interface import CAPABILITY_NAMES, declaration_of, validate
 from csconform.interface.gate import ImplementationUnderTest
+from csconform.interface.load import import_implementation
+from csconform.output_guard import write_text
 from csconform.spec import LEVELS, Spec, load_spec
 from csconform.spec.verdict import BINDING_LEVELS, levels_summary
 from csconform.testing.violations import violated_rules
 
 DEFAULT_ENGINE = "csconform.engine"
+
+
+def engine_name(option: str | None) -> str:
+    """The implementation under test: the ``--engine`` option as given (an empty one is refused when
+    imported), else ``$CSCONFORM_ENGINE`` when set and not empty, else the reference engine."""
+    if option is not None:
+        return option
+    return os.environ.get("CSCONFORM_ENGINE") or DEFAULT_ENGINE
+
+
 RULES_PROPERTY = "csconform_rules"
 UNSUPPORTED_PROPERTY = "csconform_unsupported"
 EMULATED_PROPERTY = "csconform_emulated"
@@ -107,23 +118,16 @@ class ExpectedFailures:
 
     @classmethod
     def read(cls, path: Path) -> ExpectedFailures:
-        if not path.is_file():
-            raise pytest.UsageError(f"csconform: expected-failures file not found: {path}")
-        if path.suffix in (".yaml", ".yml"):
-            from csconform.adapters.triage import check_installed_version, load_triage
+        from csconform.adapters.triage import check_installed_version, load_triage, read_expected_failures
 
-            try:
+        try:
+            if path.suffix in (".yaml", ".yml"):
                 triage = load_triage(path)
                 installed = check_installed_version(triage)
-            except CsConformError as exc:
-                raise pytest.UsageError(f"csconform: {exc}") from None
-            return cls(path, triage.expected_failures(), f"{triage.package} {installed}")
-        entries = []
-        for line in path.read_text(encoding="utf-8").splitlines():
-            entry = line.split("#", 1)[0].strip()
-            if entry:
-                entries.append(entry)
-        return cls(path, entries)
+                return cls(path, triage.expected_failures(), f"{triage.package} {installed}")
+            return cls(path, read_expected_failures(path))
+        except CsConformError as exc:
+            raise pytest.UsageError(f"csconform: expected failures: {exc}") from None
 
     def entries_for(self, nodeid: str, rule_ids: list[str]) -> list[str]:
         return [e for e in self.entries if e in rule_ids or e == nodeid or nodeid.startswith(e + "[")]
@@ -248,7 +252,7 @@ class CsConformPlugin:
 
     def __init__(self, config: pytest.Config, specs_dir: str | None) -> None:
         self.config = config
-        self.engine_name = config.getoption("csconform_engine") or os.environ.get("CSCONFORM_ENGINE", DEFAULT_ENGINE)
+        self.engine_name = engine_name(config.getoption("csconform_engine"))
         try:
             self.spec = load_spec(specs_dir)
         except CsConformError as exc:
@@ -274,9 +278,9 @@ class CsConformPlugin:
     def _import_engine(self) -> ImplementationUnderTest:
         """Import and validate the engine up front, so a wrong one stops the run before any test does."""
         try:
-            module = importlib.import_module(self.engine_name)
-        except ImportError as exc:
-            raise pytest.UsageError(f"csconform: cannot import engine {self.engine_name!r}: {exc}") from None
+            module = import_implementation(self.engine_name)
+        except CsConformError as exc:
+            raise pytest.UsageError(f"csconform: engine: {exc}") from None
         problems = validate(module, self.engine_name)
         declaration, _ = declaration_of(module)
         if problems or declaration is None:
@@ -422,9 +426,9 @@ class CsConformPlugin:
             matrix = self.matrix.to_json()
             if self.expected is not None:
                 matrix["expected_failures"] = self.expected.to_json(self._full_suite_collected())
-            target = Path(path)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(json.dumps(matrix, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            inputs = [("--expected-failures", self.expected.path)] if self.expected is not None else []
+            document = json.dumps(matrix, indent=2, sort_keys=True) + "\n"
+            write_text(path, document, "--conformance-json", extra_inputs=inputs)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         counts = self.spec.counts()

@@ -211,8 +211,14 @@ def test_dynamic_loss_scale_starts_at_init_scale(engine, init):
         ("float16", {"init_scale": 2.0**12, "max_loss_scale": 2.0**10}, 2.0**10),
         ("float16", {"init_scale": 2.0**18}, 2.0**15),
     ],
-    ids=["max-above-default", "cbfloat16-max-above-default", "max-below-default", "cbfloat16-max-below",
-         "init-above-max", "init-above-default-max"],
+    ids=[
+        "max-above-default",
+        "cbfloat16-max-above-default",
+        "max-below-default",
+        "cbfloat16-max-below",
+        "init-above-max",
+        "init-above-default-max",
+    ],
 )
 def test_dynamic_scale_starts_at_the_smaller_of_init_and_max(engine, half, arguments, start):
     engine.precision.set_half_dtype(half)

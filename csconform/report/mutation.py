@@ -28,8 +28,10 @@ from typing import Any
 
 import pandas as pd
 
-from csconform.errors import InvalidInputError
+from csconform.errors import InputFileError, InvalidInputError
+from csconform.output_guard import write_csv, write_text
 from csconform.spec.yaml_io import read_yaml
+from csconform.user_files import read_json
 
 RESULTS_FILE = "mutation.json"
 KILL_RATE_GOAL = 0.90
@@ -134,7 +136,7 @@ def export_results(project_dir: Path, out: Path, run: str | None = None) -> Path
         results["run"] = run
     out.mkdir(parents=True, exist_ok=True)
     target = out / RESULTS_FILE
-    target.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    write_text(target, json.dumps(results, indent=1) + "\n", encoding="utf-8")
     return target
 
 
@@ -148,14 +150,16 @@ def _module_of(mutant_id: str) -> str:
 
 def load_results(path: Path) -> dict[str, Any] | None:
     """The exported results, or None when there are none yet."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not Path(path).exists():
         return None
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"{path}: not valid JSON (line {exc.lineno}): {exc.msg}") from exc
+    data = read_json(path, what="mutation result file (JSON)")
     if not isinstance(data, dict) or not isinstance(data.get("mutants"), list):
         raise InvalidInputError(f"{path}: not a csconform mutation result file (no 'mutants' list)")
+    for index, mutant in enumerate(data["mutants"]):
+        if not isinstance(mutant, dict) or not all(
+            isinstance(mutant.get(key), str) for key in ("id", "status", "module")
+        ):
+            raise InputFileError(f"{path}: mutants[{index}]: expected a mutant with id, status and module")
     return data
 
 
@@ -163,7 +167,7 @@ def load_triage(path: Path) -> dict[str, dict[str, str]]:
     """The triage list: mutant id -> {kind, change, reason}; an absent file is an empty list."""
     if not path.is_file():
         return {}
-    data = read_yaml(path) or {}
+    data = read_yaml(path, error=InputFileError) or {}
     if not isinstance(data, dict):
         raise InvalidInputError(f"{path}: expected a mapping of mutant id -> triage entry")
     for mutant_id, entry in data.items():
@@ -291,13 +295,13 @@ def write_mutation_report(out: Path, results_path: Path | None = None, triage_pa
     md_path, csv_path = out / "mutation.md", out / "mutation.csv"
     results = load_results(results_path or out / RESULTS_FILE)
     if results is None:
-        md_path.write_text(f"# Mutation testing: how many bugs the conformance suite catches\n\n{NOT_RUN_NOTE}\n")
+        write_text(md_path, f"# Mutation testing: how many bugs the conformance suite catches\n\n{NOT_RUN_NOTE}\n")
         csv_path.unlink(missing_ok=True)
         return [md_path]
     classified, stale = classify(results, load_triage(triage_path or default_triage_path()))
     table = module_table(classified)
-    table.to_csv(csv_path, index=False, float_format="%.3f")
-    md_path.write_text(_markdown(results, table, classified, stale), encoding="utf-8")
+    write_csv(table, csv_path, index=False, float_format="%.3f")
+    write_text(md_path, _markdown(results, table, classified, stale), encoding="utf-8")
     return [md_path, csv_path]
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from csconform.errors import CsConformError
+from csconform.output_guard import write_text
 
 SOURCE_CHECKOUT = "a source checkout of csconform (git clone, then python -m pip install -e '.[test]')"
 
@@ -209,7 +210,7 @@ SECTIONS: tuple[Section, ...] = (
 def notice_page(section: Section, out: Path, text: str) -> Path:
     """The page that stands in for a section that was not generated."""
     page = out / f"{section.page}.md"
-    page.write_text(f"# {section.title}\n\n{text}\n", encoding="utf-8")
+    write_text(page, f"# {section.title}\n\n{text}\n", encoding="utf-8")
     return page
 
 
