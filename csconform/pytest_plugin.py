@@ -17,8 +17,10 @@ Registered through the ``pytest11`` entry point, so it is active wherever csconf
   only; for its other rules it is ``inconclusive`` (it stopped before exercising them fully) and does
   not count towards their outcome.
 - ``--expected-failures FILE`` (or ``CSCONFORM_EXPECTED_FAILURES``) lists rule ids or test ids an
-  engine is known to fail; they run as non-strict xfails, and entries that match nothing or now
-  pass are reported as stale.
+  engine is known to fail; they run as xfails. Expectations cannot go stale: a test expected to fail
+  that passes (an unexpected pass), or, in a run of the whole suite, an entry that matches no test,
+  fails the run; the terminal summary and the matrix name each one. A triage YAML holds the
+  verdicts of one release of its package and is refused when another release is installed.
 - Hypothesis profiles ``dev``, ``ci`` (loaded when ``CI`` is set) and ``nightly``, chosen with
   ``HYPOTHESIS_PROFILE``. Under ``ci`` (derandomized) a test draws the same examples whatever else
   the run selects or imports (:mod:`csconform.testing.reproducible_examples`).
@@ -26,7 +28,6 @@ Registered through the ``pytest11`` entry point, so it is active wherever csconf
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 from collections import Counter
@@ -42,12 +43,22 @@ from csconform.conformance import SUITE_DIR, suite_test_id
 from csconform.errors import CsConformError, Unsupported
 from csconform.interface import CAPABILITY_NAMES, declaration_of, validate
 from csconform.interface.gate import ImplementationUnderTest
+from csconform.interface.load import import_implementation
+from csconform.output_guard import write_text
 from csconform.spec import LEVELS, load_spec, spec_digest
 from csconform.spec.matrix import EMULATED_PROPERTY, RULES_PROPERTY, UNSUPPORTED_PROPERTY, VIOLATED_PROPERTY, Matrix
 from csconform.spec.verdict import BINDING_LEVELS, levels_summary
 from csconform.testing.violations import violated_rules
 
 DEFAULT_ENGINE = "csconform.engine"
+
+
+def engine_name(option: str | None) -> str:
+    """The implementation under test: the ``--engine`` option as given (an empty one is refused when
+    imported), else ``$CSCONFORM_ENGINE`` when set and not empty, else the reference engine."""
+    if option is not None:
+        return option
+    return os.environ.get("CSCONFORM_ENGINE") or DEFAULT_ENGINE
 
 
 def register_hypothesis_profiles() -> str:
@@ -85,40 +96,60 @@ def register_hypothesis_profiles() -> str:
 @dataclass
 class ExpectedFailures:
     """Rule ids or test ids an engine is known to fail: a text file (one per line, ``#`` comments),
-    or an adapter's triage YAML (its ``departs-from-docs`` entries; see csconform.adapters.triage)."""
+    or an adapter's triage YAML (its expected-failure verdicts; see csconform.adapters.triage), which
+    holds for one release of its package: ``release`` is that package and version.
+
+    An entry is a promise that every test it matches fails: a matched test that passes is an
+    unexpected pass, so an entry for a rule suits only a rule all of whose tests fail (name the
+    test ids otherwise).
+    """
 
     path: Path
     entries: list[str]
+    release: str = ""
     matched: set[str] = field(default_factory=set)
-    passing: set[str] = field(default_factory=set)
-    failing: set[str] = field(default_factory=set)
+    # test id -> the entries that expected it to fail, for every such test that passed
+    unexpected_passes: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
     def read(cls, path: Path) -> ExpectedFailures:
-        if not path.is_file():
-            raise pytest.UsageError(f"csconform: expected-failures file not found: {path}")
-        if path.suffix in (".yaml", ".yml"):
-            from csconform.adapters.triage import load_triage
+        from csconform.adapters.triage import check_installed_version, load_triage, read_expected_failures
 
-            try:
-                return cls(path, load_triage(path).expected_failures())
-            except CsConformError as exc:
-                raise pytest.UsageError(f"csconform: {exc}") from None
-        entries = []
-        for line in path.read_text(encoding="utf-8").splitlines():
-            entry = line.split("#", 1)[0].strip()
-            if entry:
-                entries.append(entry)
-        return cls(path, entries)
+        try:
+            if path.suffix in (".yaml", ".yml"):
+                triage = load_triage(path)
+                installed = check_installed_version(triage)
+                return cls(path, triage.expected_failures(), f"{triage.package} {installed}")
+            return cls(path, read_expected_failures(path))
+        except CsConformError as exc:
+            raise pytest.UsageError(f"csconform: expected failures: {exc}") from None
 
     def entries_for(self, nodeid: str, rule_ids: list[str]) -> list[str]:
         return [e for e in self.entries if e in rule_ids or e == nodeid or nodeid.startswith(e + "[")]
 
-    def stale(self) -> list[str]:
-        unmatched = [f"{e} (matches no collected test)" for e in self.entries if e not in self.matched]
-        # an entry for a rule covers all of its tests; it is stale only when none of them still fails
-        passing = [f"{e} (now passes)" for e in self.entries if e in self.passing and e not in self.failing]
-        return unmatched + passing
+    def unmatched(self) -> list[str]:
+        return [e for e in self.entries if e not in self.matched]
+
+    def stale(self, whole_suite: bool) -> list[str]:
+        """Every expectation that no longer holds, one line each: tests that passed although expected
+        to fail, and (when the whole suite ran, so that every test had its chance) entries that
+        matched no test."""
+        passed = [
+            f"{nodeid} passed although expected to fail ({', '.join(entries)})"
+            for nodeid, entries in sorted(self.unexpected_passes.items())
+        ]
+        unmatched = [f"{e} matches no collected test" for e in self.unmatched()] if whole_suite else []
+        return passed + unmatched
+
+    def to_json(self, whole_suite: bool) -> dict[str, object]:
+        return {
+            "file": str(self.path),
+            "release": self.release,
+            "entries": len(self.entries),
+            "unexpected_passes": {nodeid: entries for nodeid, entries in sorted(self.unexpected_passes.items())},
+            "unmatched": self.unmatched() if whole_suite else [],
+            "stale": len(self.stale(whole_suite)),
+        }
 
 
 class CsConformPlugin:
@@ -126,7 +157,7 @@ class CsConformPlugin:
 
     def __init__(self, config: pytest.Config, specs_dir: str | None) -> None:
         self.config = config
-        self.engine_name = config.getoption("csconform_engine") or os.environ.get("CSCONFORM_ENGINE", DEFAULT_ENGINE)
+        self.engine_name = engine_name(config.getoption("csconform_engine"))
         try:
             self.spec = load_spec(specs_dir)
         except CsConformError as exc:
@@ -154,9 +185,9 @@ class CsConformPlugin:
     def _import_engine(self) -> ImplementationUnderTest:
         """Import and validate the engine up front, so a wrong one stops the run before any test does."""
         try:
-            module = importlib.import_module(self.engine_name)
-        except ImportError as exc:
-            raise pytest.UsageError(f"csconform: cannot import engine {self.engine_name!r}: {exc}") from None
+            module = import_implementation(self.engine_name)
+        except CsConformError as exc:
+            raise pytest.UsageError(f"csconform: engine: {exc}") from None
         problems = validate(module, self.engine_name)
         declaration, _ = declaration_of(module)
         if problems or declaration is None:
@@ -192,8 +223,8 @@ class CsConformPlugin:
             f"hypothesis profile: {self.hypothesis_profile}",
         ]
 
-    def _full_suite_collected(self, session: pytest.Session) -> bool:
-        """True when the run covers the whole conformance suite, unfiltered."""
+    def _full_suite_collected(self) -> bool:
+        """True when the run covers the whole conformance suite, unfiltered (so every test had its chance)."""
         gate = self.config.getoption("csconform_gate")
         if gate != "auto":
             return gate == "on"
@@ -232,7 +263,7 @@ class CsConformPlugin:
             if ids:
                 item.user_properties.append((RULES_PROPERTY, tuple(dict.fromkeys(ids))))
                 self._apply_expected_failures(item, suite_test_id(item.path, item.nodeid), ids)
-        if self._full_suite_collected(session):
+        if self._full_suite_collected():
             for rule in self.spec.by_status("checked"):
                 if rule.id not in tested:
                     problems.append(f"{rule.file}: rule {rule.id} is marked checked but no test checks it")
@@ -248,6 +279,7 @@ class CsConformPlugin:
             self.expected.matched.update(entries)
             item.add_marker(pytest.mark.xfail(reason=f"expected failure for {self.engine_name}: {', '.join(entries)}"))
             item.user_properties.append(("csconform_expected", tuple(entries)))
+            item.user_properties.append(("csconform_test_id", test_id))
 
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         """A test marked with a capability the implementation does not declare is unsupported."""
@@ -283,20 +315,27 @@ class CsConformPlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.matrix.record(report)
         entries = dict(report.user_properties).get("csconform_expected", ())
-        if self.expected is not None and isinstance(entries, tuple):
+        if self.expected is not None and isinstance(entries, tuple) and entries:
             # under xdist only the reports reach this process: they carry which entries matched
             self.expected.matched.update(str(entry) for entry in entries)
             if report.when == "call" and report.passed:
-                self.expected.passing.update(str(entry) for entry in entries)
-            elif hasattr(report, "wasxfail") and report.skipped:
-                self.expected.failing.update(str(entry) for entry in entries)
+                test_id = str(dict(report.user_properties).get("csconform_test_id", report.nodeid))
+                self.expected.unexpected_passes[test_id] = [str(entry) for entry in entries]
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if hasattr(self.config, "workerinput"):
+            return  # a worker sees only its share of the tests; the controller decides
+        stale = [] if self.expected is None or self.gate_problems else self.expected.stale(self._full_suite_collected())
+        if stale and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # an expectation that went stale fails the run
         path = self.config.getoption("csconform_json")
-        if path and not self.gate_problems and not hasattr(self.config, "workerinput"):
-            target = Path(path)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(json.dumps(self.matrix.to_json(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        if path and not self.gate_problems:
+            matrix = self.matrix.to_json()
+            if self.expected is not None:
+                matrix["expected_failures"] = self.expected.to_json(self._full_suite_collected())
+            inputs = [("--expected-failures", self.expected.path)] if self.expected is not None else []
+            document = json.dumps(matrix, indent=2, sort_keys=True) + "\n"
+            write_text(path, document, "--conformance-json", extra_inputs=inputs)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         counts = self.spec.counts()
@@ -322,9 +361,22 @@ class CsConformPlugin:
                     f"{outcomes['unsupported']} rules could not be exercised on {self.engine_name} (unsupported: "
                     "a capability or target it does not offer); see the matrix for the reasons"
                 )
-        if self.expected is not None:
-            for entry in self.expected.stale():
-                terminalreporter.write_line(f"WARNING stale expected-failure entry in {self.expected.path}: {entry}")
+        if self.expected is not None and not self.gate_problems:
+            stale = self.expected.stale(self._full_suite_collected())
+            release = f" (verdicts for {self.expected.release})" if self.expected.release else ""
+            count = len(self.expected.entries)
+            terminalreporter.write_line(
+                f"expected failures from {self.expected.path}{release}: {count} "
+                f"{'entry' if count == 1 else 'entries'}, {len(stale)} stale"
+            )
+            for line in stale:
+                terminalreporter.write_line(f"STALE expected failure in {self.expected.path}: {line}", red=True)
+            if stale:
+                terminalreporter.write_line(
+                    f"csconform: {len(stale)} stale expected failure(s): the run fails. Drop or narrow the entries "
+                    "(test ids where only some tests of a rule fail) once the reason is understood.",
+                    red=True,
+                )
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -19,11 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
 
-from csconform.errors import (
-    GradScalerConfigError,
-    GradScalerUsageError,
-    NonRecoverableNaNError,
-)
+from csconform.errors import GradScalerConfigError, GradScalerUsageError, NonRecoverableNaNError
 from csconform.testing.grad_scaler import RULES as GRAD_SCALER_MACHINE_RULES
 from csconform.testing.grad_scaler import LossScaleModel, bitwise_equal, check_scaler_state, make_grad_scaler_machine
 from csconform.testing.strategies import (
@@ -32,7 +28,7 @@ from csconform.testing.strategies import (
     gradients_with_nonfinite,
     loss_scales,
 )
-from csconform.testing.violations import expect
+from csconform.testing.violations import RuleViolation, expect
 
 SHAPES = ((3, 2), (4,))
 INF = float("inf")
@@ -68,6 +64,11 @@ def iteration(scaler, params, optimizer, finite: bool = True):  # noqa: ANN001, 
     result = scaler.step(optimizer)
     scaler.update()
     return result
+
+
+def float32(value: float) -> float:
+    """``value`` rounded to float32, as a Python float."""
+    return float(np.float32(value))
 
 
 def snapshot(params, optimizer):  # noqa: ANN001, ANN201
@@ -161,7 +162,7 @@ def test_steps_per_increase_defaults_to_2000(engine):
     assert scaler.get_scale() == 2.0 and scaler.state_dict()["steps_since_rescale"] == 0
 
 
-@pytest.mark.spec("GRADSCALER-004")
+@pytest.mark.spec("GRADSCALER-041")
 @pytest.mark.parametrize("falsy", [None, 0, 0.0, False, ""])
 def test_falsy_loss_scale_is_static_one(engine, falsy):
     params, optimizer = make_setup(engine)
@@ -173,7 +174,7 @@ def test_falsy_loss_scale_is_static_one(engine, falsy):
     assert scaler.get_scale() == 1.0
 
 
-@pytest.mark.spec("GRADSCALER-004")
+@pytest.mark.spec("GRADSCALER-041")
 @given(scale=loss_scales(-8, 24), overflow=st.booleans())
 def test_numeric_loss_scale_is_static(engine, scale, overflow):
     params, optimizer = make_setup(engine)
@@ -184,7 +185,7 @@ def test_numeric_loss_scale_is_static(engine, scale, overflow):
     assert scaler.get_scale() == scale and scaler.state_dict() == {"loss_scale": scale}
 
 
-@pytest.mark.spec("GRADSCALER-004")
+@pytest.mark.spec("GRADSCALER-041")
 @given(init=loss_scales(-14, 15))
 def test_dynamic_loss_scale_starts_at_init_scale(engine, init):
     scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=init)
@@ -195,6 +196,55 @@ def test_dynamic_loss_scale_starts_at_init_scale(engine, init):
         "overflows_since_rescale",
         "num_skipped_steps",
     }
+
+
+@pytest.mark.spec("GRADSCALER-041")
+@pytest.mark.parametrize(
+    ("half", "arguments", "start"),
+    [
+        # init_scale left out is the half dtype's default maximum, whatever max_loss_scale says
+        ("float16", {"max_loss_scale": 2.0**20}, 2.0**15),
+        ("cbfloat16", {"max_loss_scale": 2.0**40}, 2.0**31),
+        ("bfloat16", {"max_loss_scale": 2.0**10}, 2.0**10),
+        ("cbfloat16", {"max_loss_scale": 2.0**20}, 2.0**20),
+        # an init_scale above max_loss_scale starts at the maximum
+        ("float16", {"init_scale": 2.0**12, "max_loss_scale": 2.0**10}, 2.0**10),
+        ("float16", {"init_scale": 2.0**18}, 2.0**15),
+    ],
+    ids=[
+        "max-above-default",
+        "cbfloat16-max-above-default",
+        "max-below-default",
+        "cbfloat16-max-below",
+        "init-above-max",
+        "init-above-default-max",
+    ],
+)
+def test_dynamic_scale_starts_at_the_smaller_of_init_and_max(engine, half, arguments, start):
+    engine.precision.set_half_dtype(half)
+    assert engine.amp.GradScaler(loss_scale="dynamic", **arguments).get_scale() == start
+
+
+@pytest.mark.spec("GRADSCALER-042")
+def test_dynamic_scale_is_a_float32_value(engine):
+    params, optimizer = make_setup(engine)
+    scaler = engine.amp.GradScaler(
+        loss_scale="dynamic", init_scale=0.3, min_loss_scale=0.1, max_loss_scale=0.7, steps_per_increase=1
+    )
+    assert scaler.get_scale() == float32(0.3) != 0.3
+    seen = []
+    for finite in (True, True, True, True, False, False, False, True, True):
+        iteration(scaler, params, optimizer, finite=finite)
+        seen.append(scaler.get_scale())
+    # doubled, clamped at float32(0.7), halved exactly, clamped at float32(0.1), doubled
+    expected = [0.3, 0.6, 0.6, 0.7, 0.35, 0.175, 0.1, 0.1, 0.2]
+    assert seen == [float32(value) for value in expected]
+    assert scaler.state_dict()["loss_scale"] == float32(0.2)
+    restored = engine.amp.GradScaler(loss_scale="dynamic", min_loss_scale=0.1, max_loss_scale=0.7)
+    restored.load_state_dict({**scaler.state_dict(), "loss_scale": 0.3})
+    assert restored.get_scale() == float32(0.3)
+    static = engine.amp.GradScaler(loss_scale=0.3)
+    assert static.get_scale() == 0.3 and static.state_dict() == {"loss_scale": 0.3}
 
 
 @pytest.mark.spec("GRADSCALER-034")
@@ -258,15 +308,16 @@ def test_the_largest_finite_float32_is_a_valid_scale(engine):
 
 
 @pytest.mark.spec("GRADSCALER-007")
+@pytest.mark.parametrize("new_scale", [1024.0, 0.0])  # 0 is a new scale too, not "none given"
 @pytest.mark.parametrize("loss_scale", ["dynamic", 8.0])
-def test_update_with_new_scale_is_refused(engine, loss_scale):
+def test_update_with_new_scale_is_refused(engine, loss_scale, new_scale):
     params, optimizer = make_setup(engine)
     scaler = engine.amp.GradScaler(loss_scale=loss_scale, init_scale=4.0)
     set_scaled(params, unit_grads(), scaler.get_scale())
     scaler.step(optimizer)
     before = scaler.state_dict()
     with pytest.raises(GradScalerUsageError):
-        scaler.update(1024.0)
+        scaler.update(new_scale)
     assert scaler.state_dict() == before
     scaler.update()
 
@@ -301,6 +352,53 @@ def test_step_if_finite_after_step_or_without_a_check_is_refused(engine):
         scaler.step_if_finite(optimizer)
     assert bitwise_equal(snapshot(params, optimizer), state)
     scaler.update()
+
+
+@pytest.mark.spec("GRADSCALER-044")
+@pytest.mark.parametrize("loss_scale", ["dynamic", 8.0])
+def test_step_after_step_if_finite_is_refused(engine, loss_scale):
+    params, optimizer = make_setup(engine)
+    scaler = engine.amp.GradScaler(loss_scale=loss_scale, init_scale=4.0)
+    set_scaled(params, unit_grads(), scaler.get_scale())
+    scaler.unscale_(optimizer)
+    assert scaler.clip_gradients_and_return_isfinite([optimizer]) is True
+    scaler.step_if_finite(optimizer)
+    state = snapshot(params, optimizer)
+    assert state[2] == 1  # step_if_finite stepped once
+    with pytest.raises(GradScalerUsageError) as caught:
+        scaler.step(optimizer)
+    assert isinstance(caught.value, RuntimeError)
+    assert bitwise_equal(snapshot(params, optimizer), state)  # not a second update with the same gradients
+    scaler.update()
+
+
+@pytest.mark.spec("GRADSCALER-045")
+@pytest.mark.parametrize("loss_scale", ["dynamic", 8.0])
+@pytest.mark.parametrize("after", ["unscale_", "step"])
+def test_scale_after_unscale_or_step_is_refused(engine, loss_scale, after):
+    params, optimizer = make_setup(engine)
+    scaler = engine.amp.GradScaler(loss_scale=loss_scale, init_scale=4.0)
+    if after == "unscale_":  # (step() after a scale() without unscale_ is a known departure of the vendor's)
+        scaler.scale(np.float32(1.0))
+        scaler.scale(np.float32(2.0))  # several losses before the gradients are handled: fine
+    set_scaled(params, unit_grads(), scaler.get_scale())
+    getattr(scaler, after)(optimizer)
+    with pytest.raises(GradScalerUsageError, match="already scaled") as caught:
+        scaler.scale(np.float32(1.0))
+    assert isinstance(caught.value, RuntimeError)
+    if after == "unscale_":
+        scaler.step(optimizer)
+    scaler.update()
+    assert float(scaler.scale(np.float32(1.0))) == scaler.get_scale()  # a new iteration scales again
+
+
+@pytest.mark.spec("GRADSCALER-045")
+def test_a_static_scale_of_one_scales_at_any_time(engine):
+    params, optimizer = make_setup(engine)
+    scaler = engine.amp.GradScaler()
+    set_scaled(params, unit_grads(), 1.0)
+    scaler.unscale_(optimizer)
+    assert float(scaler.scale(np.float32(3.0))) == 3.0
 
 
 @pytest.mark.spec("GRADSCALER-009")
@@ -609,6 +707,19 @@ def test_step_if_finite_after_the_finiteness_check(engine, positional):
 
 
 @pytest.mark.spec("GRADSCALER-018")
+@pytest.mark.parametrize("loss_scale", [None, 4.0])
+@pytest.mark.parametrize("overflow", [False, True])
+def test_clip_gradients_and_return_isfinite_with_a_static_scale(engine, loss_scale, overflow):
+    params, optimizer = make_setup(engine)
+    scaler = engine.amp.GradScaler(loss_scale=loss_scale, max_gradient_norm=0.5)  # no GCC without DLS
+    set_scaled(params, overflow_grads() if overflow else unit_grads(), scaler.get_scale())
+    scaler.unscale_(optimizer)
+    unscaled = [np.copy(p.grad) for p in params]
+    assert scaler.clip_gradients_and_return_isfinite([optimizer]) is (not overflow)
+    assert all(bitwise_equal(p.grad, grad) for p, grad in zip(params, unscaled, strict=True))
+
+
+@pytest.mark.spec("GRADSCALER-018")
 @given(data=st.data(), overflow=st.booleans(), limit=st.sampled_from([None, 0.5, 2.0]))
 def test_clip_gradients_and_return_isfinite(engine, data, overflow, limit):
     params, optimizer = make_setup(engine)
@@ -724,7 +835,7 @@ def test_scale_doubles_after_steps_per_increase_plus_one_clean_updates(engine, s
     assert scaler.get_scale() == 2.0 and scaler.state_dict()["steps_since_rescale"] == 0
 
 
-@pytest.mark.spec("GRADSCALER-020", "GRADSCALER-021", "GRADSCALER-022")
+@pytest.mark.spec("GRADSCALER-020", "GRADSCALER-021", "GRADSCALER-022", "GRADSCALER-043")
 @given(config=dynamic_grad_scaler_configs(min_steps_per_increase=1), finite=st.lists(st.booleans(), max_size=25))
 def test_scale_trajectory_follows_the_update_rule(engine, config, finite):
     config.pop("max_gradient_norm", None)
@@ -740,12 +851,11 @@ def test_scale_trajectory_follows_the_update_rule(engine, config, finite):
     )
     for clean in finite:
         model.step(clean)
-        unrecoverable = model.update(clean)
+        model.update(clean)
         try:
             iteration(scaler, params, optimizer, finite=clean)
-        except NonRecoverableNaNError:
-            # whether it must be reported is GRADSCALER-025's; it may be reported only at the minimum
-            assert unrecoverable, "NonRecoverableNaNError although the scale could still go down"
+        except NonRecoverableNaNError as exc:
+            raise RuleViolation("GRADSCALER-043", f"update() raised at the minimum scale: {exc}") from exc
         check_scaler_state(scaler, model)
 
 
@@ -868,13 +978,13 @@ def test_dynamic_state_into_static_scaler_is_refused_and_old_states_load(engine)
     assert scaler.state_dict() == {**dynamic_state, "num_skipped_steps": 0}
 
 
-# --- unrecoverable overflow ------------------------------------------------------------------------------
+# --- overflow at the minimum scale ----------------------------------------------------------------------
 
 
-@pytest.mark.spec("GRADSCALER-025")
+@pytest.mark.spec("GRADSCALER-043")
 @pytest.mark.parametrize("min_exponent", [-14, -3, 0, 4])
 @pytest.mark.parametrize("tolerance", [0.0, 0.5])
-def test_overflow_at_minimum_scale_is_non_recoverable(engine, min_exponent, tolerance):
+def test_update_at_the_minimum_scale_clamps_and_never_raises(engine, min_exponent, tolerance):
     minimum = 2.0**min_exponent
     params, optimizer = make_setup(engine)
     scaler = engine.amp.GradScaler(
@@ -884,13 +994,16 @@ def test_overflow_at_minimum_scale_is_non_recoverable(engine, min_exponent, tole
         iteration(scaler, params, optimizer)  # 1 clean step: a single overflow is then within 0.5
         iteration(scaler, params, optimizer, finite=False)
         assert scaler.get_scale() == 2 * minimum
-    iteration(scaler, params, optimizer, finite=False)  # halved down to the minimum: still recoverable
+    iteration(scaler, params, optimizer, finite=False)  # halved down to the minimum
     assert scaler.get_scale() == minimum
-    iteration(scaler, params, optimizer)  # a clean step at the minimum is fine
-    with pytest.raises(NonRecoverableNaNError) as caught:
+    iteration(scaler, params, optimizer)  # a clean step at the minimum
+    skipped = scaler.state_dict()["num_skipped_steps"]
+    before = snapshot(params, optimizer)
+    for overflows in range(1, 4):  # the gradients stay non-finite: each step is skipped, none raises
         iteration(scaler, params, optimizer, finite=False)
-    assert isinstance(caught.value, FloatingPointError)
-    assert scaler.get_scale() == minimum
+        assert scaler.get_scale() == minimum
+        assert scaler.state_dict()["num_skipped_steps"] == skipped + overflows
+    assert bitwise_equal(snapshot(params, optimizer), before)
 
 
 # --- several optimizers, update() protocol ---------------------------------------------------------------
@@ -1156,7 +1269,7 @@ TRUE_GRADS = (  # exact in float32 at any power-of-two scale; global norm sqrt(1
 GRADIENT_LIMIT = 8.0
 
 
-@pytest.mark.spec("GRADSCALER-045")
+@pytest.mark.spec("GRADSCALER-046")
 @pytest.mark.parametrize("max_gradient_norm", [None, GRADIENT_LIMIT])
 @pytest.mark.parametrize("path", ["unscale_", "step", "clip_gradients_and_return_isfinite", "step_if_finite"])
 def test_every_unscaling_path_divides_by_the_scale_of_its_iteration(engine, path, max_gradient_norm):

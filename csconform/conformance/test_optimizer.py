@@ -5,6 +5,8 @@ Each optimizer is compared with a short float64 NumPy reference of its update fo
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -440,3 +442,106 @@ def test_each_group_has_its_own_schedule_and_hyperparameters(engine, group_param
     lrs = [float(decaying(k)) for k in range(4)]
     np.testing.assert_allclose(first.data, reference_sgd(start[0], history[0], lrs, 0.0, 0.0, False), rtol=1e-5)
     np.testing.assert_allclose(second.data, reference_sgd(start[1], history[1], [0.5] * 4, 0.9, 0.0, False), rtol=1e-5)
+
+
+@pytest.mark.spec("OPTIM-012")
+@pytest.mark.parametrize("kind", ["Adam", "AdamW"])
+def test_each_adam_group_has_its_own_weight_decay(engine, kind):
+    rng = np.random.default_rng(21)
+    first, second = make_params(engine, rng, shapes=((4,), (2, 3)))
+    start = [first.data.copy(), second.data.copy()]
+    optimizer = getattr(engine.optim, kind)(
+        [{"params": [first]}, {"params": [second], "weight_decay": 0.5}], lr=0.01, weight_decay=0.0
+    )
+    history = run(engine, optimizer, [first, second], 3, rng)
+    decoupled = kind == "AdamW"
+    for param, w0, grads, decay in zip((first, second), start, history, (0.0, 0.5), strict=True):
+        expected = reference_adam(w0, grads, [0.01] * 3, (0.9, 0.999), 1e-6, decay, decoupled=decoupled)
+        np.testing.assert_allclose(param.data, expected, rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.spec("OPTIM-015")
+@pytest.mark.parametrize("kind", ["Adam", "AdamW"])
+def test_adam_defaults_are_the_vendors(engine, kind):
+    rng = np.random.default_rng(22)
+    params = make_params(engine, rng)
+    start = [p.data.copy() for p in params]
+    optimizer = getattr(engine.optim, kind)(params)
+    group = optimizer.param_groups[0]
+    assert tuple(group["betas"]) == (0.9, 0.999) and group["eps"] == 1e-6 and group["weight_decay"] == 0.0
+    assert optimizer.lr_at(0) == [np.float32(1e-3)]
+    history = run(engine, optimizer, params, 3, rng)
+    for p, w0, grads in zip(params, start, history, strict=True):
+        # no weight decay: AdamW's default is not PyTorch's 0.01
+        expected = reference_adam(w0, grads, [1e-3] * 3, (0.9, 0.999), 1e-6, 0.0, decoupled=kind == "AdamW")
+        np.testing.assert_allclose(p.data, expected, rtol=2e-6, atol=1e-7)
+
+
+def rounded_to_float32(exact: Fraction) -> np.float32:
+    """The float32 nearest to the rational ``exact`` (ties to even): one rounding, done exactly."""
+    guess = np.float32(float(exact))
+    candidates = [np.nextafter(guess, np.float32(-np.inf)), guess, np.nextafter(guess, np.float32(np.inf))]
+    return min(candidates, key=lambda c: (abs(Fraction(float(c)) - exact), int(c.view(np.int32)) & 1))
+
+
+def multiply_add_once(factor: np.ndarray, other: np.ndarray, addend: np.ndarray) -> np.ndarray:
+    """``factor * other + addend`` of float32 arrays, rounded once (exact rational arithmetic)."""
+    factor, other, addend = np.broadcast_arrays(factor, other, addend)
+    exact = [
+        Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
+        for a, b, c in zip(factor.ravel(), other.ravel(), addend.ravel(), strict=True)
+    ]
+    return np.array([rounded_to_float32(value) for value in exact], dtype=np.float32).reshape(factor.shape)
+
+
+@pytest.mark.spec("OPTIM-016")
+@pytest.mark.parametrize("kind", ["Adam", "AdamW"])
+@pytest.mark.parametrize("betas", [(0.9, 0.999), (0.7, 0.95)])
+def test_adam_moments_round_their_coefficients_and_multiply_adds_once(engine, kind, betas):
+    rng = np.random.default_rng(23)
+    params = make_params(engine, rng)
+    optimizer = getattr(engine.optim, kind)(params, lr=0.01, betas=betas)
+    rest1, rest2 = np.float32(1.0 - betas[0]), np.float32(1.0 - betas[1])  # exact differences, rounded once
+    beta1, beta2 = np.float32(betas[0]), np.float32(betas[1])
+    first = give_grads(params, rng)
+    optimizer.step()
+    state = optimizer.state_dict()["state"]
+    for index, g in enumerate(first):
+        assert np.array_equal(state[index]["exp_avg"], rest1 * g)
+        assert np.array_equal(state[index]["exp_avg_sq"], (rest2 * g) * g)
+    moments = {i: (np.array(state[i]["exp_avg"]), np.array(state[i]["exp_avg_sq"])) for i in state}
+    second = give_grads(params, rng)
+    optimizer.step()
+    state = optimizer.state_dict()["state"]
+    for index, g in enumerate(second):
+        m, v = moments[index]
+        assert np.array_equal(state[index]["exp_avg"], multiply_add_once(g, rest1, beta1 * m))
+        assert np.array_equal(state[index]["exp_avg_sq"], multiply_add_once(rest2 * g, g, beta2 * v))
+
+
+@pytest.mark.spec("OPTIM-017")
+def test_sgd_state_is_a_zero_started_buffer_or_none(engine):
+    rng = np.random.default_rng(24)
+    params = make_params(engine, rng, shapes=((3,),))
+    optimizer = engine.optim.SGD(params, lr=0.1, momentum=0.9)
+    params[0].grad = np.array([-0.0, 1.0, -2.0], dtype=np.float32)
+    optimizer.step()
+    buffer = optimizer.state_dict()["state"][0]["momentum_buffer"]
+    assert np.array_equal(buffer, [0.0, 1.0, -2.0]) and not np.signbit(buffer[0])  # 0.9 * 0 + (-0.0) = +0.0
+    plain = engine.optim.SGD(params, lr=0.1)
+    params[0].grad = np.ones(3, np.float32)
+    plain.step()
+    assert plain.state_dict()["state"] == {}  # without momentum a parameter keeps no state
+
+
+@pytest.mark.spec("OPTIM-018")
+def test_adam_l2_term_and_infinite_gradients(engine):
+    params = [engine.nn.Parameter(np.array([2.8, 2.8], dtype=np.float32))]
+    optimizer = engine.optim.Adam(params, lr=0.01)
+    params[0].grad = np.array([-0.88, -np.inf], dtype=np.float32)
+    with np.errstate(invalid="ignore"):
+        optimizer.step()  # the weight of the infinite gradient becomes NaN (-inf / inf)
+        optimizer.step()  # without decay, no 0 * NaN enters its gradient
+    state = optimizer.state_dict()["state"][0]
+    assert np.isfinite(state["exp_avg"][0]) and state["exp_avg"][1] == -np.inf
+    assert np.isfinite(state["exp_avg_sq"][0]) and state["exp_avg_sq"][1] == np.inf

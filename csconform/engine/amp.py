@@ -13,11 +13,14 @@ Semantics follow the public Cerebras ``amp/grad_scaler.py`` (csconform's FACTS.m
   Static loss scaling checks nothing and never skips a step.
 * A skipped step does not call ``optimizer.step`` at all, so parameters and optimizer state stay
   bit-identical and the optimizer's global step (the LR schedule's step) does not advance.
+* The dynamic scale is a float32 value, as the vendor keeps it (a float32 tensor): it starts at
+  ``min(init_scale, max_loss_scale)`` rounded to float32, ``init_scale`` defaulting to the half
+  dtype's default maximum whatever ``max_loss_scale`` is given, and is clamped into the float32
+  roundings of ``[min_loss_scale, max_loss_scale]``. A static scale is kept as given.
 * ``update()`` applies the DLS rule once per iteration (factor 2 both ways, strict comparisons,
-  clamped to ``[min_loss_scale, max_loss_scale]``).
-* Unrecoverable overflow: ``update()`` raises :class:`NonRecoverableNaNError` when an iteration's
-  gradients were non-finite although the scale was already at ``min_loss_scale`` (halving can no
-  longer help). The update itself is applied before raising, so the scaler stays consistent.
+  clamped to ``[min_loss_scale, max_loss_scale]``) and never raises at the minimum: the scale stays
+  clamped there. Reporting a run whose gradients stay non-finite at the minimum scale is the
+  training loop's business (the runner's ``NonRecoverableNaNError``; FACTS.md, "GradScaler").
 
 The optimizer is duck-typed: ``param_groups`` (dicts with ``"params"``), parameters with a float32
 ``grad`` array (or ``None``) and a ``step(*args, **kwargs)`` method. Gradients found on the
@@ -36,7 +39,7 @@ import numpy as np
 
 from csconform.engine import context
 from csconform.engine.precision import set_half_dtype
-from csconform.errors import GradScalerConfigError, GradScalerUsageError, NonRecoverableNaNError
+from csconform.errors import GradScalerConfigError, GradScalerUsageError, InvalidInputError
 
 __all__ = ["GradScaler", "optimizer_step", "set_half_dtype", "default_max_loss_scale"]
 
@@ -54,13 +57,18 @@ def default_max_loss_scale() -> float:
 
 
 def _positive_scale(name: str, value: object) -> float:
-    """A loss-scale-like value: a real number, finite and > 0 in float32."""
+    """A loss-scale-like value: a real number, finite and > 0 in float32 (not rounded to 0 there)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise GradScalerConfigError(f"{name} must be a real number, got {value!r}")
     number = float(value)
-    if not (0.0 < number <= _FLOAT32_MAX):
+    if not (0.0 < number <= _FLOAT32_MAX) or _float32(number) == 0.0:
         raise GradScalerConfigError(f"{name} must be a positive finite float32 value, got {number!r}")
     return number
+
+
+def _float32(value: float) -> float:
+    """``value`` rounded to float32, as a Python float: the dynamic scale's precision."""
+    return float(np.float32(value))
 
 
 def _count(name: str, value: object) -> int:
@@ -71,10 +79,24 @@ def _count(name: str, value: object) -> int:
 
 def _parameters(optimizers: object) -> Iterator[Any]:
     """Every parameter of one optimizer or of an iterable of optimizers."""
-    group_owners = [optimizers] if hasattr(optimizers, "param_groups") else list(optimizers)  # type: ignore[call-overload]
+    if hasattr(optimizers, "param_groups"):
+        group_owners = [optimizers]
+    elif isinstance(optimizers, list | tuple) and optimizers and all(hasattr(o, "param_groups") for o in optimizers):
+        group_owners = list(optimizers)
+    else:
+        raise InvalidInputError(
+            f"expected an optimizer (with param_groups) or a list of them, got {type(optimizers).__name__}"
+        )
     for optimizer in group_owners:
         for group in optimizer.param_groups:
             yield from group["params"]
+
+
+def _one_optimizer(optimizer: object) -> Any:
+    """``optimizer`` if it is one optimizer (param groups and a step method)."""
+    if not (hasattr(optimizer, "param_groups") and callable(getattr(optimizer, "step", None))):
+        raise InvalidInputError(f"expected an optimizer (with param_groups and step), got {type(optimizer).__name__}")
+    return optimizer
 
 
 def _gradients(optimizers: object) -> list[Any]:
@@ -117,6 +139,8 @@ class GradScaler:
         overflow_tolerance: float = 0.0,
         max_gradient_norm: float | None = None,
     ) -> None:
+        if not isinstance(loss_scale, str | numbers.Real | None):
+            raise GradScalerConfigError(f"loss_scale must be 'dynamic' or a number, got {type(loss_scale).__name__}")
         if isinstance(loss_scale, str) and loss_scale == "dynamic":
             self.dynamic = True
         elif not loss_scale:
@@ -139,7 +163,8 @@ class GradScaler:
             raise GradScalerConfigError(
                 f"max_loss_scale ({self.max_loss_scale}) must be >= min_loss_scale ({self.min_loss_scale})"
             )
-        self.init_scale = self.max_loss_scale if init_scale is None else _positive_scale("init_scale", init_scale)
+        # the default start is the half dtype's default maximum, also when a smaller maximum is given
+        self.init_scale = default_max_loss_scale() if init_scale is None else _positive_scale("init_scale", init_scale)
         self.steps_per_increase = (
             DEFAULT_STEPS_PER_INCREASE
             if steps_per_increase is None
@@ -154,7 +179,11 @@ class GradScaler:
             None if max_gradient_norm is None else _positive_scale("max_gradient_norm", max_gradient_norm)
         )
 
-        self._loss_scale: float = self.init_scale if self.dynamic else _positive_scale("loss_scale", loss_scale)
+        self._loss_scale: float = (
+            _float32(min(self.init_scale, self.max_loss_scale))
+            if self.dynamic
+            else _positive_scale("loss_scale", loss_scale)
+        )
         self._steps_since_rescale: int = 0
         self._overflows_since_rescale: int = 0
         self._num_skipped_steps: int = 0
@@ -168,10 +197,27 @@ class GradScaler:
         """The current loss scale."""
         return self._loss_scale
 
+    def is_at_minimum(self) -> bool:
+        """Whether a dynamic scale is at ``min_loss_scale``, where halving it can no longer help."""
+        return self.dynamic and self._loss_scale <= _float32(self.min_loss_scale)
+
     def scale(self, loss: Any) -> Any:
-        """The loss multiplied by the current loss scale (the scale is rounded to float32)."""
-        if isinstance(loss, np.ndarray | np.floating | float | int):
+        """The loss multiplied by the current loss scale (the scale is rounded to float32).
+
+        Once an optimizer was unscaled or stepped in this iteration, scaling waits for ``update()``
+        (GRADSCALER-045), except with a static scale of 1, which scales nothing.
+        """
+        if (self._finite or self._stepped) and (self.dynamic or self._loss_scale != 1.0):
+            raise GradScalerUsageError(
+                "Optimizer parameter gradients already scaled: scale() after unscale_() or step() in this "
+                "iteration; call update() first"
+            )
+        if isinstance(loss, np.ndarray | np.generic | float | int) and not isinstance(loss, bool):
+            if np.asarray(loss).dtype.kind not in "biuf":
+                raise InvalidInputError(f"loss must be a number, an array of numbers or a Loss, got {loss!r}")
             return np.float32(loss) * np.float32(self._loss_scale)
+        if not callable(getattr(loss, "backward", None)):
+            raise InvalidInputError(f"loss must be a number, an array of numbers or a Loss, got {type(loss).__name__}")
         return loss * np.float32(self._loss_scale)
 
     def unscale_(self, optimizer: Any) -> None:
@@ -182,7 +228,7 @@ class GradScaler:
         In dynamic mode this records whether the global gradient norm is finite and, with
         ``max_gradient_norm``, clips the gradients (DLS + GCC). Static mode only divides.
         """
-        key = id(optimizer)
+        key = id(_one_optimizer(optimizer))
         if key in self._stepped:
             raise GradScalerUsageError("unscale_() is being called after step() in this iteration")
         if key in self._finite:
@@ -213,7 +259,7 @@ class GradScaler:
 
         Returns what ``optimizer.step(*args, **kwargs)`` returns, or ``None`` for a skipped step.
         """
-        if id(optimizer) in self._stepped:
+        if id(_one_optimizer(optimizer)) in self._stepped:
             raise GradScalerUsageError("step() has already been called for this optimizer since the last update()")
         if id(optimizer) not in self._finite:
             self.unscale_(optimizer)
@@ -225,7 +271,7 @@ class GradScaler:
         ``unscale_(optimizer)`` must have run first (``step`` does it for you). A skipped step
         leaves the optimizer untouched and returns ``None``.
         """
-        key = id(optimizer)
+        key = id(_one_optimizer(optimizer))
         if key in self._stepped:
             raise GradScalerUsageError("step() has already been called for this optimizer since the last update()")
         if key not in self._finite:
@@ -239,7 +285,8 @@ class GradScaler:
     def update(self, new_scale: float | None = None) -> None:
         """Adapt the loss scale once per iteration, after every optimizer was stepped.
 
-        Dynamic mode applies the DLS rule (module docstring); static mode changes nothing.
+        Dynamic mode applies the DLS rule (module docstring); static mode changes nothing. Any
+        ``new_scale`` is refused, 0 included: the scale is the GradScaler's alone.
         """
         if new_scale is not None:
             raise GradScalerUsageError(
@@ -253,15 +300,8 @@ class GradScaler:
                 "update() called before any gradients were checked in this iteration: call step(optimizer) "
                 "(or unscale_(optimizer)) first"
             )
-        finite = all(self._finite.values())
-        scale_before = self._loss_scale
-        self._apply_dls_rule(finite)
+        self._apply_dls_rule(all(self._finite.values()))
         self._end_iteration()
-        if not finite and scale_before <= self.min_loss_scale:
-            raise NonRecoverableNaNError(
-                f"gradients are still non-finite although the loss scale is at its minimum "
-                f"({self.min_loss_scale}); training cannot recover"
-            )
 
     def _apply_dls_rule(self, finite: bool) -> None:
         self._steps_since_rescale += 1
@@ -272,7 +312,7 @@ class GradScaler:
         if self._steps_since_rescale > self.steps_per_increase:
             self._loss_scale *= 2.0
             self._steps_since_rescale = self._overflows_since_rescale = 0
-        self._loss_scale = max(min(self._loss_scale, self.max_loss_scale), self.min_loss_scale)
+        self._loss_scale = max(min(self._loss_scale, _float32(self.max_loss_scale)), _float32(self.min_loss_scale))
 
     def _end_iteration(self) -> None:
         self._finite.clear()
@@ -320,7 +360,7 @@ class GradScaler:
             self._steps_since_rescale = steps
             self._overflows_since_rescale = overflows
             self._num_skipped_steps = skipped
-        self._loss_scale = loss_scale
+        self._loss_scale = _float32(loss_scale) if self.dynamic else loss_scale
 
 
 def optimizer_step(
@@ -336,6 +376,14 @@ def optimizer_step(
     Clipping is by global norm (``g * min(1, max_norm / (norm + 1e-6))`` on finite norms) or by value
     (``clip(g, -v, v)``), not both. Returns what ``grad_scaler.step`` returns.
     """
+    if not isinstance(grad_scaler, GradScaler):
+        raise InvalidInputError(f"grad_scaler must be a GradScaler, got {type(grad_scaler).__name__}")
+    if not (hasattr(optimizer, "param_groups") and callable(getattr(optimizer, "zero_grad", None))):
+        raise InvalidInputError(f"optimizer must be an optimizer, got {type(optimizer).__name__}")
+    if not callable(getattr(loss, "backward", None)):
+        raise InvalidInputError(
+            f"loss must be a Loss (it is scaled, then backward() is run), got {type(loss).__name__}"
+        )
     if max_gradient_norm is not None and max_gradient_value is not None:
         raise GradScalerConfigError("give max_gradient_norm or max_gradient_value, not both")
     norm_limit = None if max_gradient_norm is None else _positive_scale("max_gradient_norm", max_gradient_norm)

@@ -4,7 +4,8 @@ A :class:`Runner` owns one run. ``train(dataset, steps)`` is a generator: every 
 batch only when the previous one is done (the input layer requests the next minibatch), traces the
 step, compiles and programs the system on the first step, runs forward and backward in mixed
 precision with the GradScaler's loss scale, applies the optimizer update (whose learning rate is a
-function of its ``global_step``), and yields a :class:`StepOutput` with the step's loss the moment it
+function of its ``global_step``; a step the GradScaler skipped at its minimum scale stops the run
+with ``NonRecoverableNaNError``), and yields a :class:`StepOutput` with the step's loss the moment it
 is computed, so a user can watch losses stream in live. With ``checkpoint_steps=N`` it saves after
 steps N-1, 2N-1, ... and after the last step (0-based step indices); on the CS system weights can
 be fetched only on those steps.
@@ -20,6 +21,7 @@ come back to the chief. ``Runner.job_log`` records each of those events with the
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 from collections.abc import Callable, Iterator
@@ -30,6 +32,8 @@ from typing import Any
 import numpy as np
 
 from csconform.engine import checkpoint, compiler, context, graph, metrics
+from csconform.engine.amp import GradScaler
+from csconform.engine.arguments import choice, function, instance, path
 from csconform.engine.data import Dataset, DatasetIterator
 from csconform.engine.execution import (
     PipelinedExecutor,
@@ -38,10 +42,22 @@ from csconform.engine.execution import (
     check_weight_streaming_fits,
     footprint_of,
 )
+from csconform.engine.nn.checks import positive_int
+from csconform.engine.nn.module import Module
+from csconform.engine.optim.optimizers import Optimizer
 from csconform.engine.system import System
-from csconform.errors import CheckpointError, ExecutionModeError, InvalidInputError, WeightFetchError
+from csconform.errors import (
+    CheckpointError,
+    ExecutionModeError,
+    InvalidInputError,
+    NonRecoverableNaNError,
+    WeightFetchError,
+)
+from csconform.interface.checkpoint_sections import saved_optimizer_state, training_state
 
 CHIEF_NODE = "chief"
+MAX_SYSTEMS = 2048
+"""Most systems a run may span (the largest CS-3 cluster announced)."""
 WORKER_NODE = "worker-0"
 
 
@@ -87,8 +103,20 @@ class Runner:
         model_performance: bool = False,
     ) -> None:
         compiler.check_mode(mode)
+        instance("model", model, Module, "a Module (engine.nn)")
+        function("loss_fn", loss_fn)
         if mode != "eval" and optimizer is None:
             raise InvalidInputError("a training run needs an optimizer")
+        if optimizer is not None:
+            instance("optimizer", optimizer, Optimizer, "an Optimizer (engine.optim)")
+        if grad_scaler is not None:
+            instance("grad_scaler", grad_scaler, GradScaler, "a GradScaler (engine.amp)")
+        choice("execution", execution, ("pipelined", "weight_streaming"))
+        positive_int("num_systems", num_systems, limit=MAX_SYSTEMS)
+        if system_ids is not None and not (
+            isinstance(system_ids, list) and all(isinstance(i, str) and i for i in system_ids)
+        ):
+            raise InvalidInputError(f"system_ids must be a list of non-empty strings, got {system_ids!r}")
         if checkpoint_steps is not None and (not isinstance(checkpoint_steps, int) or checkpoint_steps < 1):
             raise InvalidInputError(f"checkpoint_steps must be a positive integer, got {checkpoint_steps!r}")
         if checkpoint_steps is not None and checkpoint_dir is None:
@@ -100,7 +128,7 @@ class Runner:
         self.mode = mode
         self.model_performance = model_performance
         self.checkpoint_steps = checkpoint_steps
-        self.checkpoint_dir = None if checkpoint_dir is None else Path(checkpoint_dir)
+        self.checkpoint_dir = None if checkpoint_dir is None else path("checkpoint_dir", checkpoint_dir)
         ids = system_ids or [f"cs-{index}" for index in range(num_systems)]
         if len(ids) != num_systems:
             raise InvalidInputError(f"{num_systems} systems need {num_systems} system ids, got {len(ids)}")
@@ -176,12 +204,21 @@ class Runner:
         step_graph, loss = self._step_graph(step)
         return loss, step_graph
 
-    def _apply_update(self) -> None:
+    def _apply_update(self, step: int) -> None:
         if self.grad_scaler is None:
             self.executor.apply_update(self.optimizer.step)
             return
+        was_at_minimum = self.grad_scaler.is_at_minimum()
+        global_step_before = int(self.optimizer.global_step)
         self.executor.apply_update(lambda: self.grad_scaler.step(self.optimizer))
         self.grad_scaler.update()
+        skipped = int(self.optimizer.global_step) == global_step_before
+        if skipped and was_at_minimum:
+            # The GradScaler only clamps at its minimum; giving up is the training loop's call (FACTS.md).
+            raise NonRecoverableNaNError(
+                f"step {step}: the gradients are non-finite although the loss scale is already at its minimum "
+                f"({self.grad_scaler.min_loss_scale}); lowering it cannot help, so training cannot recover"
+            )
 
     def train(
         self,
@@ -197,8 +234,10 @@ class Runner:
         """
         if self.mode == "eval":
             raise ExecutionModeError('this run was compiled for mode "eval"; it cannot train')
-        if not isinstance(steps, int) or steps < 1:
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
             raise InvalidInputError(f"steps must be a positive integer, got {steps!r}")
+        if not callable(getattr(dataset, "iterator", None)):
+            raise InvalidInputError(f"dataset must be a Dataset (engine.data), got {type(dataset).__name__}")
         self.job_log.append(JobEvent(CHIEF_NODE, "launch"))
         if resume_from is None:
             iterator = dataset.iterator(seed_entropy=data_seed)
@@ -207,7 +246,6 @@ class Runner:
         return self._train_loop(iterator, steps)
 
     def _train_loop(self, iterator: DatasetIterator, steps: int) -> Iterator[StepOutput]:
-        checkpoint_at = set(checkpoint.checkpoint_steps_for(steps, self.checkpoint_steps))
         while self.steps_completed < steps:
             step = self.steps_completed
             try:
@@ -218,10 +256,11 @@ class Runner:
             # The graph is checked before anything is applied, so a refused step changes nothing.
             loss, step_graph = self._train_step(features, labels)
             self._ensure_programmed(step_graph, "train", features)
-            self._apply_update()
+            self._apply_update(step)
             self.job_log += [JobEvent(system.system_id, "step") for system in self.systems]
             self.steps_completed += 1
-            saved = self.save_checkpoint(step, iterator) if step in checkpoint_at else None
+            at_checkpoint = checkpoint.is_checkpoint_step(step, steps, self.checkpoint_steps)
+            saved = self.save_checkpoint(step, iterator) if at_checkpoint else None
             self.job_log.append(JobEvent(CHIEF_NODE, "loss"))
             yield StepOutput(
                 step=step,
@@ -264,18 +303,8 @@ class Runner:
 
     def state(self, step: int, iterator: DatasetIterator) -> dict[str, Any]:
         """Everything a bit-exact resume needs, by section (see checkpoint.REQUIRED_SECTIONS)."""
-        optimizer_state = self.optimizer.state_dict()
-        return {
-            "step": step,
-            "model": self.model.state_dict(),
-            "optimizer": {
-                "global_step": int(optimizer_state["global_step"]),
-                "state": {str(index): entries for index, entries in optimizer_state["state"].items()},
-            },
-            "grad_scaler": {} if self.grad_scaler is None else dict(self.grad_scaler.state_dict()),
-            "data": iterator.state(),
-            "rng": _module_rng_states(self.model),
-        }
+        rng = _module_rng_states(self.model)
+        return training_state(step, self.model, self.optimizer, self.grad_scaler, iterator.state(), rng)
 
     def save_checkpoint(self, step: int, iterator: DatasetIterator) -> Path:
         assert self.checkpoint_dir is not None
@@ -285,26 +314,34 @@ class Runner:
         return path
 
     def restore(self, path: str | Path, dataset: Dataset) -> DatasetIterator:
-        """Load a verified checkpoint into this run and return the data iterator positioned after it."""
+        """Load a verified checkpoint into this run and return the data iterator positioned after it.
+
+        All or nothing: every section is checked against this run (weights, optimizer state, loss
+        scaler, random generators, data position, step) before any of them is applied, so a refused
+        checkpoint leaves the run exactly as it was.
+        """
         saved = checkpoint.load(path)
         try:
-            self.model.load_state_dict(saved["model"])
-            own = self.optimizer.state_dict()
-            self.optimizer.load_state_dict(
-                {
-                    "global_step": int(saved["optimizer"]["global_step"]),
-                    "state": {int(index): entries for index, entries in saved["optimizer"]["state"].items()},
-                    "param_groups": own["param_groups"],
-                }
-            )
-            if self.grad_scaler is not None:
-                self.grad_scaler.load_state_dict(saved["grad_scaler"])
-            _restore_module_rngs(self.model, saved.get("rng", {}))
+            step = saved["step"]
+            if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 0:
+                raise InvalidInputError(f"step must be a non-negative integer, got {step!r}")
+            weights = self.model._checked_weights(saved["model"])
+            optimizer_state = self.optimizer._checked_state(saved_optimizer_state(saved, self.optimizer))
+            if self.grad_scaler is not None:  # its load_state_dict checks before it applies: try it on a copy
+                copy.deepcopy(self.grad_scaler).load_state_dict(saved["grad_scaler"])
+            generator_states = _checked_module_rngs(self.model, saved.get("rng", {}))
             iterator = DatasetIterator.restore(dataset, saved["data"])
-        except (InvalidInputError, KeyError, TypeError, ValueError) as exc:
+        except (InvalidInputError, CheckpointError, KeyError, TypeError, ValueError, AttributeError) as exc:
             raise CheckpointError(f"checkpoint {path} does not match this run: {exc}") from exc
-        self.steps_completed = int(saved["step"]) + 1
-        self.last_checkpoint_step = int(saved["step"])
+        # everything checked: nothing below can refuse
+        self.model._assign_weights(weights)
+        self.optimizer._apply_state(*optimizer_state)
+        if self.grad_scaler is not None:
+            self.grad_scaler.load_state_dict(saved["grad_scaler"])
+        for generator, state in generator_states:
+            generator.bit_generator.state = state
+        self.steps_completed = int(step) + 1
+        self.last_checkpoint_step = int(step)
         return iterator
 
     def fetch_weights(self) -> dict[str, np.ndarray]:
@@ -331,7 +368,14 @@ def _module_rng_states(model: Any) -> dict[str, Any]:
     return {name: generator.bit_generator.state for name, generator in _generators(model)}
 
 
-def _restore_module_rngs(model: Any, states: dict[str, Any]) -> None:
+def _checked_module_rngs(model: Any, states: Any) -> list[tuple[np.random.Generator, Any]]:
+    """(generator, saved state) of every module generator the checkpoint has a state for, each state
+    tried on a fresh generator of the same kind first (a bad one raises there, not on the model's)."""
+    if not isinstance(states, dict):
+        raise InvalidInputError(f"rng must be a mapping of generator states, got {type(states).__name__}")
+    checked = []
     for name, generator in _generators(model):
         if name in states:
-            generator.bit_generator.state = states[name]
+            type(generator.bit_generator)().state = states[name]
+            checked.append((generator, states[name]))
+    return checked

@@ -13,12 +13,13 @@ that fails makes it exit 1.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 
-from csconform.pytest_plugin import DEFAULT_ENGINE
+from csconform.arguments import positive_seconds
+from csconform.interface.load import check_module_name
+from csconform.pytest_plugin import engine_name
 from csconform.report import sections
 from csconform.report.sections import ReportOptions, SectionResult, render_report
 
@@ -45,7 +46,7 @@ def report(args: argparse.Namespace) -> int:
 
     options = ReportOptions(
         out=Path(args.out),
-        engine=args.engine or os.environ.get("CSCONFORM_ENGINE", DEFAULT_ENGINE),
+        engine=check_module_name(engine_name(args.engine)),
         benchmark_json=Path(args.benchmark_json) if args.benchmark_json else None,
         ispd_time_limit_s=args.ispd_time_limit,
     )
@@ -89,6 +90,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--benchmark-json", help="pytest-benchmark JSON (default: OUT/benchmarks.json, from tox -e bench)"
     )
     parser.add_argument(
-        "--ispd-time-limit", type=float, default=60.0, help="seconds per ISPD 2020 instance (default 60)"
+        "--ispd-time-limit", type=positive_seconds, default=60.0, help="seconds per ISPD 2020 instance (default 60)"
     )
-    parser.set_defaults(handler=report)
+    parser.set_defaults(handler=report, reads=("benchmark_json",), writes_into=("out",))

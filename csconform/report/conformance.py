@@ -16,11 +16,13 @@ import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from csconform.conformance import SUITE_DIR
-from csconform.errors import CsConformError, InvalidInputError
+from csconform.errors import CsConformError, InputFileError, InvalidInputError
+from csconform.output_guard import write_csv, write_text
 from csconform.spec import LEVELS, Spec, load_spec
 from csconform.spec.verdict import BINDING_LEVELS, conforms, levels_summary
 
@@ -85,6 +87,9 @@ def run_conformance(
         completed = subprocess.run(command, env=environment, capture_output=not echo, text=True, check=False)
         detail = "" if echo else (completed.stdout[-2000:] + completed.stderr[-2000:])
         if not matrix_path.is_file():
+            refusal = _csconform_refusal(completed.stderr or "")
+            if refusal:  # the plugin refused the engine or the expected failures: say why, in one line
+                raise CsConformError(refusal)
             raise CsConformError(
                 f"the conformance run against {engine!r} produced no matrix (pytest exit {completed.returncode})"
                 + (f":\n{detail}" if detail else "")
@@ -95,6 +100,42 @@ def run_conformance(
                 f"{completed.returncode})" + (f":\n{detail}" if detail else "")
             )
         return json.loads(matrix_path.read_text(encoding="utf-8"))
+
+
+def check_matrix(matrix: Any, source: str, hint: str = "") -> dict:
+    """``matrix`` if it has the shape the plugin writes (what the tables read), else InputFileError."""
+    where = f"{source}: not a conformance matrix with per-level results" + (f" ({hint})" if hint else "")
+    if not isinstance(matrix, dict) or not isinstance(matrix.get("rules"), dict):
+        raise InputFileError(f"{where}: no 'rules' mapping")
+    if not isinstance(matrix.get("engine"), str) or not isinstance(matrix.get("levels"), dict):
+        raise InputFileError(f"{where}: no 'engine' or 'levels'")
+    for rule_id, entry in matrix["rules"].items():
+        if not isinstance(entry, dict) or entry.get("outcome") not in (*OUTCOMES, "inconclusive"):
+            raise InputFileError(f"{where}: rules.{rule_id}: expected an outcome of {', '.join(OUTCOMES)}")
+        if isinstance(entry.get("tests"), bool) or not isinstance(entry.get("tests"), int):
+            raise InputFileError(f"{where}: rules.{rule_id}.tests: expected a number of tests")
+    for level in LEVELS:
+        entry = matrix["levels"].get(level)
+        if (
+            not isinstance(entry, dict)
+            or not all(
+                isinstance(entry.get(key), int) and not isinstance(entry.get(key), bool)
+                for key in ("applicable", "passed")
+            )
+            or not isinstance(entry.get("outcomes"), dict)
+        ):
+            raise InputFileError(f"{where}: levels.{level}: expected applicable, passed and outcomes")
+    return matrix
+
+
+def _csconform_refusal(stderr: str) -> str | None:
+    """The plugin's own refusal (``ERROR: csconform: ...``) in pytest's stderr, joined into one line."""
+    lines = stderr.splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith("ERROR: csconform"):
+            rest = [text.strip() for text in lines[index + 1 : index + 4] if text.startswith("  ")]
+            return " ".join([line.removeprefix("ERROR: csconform: "), *rest])
+    return None
 
 
 def selected(matrix: dict, areas: Sequence[str], spec: Spec | None = None) -> dict:
@@ -200,10 +241,11 @@ def write_conformance_report(out_dir: Path, matrix: dict) -> list[Path]:
     frame = matrix_frame(matrix, spec)
     areas = area_frame(matrix, spec)
     json_path, csv_path, md_path = (out_dir / f"conformance.{ext}" for ext in ("json", "csv", "md"))
-    json_path.write_text(json.dumps(matrix, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    frame.to_csv(csv_path, index=False)
-    areas.to_csv(out_dir / "conformance_by_area.csv", index=False)
-    md_path.write_text(
+    write_text(json_path, json.dumps(matrix, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_csv(frame, csv_path, index=False)
+    write_csv(areas, out_dir / "conformance_by_area.csv", index=False)
+    write_text(
+        md_path,
         "# Conformance matrix\n\n"
         f"Implementation under test: {provenance(matrix)}. {summary_line(matrix)}.\n\n"
         "A rule passes only when all of its tests pass; `pending` rules are not checkable yet.\n\n"

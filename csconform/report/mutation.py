@@ -37,8 +37,10 @@ from typing import Any
 
 import pandas as pd
 
-from csconform.errors import InvalidInputError
+from csconform.errors import InputFileError, InvalidInputError
+from csconform.output_guard import write_csv, write_text
 from csconform.spec.yaml_io import read_yaml
+from csconform.user_files import read_json
 
 
 @dataclass(frozen=True)
@@ -190,7 +192,7 @@ def export_results(project_dir: Path, out: Path, run: str | None = None, suite: 
         results["run"] = run
     out.mkdir(parents=True, exist_ok=True)
     target = out / suite.results_file
-    target.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    write_text(target, json.dumps(results, indent=1) + "\n", encoding="utf-8")
     return target
 
 
@@ -204,14 +206,16 @@ def _module_of(mutant_id: str) -> str:
 
 def load_results(path: Path) -> dict[str, Any] | None:
     """The exported results, or None when there are none yet."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not Path(path).exists():
         return None
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"{path}: not valid JSON (line {exc.lineno}): {exc.msg}") from exc
+    data = read_json(path, what="mutation result file (JSON)")
     if not isinstance(data, dict) or not isinstance(data.get("mutants"), list):
         raise InvalidInputError(f"{path}: not a csconform mutation result file (no 'mutants' list)")
+    for index, mutant in enumerate(data["mutants"]):
+        if not isinstance(mutant, dict) or not all(
+            isinstance(mutant.get(key), str) for key in ("id", "status", "module")
+        ):
+            raise InputFileError(f"{path}: mutants[{index}]: expected a mutant with id, status and module")
     return data
 
 
@@ -219,7 +223,7 @@ def load_triage(path: Path) -> dict[str, dict[str, str]]:
     """The triage list: mutant id -> {kind, change, reason}; an absent file is an empty list."""
     if not path.is_file():
         return {}
-    data = read_yaml(path) or {}
+    data = read_yaml(path, error=InputFileError) or {}
     if not isinstance(data, dict):
         raise InvalidInputError(f"{path}: expected a mapping of mutant id -> triage entry")
     for mutant_id, entry in data.items():
@@ -396,16 +400,16 @@ def write_mutation_report(
         judged_modules |= modules
         suite_classified, suite_stale = classify(results, {k: v for k, v in triage.items() if _module_of(k) in modules})
         table = module_table(suite_classified)
-        table.to_csv(csv_path, index=False, float_format="%.3f")
+        write_csv(table, csv_path, index=False, float_format="%.3f")
         written.append(csv_path)
         sections.append((suite, results, table))
         classified += suite_classified
         stale += suite_stale
     if all(results is None for _, results, _ in sections):
-        md_path.write_text(f"# Mutation testing: how many bugs the tests catch\n\n{NOT_RUN_NOTE}\n", encoding="utf-8")
+        write_text(md_path, f"# Mutation testing: how many bugs the tests catch\n\n{NOT_RUN_NOTE}\n", encoding="utf-8")
         return written
     waiting = sum(m["triage_waits"] for m in classified) + sum(_module_of(k) not in judged_modules for k in triage)
-    md_path.write_text(_markdown(sections, classified, stale, waiting), encoding="utf-8")
+    write_text(md_path, _markdown(sections, classified, stale, waiting), encoding="utf-8")
     return written
 
 

@@ -11,14 +11,18 @@ path, so the folder can be opened straight from disk or served as is.
 from __future__ import annotations
 
 import html
+import io
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
 
 from csconform import __version__
+from csconform.errors import InputFileError
+from csconform.output_guard import write_text
 from csconform.report.summary import rule_anchor, summary_html, summary_markdown
 from csconform.spec import load_spec, spec_digest
+from csconform.user_files import read_text
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; color: #222; }
@@ -27,7 +31,7 @@ table { border-collapse: collapse; font-size: 0.85rem; margin: 1rem 0; }
 th, td { border: 1px solid #ccc; padding: 0.2rem 0.5rem; text-align: left; vertical-align: top; }
 th { background: #f0f0f0; } .scroll { overflow-x: auto; }
 figure { margin: 1rem 0; } figure img { max-width: 100%; border: 1px solid #ddd; }
-nav a { margin-right: 1rem; } .note { color: #555; }
+nav a { margin-right: 1rem; } .note { color: #555; } pre { background: #f6f6f6; padding: 0.5rem; overflow-x: auto; }
 td.failed { background: #f8d0d0; } td.passed { background: #d8f0d8; } td.pending { background: #f4f0d0; }
 table.summary td { min-width: 5rem; } table.summary a { margin-right: 0.3rem; } td.none { color: #999; }
 a.failed { color: #b00; font-weight: bold; } a.xfailed { color: #a60; } details { display: inline; }
@@ -35,27 +39,46 @@ tr:target { outline: 2px solid #444; } ul.verdicts { margin: 0.3rem 0; }
 """
 
 
+def _page_text(markdown: Path) -> str:
+    """A page's text; a page in the folder that cannot be read (not UTF-8, a pipe, ...) says so."""
+    try:
+        return read_text(markdown, what="report page")
+    except InputFileError as error:
+        return f"# {markdown.stem}\n\n(This page could not be read: {error}.)"
+
+
 def _title(markdown: Path) -> str:
-    for line in markdown.read_text(encoding="utf-8").splitlines():
+    for line in _page_text(markdown).splitlines():
         if line.startswith("# "):
             return line[2:].strip()
     return markdown.stem.replace("_", " ").capitalize()
 
 
-def _prose(markdown: Path) -> list[str]:
-    """The markdown's paragraphs that are neither headings nor tables, for the HTML page."""
-    paragraphs: list[str] = []
+def _blocks(markdown: Path) -> list[tuple[str, str]]:
+    """The markdown's paragraphs (``p``) and fenced code blocks (``pre``), in order, for the HTML page."""
+    blocks: list[tuple[str, str]] = []
     current: list[str] = []
-    for line in markdown.read_text(encoding="utf-8").splitlines():
+    code: list[str] | None = None
+    for line in _page_text(markdown).splitlines():
+        if line.startswith("```"):
+            if code is None:
+                code = []
+            else:
+                blocks.append(("pre", "\n".join(code)))
+                code = None
+            continue
+        if code is not None:
+            code.append(line)
+            continue
         if not line.strip() or line.startswith(("#", "|", "![")):
             if current:
-                paragraphs.append(" ".join(current))
+                blocks.append(("p", " ".join(current)))
                 current = []
             continue
         current.append(line.strip())
     if current:
-        paragraphs.append(" ".join(current))
-    return paragraphs
+        blocks.append(("p", " ".join(current)))
+    return blocks
 
 
 def _tables_for(markdown: Path) -> list[Path]:
@@ -69,7 +92,10 @@ def _figures(out_dir: Path) -> list[Path]:
 
 def _table_html(csv_path: Path) -> str:
     """The CSV as an HTML table; in a table of rules each row gets an id the summary links to."""
-    frame = pd.read_csv(csv_path)
+    try:
+        frame = pd.read_csv(io.StringIO(read_text(csv_path, what="report table (CSV)")))
+    except (InputFileError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+        return f"<p class='note'>(This table could not be read: {html.escape(str(error))}.)</p>"
     table = frame.to_html(index=False, border=0, float_format=lambda v: f"{v:.4g}", na_rep="")
     if "outcome" in frame.columns:
         for outcome in ("failed", "passed", "pending"):
@@ -91,6 +117,7 @@ def stamp_text() -> str:
 PAGE_ORDER = (
     "conformance",
     "conformance_cstorch",
+    "differential_cstorch",
     "mutation",
     "performance",
     "ispd2020",
@@ -114,7 +141,7 @@ def write_index(out_dir: Path) -> list[Path]:
     lines += ["", "## Figures\n"]
     lines += [f"![{figure.stem}](figures/{figure.name})\n" for figure in figures]
     index_md = out_dir / "index.md"
-    index_md.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text(index_md, "\n".join(lines) + "\n", encoding="utf-8")
 
     body = [f"<h1>csconform report</h1><p class='note'>{html.escape(generated)}</p>", summary_html(out_dir, spec)]
     body.append(
@@ -124,7 +151,7 @@ def write_index(out_dir: Path) -> list[Path]:
     )
     for page in pages:
         body.append(f"<h2 id='{page.stem}'>{html.escape(_title(page))}</h2>")
-        body += [f"<p>{html.escape(paragraph)}</p>" for paragraph in _prose(page)]
+        body += [f"<{kind}>{html.escape(text)}</{kind}>" for kind, text in _blocks(page)]
         for table in _tables_for(page):
             body.append(f"<h3>{html.escape(table.name)}</h3><div class='scroll'>{_table_html(table)}</div>")
         body.append(f"<p class='note'>Markdown: <a href='{page.name}'>{page.name}</a></p>")
@@ -135,7 +162,8 @@ def write_index(out_dir: Path) -> list[Path]:
         for f in figures
     ]
     index_html = out_dir / "index.html"
-    index_html.write_text(
+    write_text(
+        index_html,
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>csconform report</title>"
         f"<style>{STYLE}</style></head><body>{''.join(body)}</body></html>\n",
         encoding="utf-8",

@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 RULES = (
-    "GRADSCALER-004",  # the initial scale
+    "GRADSCALER-041",  # the initial scale
     "GRADSCALER-007",  # update(new_scale) refused
     "GRADSCALER-009",  # unscale_() after step() refused
     "GRADSCALER-012",  # unscale_ divides by the scale
@@ -70,9 +70,9 @@ RULES = (
     "GRADSCALER-021",  # growth
     "GRADSCALER-022",  # clamping
     "GRADSCALER-023",  # state_dict round trip
-    "GRADSCALER-025",  # overflow at the minimum scale
     "GRADSCALER-036",  # a second unscale_() changes nothing
     "GRADSCALER-037",  # step() twice refused
+    "GRADSCALER-043",  # update() at the minimum scale clamps and never raises
 )
 """The spec rules the state machine checks; every violation it raises names some of them."""
 
@@ -93,7 +93,8 @@ class LossScaleModel:
 
     Dynamic mode: count the step (and the overflow); back off by 2 when the overflow fraction since
     the last rescale exceeds the tolerance; grow by 2 once more than ``steps_per_increase`` steps have
-    passed since the last rescale; clamp into ``[min_scale, max_scale]``. Static mode never changes.
+    passed since the last rescale; clamp into ``[min_scale, max_scale]``, also at the minimum with
+    gradients that stay non-finite (never an error). Static mode never changes.
     """
 
     dynamic: bool
@@ -122,11 +123,10 @@ class LossScaleModel:
         if self.skip_expected(finite):
             self.skipped += 1
 
-    def update(self, finite: bool) -> bool:
-        """Apply one iteration's update; return True if training is unrecoverable (overflow at min)."""
+    def update(self, finite: bool) -> None:
+        """Apply one iteration's update."""
         if not self.dynamic:
-            return False
-        was_at_minimum = self.scale <= self.min_scale
+            return
         self.last_event, self.clamped, self.scale_before_update = "count", False, self.scale
         self.steps += 1
         if not finite:
@@ -148,7 +148,6 @@ class LossScaleModel:
             self.scale = self.min_scale
             self.clamped = True
         self.history.append(self.scale)
-        return (not finite) and was_at_minimum
 
     def state(self) -> dict[str, float | int]:
         if not self.dynamic:
@@ -164,7 +163,7 @@ class LossScaleModel:
         """The rules an implementation broke when its state ``actual`` is not :meth:`state`.
 
         Other keys break the state_dict rule (023). Before anything ran, the initial scale is wrong
-        (004); static scaling must never change (014). In dynamic mode a wrong skip count alone
+        (041); static scaling must never change (014). In dynamic mode a wrong skip count alone
         breaks the skip rule (015) and a clamped update the clamping rule (022). Otherwise the
         clause the implementation applied is read from its state (:meth:`_clause_applied`); where
         it is not the model's clause, the one of the two that is a back-off is to blame (020),
@@ -175,7 +174,7 @@ class LossScaleModel:
         if set(actual) != set(expected):
             return ("GRADSCALER-023",)
         if self.last_event == "init":
-            return ("GRADSCALER-004",)
+            return ("GRADSCALER-041",)
         if not self.dynamic:
             return ("GRADSCALER-014",)
         differing = {key for key in expected if actual[key] != expected[key]}
@@ -284,7 +283,7 @@ def make_grad_scaler_machine(engine: ModuleType) -> type[RuleBasedStateMachine]:
             if dynamic:
                 self.model = LossScaleModel(
                     dynamic=True,
-                    scale=config["init_scale"],
+                    scale=min(config["init_scale"], config["max_loss_scale"]),  # GRADSCALER-041
                     min_scale=config["min_loss_scale"],
                     max_scale=config["max_loss_scale"],
                     steps_per_increase=config["steps_per_increase"],
@@ -386,13 +385,12 @@ def make_grad_scaler_machine(engine: ModuleType) -> type[RuleBasedStateMachine]:
         @precondition(lambda self: self.phase == "stepped")
         @rule()
         def update(self) -> None:
-            unrecoverable = self.reference.update(self.finite)
+            self.reference.update(self.finite)
             self.phase = "idle"
             try:
                 self.scaler.update()
-            except NonRecoverableNaNError:
-                expect(unrecoverable, "GRADSCALER-025", "update() gave up although the scale could still go down")
-            # that it must give up at the minimum is checked with fixed inputs (GRADSCALER-025's own tests)
+            except NonRecoverableNaNError as exc:
+                raise RuleViolation("GRADSCALER-043", f"update() raised at the minimum scale: {exc}") from exc
             self._check_the_step()
             check_scaler_state(self.scaler, self.reference)
 

@@ -10,6 +10,7 @@ import inspect
 import json
 import shutil
 import textwrap
+from importlib import metadata
 
 import pytest
 
@@ -177,7 +178,7 @@ def test_gate_fails_on_a_bad_marker(project: pytest.Pytester, marker: str, messa
     result.stderr.fnmatch_lines([f"*{message}*"])
 
 
-def test_expected_failures_turn_into_xfails_and_stale_entries_warn(project: pytest.Pytester) -> None:
+def test_expected_failures_turn_into_xfails_and_stale_entries_fail_the_run(project: pytest.Pytester) -> None:
     (project.path / "xfails.txt").write_text(
         textwrap.dedent(
             """\
@@ -193,21 +194,99 @@ def test_expected_failures_turn_into_xfails_and_stale_entries_warn(project: pyte
         project, "--engine", "broken_engine", "--expected-failures", "xfails.txt", "--conformance-json", "m.json"
     )
     result.assert_outcomes(passed=2, xfailed=2, xpassed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         [
-            "*stale expected-failure entry*tests/conformance/test_demo.py::test_gone (matches no collected test)*",
-            "*stale expected-failure entry*DEMO-001 (now passes)*",
+            "*expected failures from xfails.txt: 3 entries, 2 stale*",
+            "*STALE expected failure in xfails.txt: tests/conformance/test_demo.py::test_one passed although "
+            "expected to fail (DEMO-001)*",
+            "*STALE expected failure in xfails.txt: tests/conformance/test_demo.py::test_gone matches no "
+            "collected test*",
+            "*2 stale expected failure(s): the run fails*",
         ]
     )
-    assert "DEMO-002 (now passes)" not in result.stdout.str()  # its tests still fail as expected
-    rules = json.loads((project.path / "m.json").read_text())["rules"]
-    assert rules["DEMO-002"]["outcome"] == "xfailed"
+    assert "test_two passed although" not in result.stdout.str()  # its tests still fail as expected
+    matrix = json.loads((project.path / "m.json").read_text())
+    assert matrix["rules"]["DEMO-002"]["outcome"] == "xfailed"
+    assert matrix["rules"]["DEMO-001"]["outcome"] == "passed"  # the rule's truth, whatever was expected
+    assert matrix["expected_failures"] == {
+        "file": "xfails.txt",
+        "release": "",
+        "entries": 3,
+        "unexpected_passes": {"tests/conformance/test_demo.py::test_one": ["DEMO-001"]},
+        "unmatched": ["tests/conformance/test_demo.py::test_gone"],
+        "stale": 2,
+    }
+
+
+def test_an_entry_for_a_rule_whose_tests_partly_pass_is_stale(project: pytest.Pytester) -> None:
+    """The wart of rule-level entries: a rule entry promises that every test of the rule fails."""
+    conformance = project.path / "tests" / "conformance" / "test_demo.py"
+    conformance.write_text(
+        TESTS + "\n@pytest.mark.spec('DEMO-002')\ndef test_two_is_an_int(engine):\n"
+        "    assert isinstance(engine.two(), int)\n",
+        encoding="utf-8",
+    )
+    (project.path / "xfails.txt").write_text("DEMO-002\n", encoding="utf-8")
+    result = run(project, "--engine", "broken_engine", "--expected-failures", "xfails.txt")
+    result.assert_outcomes(passed=3, xfailed=2, xpassed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*test_demo.py::test_two_is_an_int passed although expected to fail (DEMO-002)*"])
+    # naming the failing tests instead keeps the run green
+    (project.path / "xfails.txt").write_text(
+        "tests/conformance/test_demo.py::test_two\ntests/conformance/test_demo.py::test_two_again\n", encoding="utf-8"
+    )
+    result = run(project, "--engine", "broken_engine", "--expected-failures", "xfails.txt")
+    result.assert_outcomes(passed=4, xfailed=2)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*expected failures from xfails.txt: 2 entries, 0 stale*"])
+
+
+def test_an_unmatched_entry_is_stale_only_when_the_whole_suite_ran(project: pytest.Pytester) -> None:
+    (project.path / "xfails.txt").write_text("DEMO-002\ntests/conformance/test_demo.py::test_gone\n")
+    partial = run(project, "--engine", "broken_engine", "--expected-failures", "xfails.txt", "-k", "two")
+    partial.assert_outcomes(xfailed=2)
+    assert partial.ret == pytest.ExitCode.OK  # test_gone may exist among the tests not selected
+    whole = run(project, "--engine", "broken_engine", "--expected-failures", "xfails.txt")
+    assert whole.ret == pytest.ExitCode.TESTS_FAILED
+    whole.stdout.fnmatch_lines(["*test_demo.py::test_gone matches no collected test*"])
+
+
+def test_stale_expectations_fail_a_run_spread_over_workers(project: pytest.Pytester) -> None:
+    """Under xdist each worker sees only its tests: the controller judges every expectation."""
+    pytest.importorskip("xdist")
+    (project.path / "xfails.txt").write_text("DEMO-002\nDEMO-001\n")
+    result = run(project, "--engine", "broken_engine", "--expected-failures", "xfails.txt", "-n", "2")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*test_demo.py::test_one passed although expected to fail (DEMO-001)*"])
+    assert "test_two passed although" not in result.stdout.str()
 
 
 def test_unknown_engine_is_a_clear_usage_error(project: pytest.Pytester) -> None:
     result = run(project, "--engine", "no_such_engine_module")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*cannot import engine 'no_such_engine_module'*"])
+    result.stderr.fnmatch_lines(["*cannot import the implementation 'no_such_engine_module'*"])
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["raise ValueError('broken at import')\n", "raise SystemExit(3)\n", "def f(:\n"],
+    ids=["value-error", "system-exit", "syntax-error"],
+)
+def test_an_engine_failing_while_imported_is_a_usage_error_not_an_internal_error(
+    project: pytest.Pytester, source: str
+) -> None:
+    project.makepyfile(failing_engine=source)
+    result = run(project, "--engine", "failing_engine")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*the implementation 'failing_engine' failed to import*failing_engine.py:1*"])
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+def test_an_empty_engine_name_is_refused(project: pytest.Pytester) -> None:
+    result = run(project, "--engine", "")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*dotted module path*"])
 
 
 def test_engine_without_the_interface_is_refused(project: pytest.Pytester) -> None:
@@ -480,11 +559,18 @@ def test_no_rule_of_the_grad_scaler_state_machine_rests_on_randomised_checks_alo
     assert [rule for rule in RULES if not fixed[rule]] == []
 
 
+TRIAGE_HEAD = f"""\
+implementation: broken_engine
+package: pytest
+version: "{metadata.version("pytest")}"
+"""
+
+
 def test_a_triage_file_gives_the_expected_failures(project: pytest.Pytester) -> None:
     (project.path / "triage.yaml").write_text(
-        textwrap.dedent(
+        TRIAGE_HEAD
+        + textwrap.dedent(
             """\
-            implementation: broken_engine
             entries:
               - ids: [DEMO-002]
                 verdict: departs-from-docs
@@ -506,9 +592,52 @@ def test_a_triage_file_gives_the_expected_failures(project: pytest.Pytester) -> 
     result.assert_outcomes(passed=3, xfailed=2)
     rules = json.loads((project.path / "m.json").read_text())["rules"]
     assert rules["DEMO-002"]["outcome"] == "xfailed" and rules["DEMO-001"]["outcome"] == "passed"
-    (project.path / "triage.yaml").write_text("implementation: x\nentries:\n  - ids: [DEMO-002]\n    verdict: maybe\n")
+    matrix = json.loads((project.path / "m.json").read_text())
+    assert matrix["expected_failures"]["release"] == f"pytest {metadata.version('pytest')}"
+    result.stdout.fnmatch_lines(
+        [f"*expected failures from triage.yaml (verdicts for pytest {metadata.version('pytest')}): 1 entry, 0 stale*"]
+    )
+    (project.path / "triage.yaml").write_text(TRIAGE_HEAD + "entries:\n  - ids: [DEMO-002]\n    verdict: maybe\n")
     result = run(project, "--engine", "broken_engine", "--expected-failures", "triage.yaml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         ["*triage.yaml: entry 1: unknown keys [], missing keys ['finding', 'evidence', 'resolution']*"]
     )
+
+
+ONE_ENTRY = """\
+entries:
+  - ids: [DEMO-002]
+    verdict: departs-from-docs
+    finding: It says three.
+    evidence: broken_engine.two() returns 3
+    resolution: kept the rule; expected failure
+"""
+
+
+@pytest.mark.parametrize(
+    ("head", "message"),
+    [
+        (
+            "implementation: x\npackage: pytest\nversion: '0.0.1'\n",
+            "*triage.yaml holds the verdicts for pytest 0.0.1, but pytest * is installed: a release gets its own "
+            "triage, none is inherited*",
+        ),
+        (
+            "implementation: x\npackage: no-such-distribution\nversion: '1.0'\n",
+            "*no-such-distribution 1.0, which is not installed*",
+        ),
+        ("implementation: x\npackage: pytest\n", "*'version' must be text naming the distribution and the release*"),
+        (
+            "implementation: x\npackage: pytest\nversion: 9.2\n",
+            "*'version' must be text*",
+        ),  # YAML reads 9.2 as a number
+        ("implementation: x\nversion: '1.0'\n", "*'package' must be text*"),
+    ],
+    ids=["other-release", "not-installed", "no-version", "unquoted-version", "no-package"],
+)
+def test_a_triage_for_another_release_is_refused(project: pytest.Pytester, head: str, message: str) -> None:
+    (project.path / "triage.yaml").write_text(head + ONE_ENTRY, encoding="utf-8")
+    result = run(project, "--engine", "broken_engine", "--expected-failures", "triage.yaml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])

@@ -11,9 +11,10 @@ pipeline, so map functions see NumPy, as the interface says.
 A ``Dataset`` is a description; every ``iterator()`` builds fresh datapipes (a torch datapipe serves
 one iterator at a time). Shuffles draw their seeds from NumPy generators: a shuffle with a seed from
 that seed, one without from the iterator's ``seed_entropy``; each pass over a shuffle stage gets the
-next seed. Torch pipelines cannot report or restore a position, so an iterator's state is its
-``seed_entropy`` and the number of elements it produced, and ``restore`` replays the pipeline to
-that point (what a ``cstorch.utils.data.RestartableDataLoader`` does with its own state; runner.py).
+next seed. An iterator's state is its ``seed_entropy`` and torch's count of the elements its pipeline
+produced; ``restore`` builds the pipeline again and has torch fast-forward it to that count
+(:class:`DatasetIterator`). The runner hands that state to the package through a
+``cstorch.utils.data.RestartableDataLoader`` (runner.py).
 ``cardinality()`` is the length torch's stages report.
 """
 
@@ -25,10 +26,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import torch
 from torch.utils.data.datapipes.datapipe import IterDataPipe
 from torch.utils.data.datapipes.iter import Batcher, IterableWrapper, Mapper, Shuffler
+from torch.utils.data.datapipes.utils.snapshot import _simple_graph_snapshot_restoration
 
 from csconform.errors import InvalidInputError
+from csconform.interface.checkpoint_sections import data_position
 
 INFINITE = -1
 """The cardinality of a dataset that never runs out (``repeat()`` with ``count=None``)."""
@@ -244,39 +248,49 @@ class _Map(Dataset):
 
 
 class DatasetIterator:
-    """One run of a Dataset's torch pipeline, with a position that can be saved and replayed."""
+    """One run of a Dataset's torch pipeline, whose position torch itself keeps and restores.
+
+    The position is torch's own count of the samples the pipeline handed out
+    (``IterDataPipe._number_of_samples_yielded``), and ``restore`` is torch's fast-forward of a
+    datapipe graph (``torch.utils.data.datapipes.utils.snapshot``, the snapshot machinery of torch's
+    data pipelines), applied to a pipeline built with the same ``seed_entropy``. A runner's loader
+    hands this state to the package through its ``RestartableDataLoader`` protocol (runner.py).
+    """
 
     def __init__(self, dataset: Dataset, seed_entropy: int | None = None) -> None:
         self.dataset = dataset
         self.seed_entropy = int(secrets.randbits(128) if seed_entropy is None else seed_entropy)
-        self.elements_produced = 0
-        self._elements = iter(dataset.datapipe(_Seeds(self.seed_entropy)))
+        self.datapipe = dataset.datapipe(_Seeds(self.seed_entropy))
+        self._elements: Iterator[Any] | None = None  # started on the first next(), or by restore()
 
     def __iter__(self) -> DatasetIterator:
         return self
 
     def __next__(self) -> Any:
-        element = next(self._elements)
-        self.elements_produced += 1
-        return element
+        if self._elements is None:
+            self._elements = iter(self.datapipe)
+        return next(self._elements)
+
+    @property
+    def elements_produced(self) -> int:
+        return int(self.datapipe._number_of_samples_yielded) if self._elements is not None else 0
 
     def state(self) -> dict[str, int]:
         return {"seed_entropy": self.seed_entropy, "elements_produced": self.elements_produced}
 
     @classmethod
     def restore(cls, dataset: Any, state: Mapping[str, Any]) -> DatasetIterator:
-        try:
-            seed_entropy = int(state["seed_entropy"])
-            elements_produced = int(state["elements_produced"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InvalidInputError(f"not a dataset iterator state: {state!r}") from exc
+        seed_entropy, elements_produced = data_position(state)
         iterator = cls(dataset, seed_entropy)
-        for _ in range(elements_produced):
-            try:
-                next(iterator)
-            except StopIteration as exc:
-                raise InvalidInputError(
-                    f"dataset runs out after {iterator.elements_produced} elements; cannot restore "
-                    f"position {elements_produced}"
-                ) from exc
+        # The shuffles take their seeds from seed_entropy (_SeededShuffler); torch's own seeding of
+        # the graph, which the fast-forward also does, gets a generator of its own, so the global
+        # torch random state stays untouched.
+        generator = torch.Generator().manual_seed(seed_entropy % 2**63)
+        try:
+            _simple_graph_snapshot_restoration(iterator.datapipe, elements_produced, rng=generator)
+        except RuntimeError as exc:
+            raise InvalidInputError(
+                f"dataset runs out before position {elements_produced}; cannot restore it ({exc})"
+            ) from exc
+        iterator._elements = iter(iterator.datapipe)  # torch's fast-forwarded iterator
         return iterator

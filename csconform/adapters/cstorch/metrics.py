@@ -3,11 +3,12 @@
 ``Accuracy`` and ``Mean`` are the package's metrics; values cross as NumPy. The interface passes
 predictions first and accepts logits; the package's ``AccuracyMetric.update(labels, predictions)``
 takes class ids, so logits become ids (argmax) on the way, which is what a model's eval step does
-before calling the package's metric. ``Metric`` is the base of a user's metric written in interface
-terms (NumPy ``update``/``compute``): the package's ``Metric`` is a torch module of tensor state,
-so a NumPy metric does not go through it. ``evaluate`` gives a single value as a float and several
-values as they are: the package (on its CPU backend, the only one here) does not limit a metric to
-one value.
+before calling the package's metric. ``Metric``, the base of a user's metric written in interface
+terms (NumPy ``update``/``compute``, state in plain attributes), is a subclass of the package's
+``cstorch.metrics.Metric``: a user's metric is one of the package's, named and registered by it,
+its updates counted and its result cached by the package's wrappers. ``evaluate`` gives a single
+value as a float and several values as they are: the package (on its CPU backend, the only one
+here) does not limit a metric to one value.
 """
 
 from __future__ import annotations
@@ -22,11 +23,30 @@ import torch
 from csconform.adapters.cstorch import backend
 from csconform.adapters.cstorch.tensors import scalar
 
+# what the package's Metric and torch's Module keep on the instance besides a user metric's state
+_BOOKKEEPING = frozenset({"training", "name", "reset", "update", "compute"})
 
-class Metric:
-    """Base of a user's metric: override ``update`` and ``compute``."""
+
+class Metric(cstorch.metrics.Metric):
+    """Base of a user's metric: override ``update`` and ``compute`` (and keep state in attributes).
+
+    The package's ``Metric.__init__(name)`` runs when the metric is made, so a subclass need not
+    call ``super().__init__()``; ``name`` is the class attribute.
+    """
 
     name = "metric"
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Metric:
+        metric = super().__new__(cls)
+        backend.cpu_backend()
+        cstorch.metrics.Metric.__init__(metric, cls.name)
+        return metric
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Already made a package metric by ``__new__``."""
+
+    def reset(self) -> None:
+        """A user's metric starts its own state in ``__init__``."""
 
     def update(self, *args: Any) -> None:
         raise NotImplementedError
@@ -35,14 +55,18 @@ class Metric:
         raise NotImplementedError
 
     def state(self) -> dict[str, Any]:
-        return dict(vars(self))
+        """The attributes the user's metric keeps (not the package's bookkeeping)."""
+        return {key: value for key, value in vars(self).items() if not key.startswith("_") and key not in _BOOKKEEPING}
 
 
-class _PackageMetric(Metric):
+class _PackageMetric:
     """One of the package's metrics (a torch module with tensor state buffers)."""
 
     def __init__(self, metric: Any) -> None:
         self.torch = metric
+
+    def update(self, *args: Any) -> None:
+        raise NotImplementedError
 
     def compute(self) -> Any:
         return scalar(self.torch.compute())
@@ -85,7 +109,7 @@ def final_value(value: Any) -> Any:
     return value
 
 
-def evaluate(metric: Metric, batches: Iterable[tuple[Any, ...]]) -> Any:
+def evaluate(metric: Metric | _PackageMetric, batches: Iterable[tuple[Any, ...]]) -> Any:
     for batch in batches:
         metric.update(*batch)
     return final_value(metric.compute())

@@ -59,7 +59,8 @@ from csconform.adapters.cstorch.compiler import NO_COMPILER
 from csconform.adapters.cstorch.data import INFINITE, DatasetIterator
 from csconform.adapters.cstorch.executor import EMPTY_LOADER, CompiledModel
 from csconform.adapters.cstorch.refusals import refusals
-from csconform.errors import CheckpointError, ExecutionModeError, InvalidInputError, Unsupported
+from csconform.errors import ExecutionModeError, InvalidInputError, Unsupported
+from csconform.interface.checkpoint_sections import restore_training_state, training_state
 
 MODES = ("train", "eval", "train_and_eval")
 """The interface's run modes. The package has none: a step trains when it calls ``optimizer.step()``."""
@@ -311,40 +312,20 @@ class Runner:
     # --- checkpoints ----------------------------------------------------------------------------------
 
     def state(self, step: int, loader: Any) -> dict[str, Any]:
-        optimizer_state = self.optimizer.state_dict()
-        return {
-            "step": step,
-            "model": self.model.state_dict(),
-            "optimizer": {
-                "global_step": int(optimizer_state["global_step"]),
-                "state": {str(index): entries for index, entries in optimizer_state["state"].items()},
-            },
-            "grad_scaler": {} if self.grad_scaler is None else dict(self.grad_scaler.state_dict()),
-            "data": loader.state_dict(),
-            "rng": {name: g.get_state().numpy() for name, g in _dropout_generators(self.compiled.torch)},
-        }
+        rng = {name: g.get_state().numpy() for name, g in _dropout_generators(self.compiled.torch)}
+        return training_state(step, self.model, self.optimizer, self.grad_scaler, loader.state_dict(), rng)
 
     def _restore(self, path: str | Path, loader: Any) -> None:
         saved = checkpoint.load(path)
-        try:
-            self.model.load_state_dict(saved["model"])
-            own = self.optimizer.state_dict()
-            self.optimizer.load_state_dict(
-                {
-                    "global_step": int(saved["optimizer"]["global_step"]),
-                    "state": {int(index): entries for index, entries in saved["optimizer"]["state"].items()},
-                    "param_groups": own["param_groups"],
-                }
-            )
-            if self.grad_scaler is not None:
-                self.grad_scaler.load_state_dict(saved["grad_scaler"])
+
+        def restore_the_rest(saved: Mapping[str, Any]) -> None:
             rng = saved.get("rng", {})
             for name, generator in _dropout_generators(self.compiled.torch):
                 if name in rng:
                     generator.set_state(torch.from_numpy(np.asarray(rng[name], dtype=np.uint8)))
-            loader.load_state_dict(saved["data"])
-        except (InvalidInputError, KeyError, TypeError, ValueError) as exc:
-            raise CheckpointError(f"checkpoint {path} does not match this run: {exc}") from exc
+            loader.load_state_dict(saved["data"])  # the package's DataLoader hands it to _Input
+
+        restore_training_state(path, saved, self.model, self.optimizer, self.grad_scaler, restore_the_rest)
         self.steps_completed = int(saved["step"]) + 1
         self.last_checkpoint_step = int(saved["step"])
 

@@ -8,7 +8,9 @@ callable: ``schedule(t)`` takes a non-negative Python ``int`` (or NumPy integer)
 scalar step). Optimizer step ``k`` uses ``schedule(k)``.
 
 Formulas are evaluated in float64 on whole arrays (no per-element Python loops) and rounded once to
-float32. Each class docstring states its formula; ``T`` is ``total_iters`` unless said otherwise.
+float32; a zero factor stays zero where a power overflows float64 (no ``0 * inf`` NaN), and a power
+beyond float64 is taken through logarithms (LR-025). Each class docstring states its formula; ``T``
+is ``total_iters`` unless said otherwise.
 Bad arguments raise :class:`csconform.errors.InvalidInputError` naming the argument.
 """
 
@@ -44,6 +46,7 @@ __all__ = [
 ]
 
 Steps = npt.NDArray[np.int64]
+_INT64 = np.iinfo(np.int64)
 Rates = npt.NDArray[np.float64]
 
 
@@ -73,6 +76,12 @@ def _integer(name: str, value: object, *, minimum: int) -> int:
     return number
 
 
+def _flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool | np.bool_):
+        raise InvalidInputError(f"{name} must be a bool, got {value!r}")
+    return bool(value)
+
+
 def _milestones(name: str, values: object) -> tuple[int, ...]:
     """Strictly increasing positive integer steps."""
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence | np.ndarray):
@@ -88,12 +97,15 @@ def _as_steps(step: object) -> tuple[Steps, bool]:
     if isinstance(step, bool | np.bool_):
         raise InvalidInputError(f"the global step must be an integer, got {step!r}")
     if isinstance(step, numbers.Integral):
+        if not _INT64.min <= int(step) <= _INT64.max:  # np.asarray would overflow untyped
+            relation = "must be >= 0" if int(step) < 0 else "must fit in int64"
+            raise InvalidInputError(f"the global step {relation}, got {int(step)}")
         steps = np.asarray(int(step), dtype=np.int64)
         scalar = True
     elif isinstance(step, np.ndarray):
         if step.dtype.kind not in "iu":
             raise InvalidInputError(f"global step arrays must have an integer dtype, got {step.dtype}")
-        if step.dtype.kind == "u" and step.size and int(step.max()) > np.iinfo(np.int64).max:
+        if step.dtype.kind == "u" and step.size and int(step.max()) > _INT64.max:
             raise InvalidInputError("global steps must fit in int64")
         steps = step.astype(np.int64)
         scalar = False
@@ -102,6 +114,22 @@ def _as_steps(step: object) -> tuple[Steps, bool]:
     if steps.size and int(steps.min()) < 0:
         raise InvalidInputError(f"the global step must be >= 0, got minimum {int(steps.min())}")
     return steps, scalar
+
+
+def _scaled_power(coefficient: float | Rates, base: float, exponent: npt.ArrayLike) -> Rates:
+    """``coefficient * base ** exponent`` as the exact formula has it, where float64 would not.
+
+    A zero coefficient gives 0 however large the power grows (float64 would give ``0 * inf``, NaN),
+    and a power beyond float64's range is taken through logarithms, so the product is infinite
+    only when its exact value is (LR-025).
+    """
+    coefficients = np.broadcast_to(np.asarray(coefficient, dtype=np.float64), np.shape(exponent))
+    exponents = np.asarray(exponent, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        product = coefficients * np.power(base, exponents)
+        through_logs = np.sign(coefficients) * np.exp(np.log(np.abs(coefficients)) + exponents * np.log(base))
+    product = np.where(np.isfinite(product), product, through_logs)
+    return np.where(coefficients == 0.0, 0.0, product)
 
 
 # --- the family -----------------------------------------------------------------------------------
@@ -113,9 +141,10 @@ class LRScheduler(abc.ABC):
     def __call__(self, step: int | np.integer | npt.NDArray[np.integer]) -> np.float32 | npt.NDArray[np.float32]:
         steps, scalar = _as_steps(step)
         rates = np.asarray(self._rates(steps), dtype=np.float64)
-        if scalar:
-            return np.float32(rates)
-        return rates.astype(np.float32)
+        with np.errstate(over="ignore"):  # a rate beyond float32's range is +inf, as rounding says
+            if scalar:
+                return np.float32(rates)
+            return rates.astype(np.float32)
 
     @abc.abstractmethod
     def _rates(self, steps: Steps) -> Rates:
@@ -194,13 +223,13 @@ class ExponentialLR(LRScheduler):
         self.initial_learning_rate = _real("initial_learning_rate", initial_learning_rate, minimum=0.0)
         self.total_iters = _integer("total_iters", total_iters, minimum=1)
         self.decay_rate = _real("decay_rate", decay_rate, minimum=0.0, strict=True)
-        self.staircase = bool(staircase)
+        self.staircase = _flag("staircase", staircase)
 
     def _rates(self, steps: Steps) -> Rates:
         exponent = steps / self.total_iters
         if self.staircase:
             exponent = np.floor(exponent)
-        return self.initial_learning_rate * np.power(self.decay_rate, exponent)
+        return _scaled_power(self.initial_learning_rate, self.decay_rate, exponent)
 
 
 class InverseExponentialTimeDecayLR(LRScheduler):
@@ -218,13 +247,15 @@ class InverseExponentialTimeDecayLR(LRScheduler):
         self.step_exponent = _real("step_exponent", step_exponent, minimum=0.0)
         self.total_iters = _integer("total_iters", total_iters, minimum=1)
         self.decay_rate = _real("decay_rate", decay_rate, minimum=0.0)
-        self.staircase = bool(staircase)
+        self.staircase = _flag("staircase", staircase)
 
     def _rates(self, steps: Steps) -> Rates:
-        elapsed = np.power(steps.astype(np.float64), self.step_exponent) / self.total_iters
+        with np.errstate(over="ignore"):
+            elapsed = np.power(steps.astype(np.float64), self.step_exponent) / self.total_iters
         if self.staircase:
             elapsed = np.floor(elapsed)
-        return self.initial_learning_rate / (1.0 + self.decay_rate * elapsed)
+        decay = np.zeros_like(elapsed) if self.decay_rate == 0.0 else self.decay_rate * elapsed  # no 0 * inf (LR-025)
+        return self.initial_learning_rate / (1.0 + decay)
 
 
 class InverseSquareRootDecayLR(LRScheduler):
@@ -272,7 +303,10 @@ class CosineAnnealingLR(LRScheduler):
 
     def _rates(self, steps: Steps) -> Rates:
         span = self.initial_learning_rate - self.eta_min
-        return self.eta_min + span * (1.0 + np.cos(np.pi * steps / self.T_max)) / 2.0
+        # the cosine's period is 2 * T_max steps: reduce the integer step first, so that a step beyond
+        # float64's integers (2**53) still gives the exact phase
+        phase = np.mod(steps, 2 * self.T_max) if 2 * self.T_max <= _INT64.max else steps
+        return self.eta_min + span * (1.0 + np.cos(np.pi * phase / self.T_max)) / 2.0
 
 
 class StepLR(LRScheduler):
@@ -284,7 +318,7 @@ class StepLR(LRScheduler):
         self.gamma = _real("gamma", gamma, minimum=0.0)
 
     def _rates(self, steps: Steps) -> Rates:
-        return self.initial_learning_rate * np.power(self.gamma, steps // self.step_size)
+        return _scaled_power(self.initial_learning_rate, self.gamma, steps // self.step_size)
 
 
 class MultiStepLR(LRScheduler):
@@ -297,7 +331,7 @@ class MultiStepLR(LRScheduler):
 
     def _rates(self, steps: Steps) -> Rates:
         passed = np.searchsorted(np.asarray(self.milestones, dtype=np.int64), steps, side="right")
-        return self.initial_learning_rate * np.power(self.gamma, passed)
+        return _scaled_power(self.initial_learning_rate, self.gamma, passed)
 
 
 class MultiplicativeLR(LRScheduler):
@@ -312,7 +346,7 @@ class MultiplicativeLR(LRScheduler):
         self.multiplier = _real("multiplier", multiplier, minimum=0.0, strict=True)
 
     def _rates(self, steps: Steps) -> Rates:
-        return self.initial_learning_rate * np.power(self.multiplier, steps.astype(np.float64))
+        return _scaled_power(self.initial_learning_rate, self.multiplier, steps)
 
 
 class SequentialLR(LRScheduler):
@@ -399,7 +433,7 @@ class CyclicLR(LRScheduler):
         self.step_size_down = (
             self.step_size_up if step_size_down is None else _integer("step_size_down", step_size_down, minimum=1)
         )
-        if mode not in self.MODES:
+        if not isinstance(mode, str) or mode not in self.MODES:
             raise InvalidInputError(f"unknown CyclicLR mode {mode!r}; known modes: {', '.join(self.MODES)}")
         self.mode = mode
         self.gamma = _real("gamma", gamma, minimum=0.0, strict=True)
@@ -407,16 +441,17 @@ class CyclicLR(LRScheduler):
     def _rates(self, steps: Steps) -> Rates:
         cycle_steps = self.step_size_up + self.step_size_down
         rise_ratio = self.step_size_up / cycle_steps
-        cycle = np.floor(1.0 + steps / cycle_steps)
-        x = 1.0 + steps / cycle_steps - cycle
+        # integer division first: steps beyond float64's integers (2**53) keep their exact phase
+        completed, within = np.divmod(steps, cycle_steps)
+        cycle = completed.astype(np.float64) + 1.0
+        x = within / cycle_steps
         factor = np.where(x <= rise_ratio, x / rise_ratio, (x - 1.0) / (rise_ratio - 1.0))
+        height = (self.max_lr - self.base_lr) * factor
         if self.mode == "triangular":
-            amplitude = np.ones_like(cycle)
-        elif self.mode == "triangular2":
-            amplitude = np.power(0.5, cycle - 1.0)
-        else:
-            amplitude = np.power(self.gamma, steps.astype(np.float64))
-        return self.base_lr + (self.max_lr - self.base_lr) * factor * amplitude
+            return self.base_lr + height
+        if self.mode == "triangular2":
+            return self.base_lr + height * np.power(0.5, cycle - 1.0)
+        return self.base_lr + _scaled_power(height, self.gamma, steps)
 
 
 class OneCycleLR(LRScheduler):
@@ -450,8 +485,8 @@ class OneCycleLR(LRScheduler):
         if self.pct_start >= 1.0:
             raise InvalidInputError(f"pct_start must be < 1, got {self.pct_start}")
         self.final_div_factor = _real("final_div_factor", final_div_factor, minimum=0.0, strict=True)
-        self.three_phase = bool(three_phase)
-        if anneal_strategy not in self.ANNEAL_STRATEGIES:
+        self.three_phase = _flag("three_phase", three_phase)
+        if not isinstance(anneal_strategy, str) or anneal_strategy not in self.ANNEAL_STRATEGIES:
             raise InvalidInputError(
                 f"unknown anneal_strategy {anneal_strategy!r}; known: {', '.join(self.ANNEAL_STRATEGIES)}"
             )

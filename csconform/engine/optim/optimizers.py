@@ -27,8 +27,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from csconform.engine import context
+from csconform.engine.arguments import function, mapping
 from csconform.engine.nn.parameter import Parameter
 from csconform.engine.optim.lr_scheduler import ConstantLR
+from csconform.engine.optim.rounding import multiply_add
 from csconform.engine.precision import stored_weights
 from csconform.errors import InvalidInputError, LRSchedulerError
 
@@ -110,7 +112,7 @@ class Optimizer:
 
     @staticmethod
     def _groups(params: Any) -> list[Mapping[str, Any]]:
-        if isinstance(params, Parameter):
+        if isinstance(params, Parameter | str | bytes | Mapping) or not isinstance(params, Iterable):
             raise InvalidInputError("params must be an iterable of Parameters or of param-group dicts")
         items = list(params)
         if not items:
@@ -172,7 +174,7 @@ class Optimizer:
         As in PyTorch, a ``closure`` is called first (it may recompute the loss and the gradients)
         and its result is returned.
         """
-        result = None if closure is None else closure()
+        result = None if closure is None else function("closure", closure)()
         planned = []
         for index, param, group in self._indexed():
             if param.grad is None:
@@ -182,7 +184,8 @@ class Optimizer:
             planned.append((index, param, stored_weights(new_data), new_state))
         for index, param, new_data, new_state in planned:
             param.data[...] = new_data
-            self.state[index] = new_state
+            if new_state:  # a parameter without state (SGD without momentum) has no entry (OPTIM-017)
+                self.state[index] = new_state
         self.global_step += 1
         return result
 
@@ -214,7 +217,17 @@ class Optimizer:
         return {"global_step": self.global_step, "state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
-        """Restore a ``state_dict()`` of an optimizer built over parameters of the same shapes."""
+        """Restore a ``state_dict()`` of an optimizer built over parameters of the same shapes.
+
+        Everything is checked before anything is applied, so a refused state dict changes nothing.
+        """
+        self._apply_state(*self._checked_state(state_dict))
+
+    def _checked_state(
+        self, state_dict: Mapping[str, Any]
+    ) -> tuple[int, dict[int, dict[str, Any]], list[dict[str, Any]]]:
+        """(global step, per-parameter state, each group's hyperparameters) of ``state_dict``, checked."""
+        mapping("state_dict", state_dict)
         try:
             global_step = state_dict["global_step"]
             groups = state_dict["param_groups"]
@@ -223,26 +236,41 @@ class Optimizer:
             raise InvalidInputError(f"not an optimizer state dict: missing {exc}") from exc
         if isinstance(global_step, bool) or not isinstance(global_step, numbers.Integral) or global_step < 0:
             raise InvalidInputError(f"global_step must be a non-negative integer, got {global_step!r}")
-        if len(groups) != len(self.param_groups) or any(
-            len(saved["params"]) != len(own["params"]) for saved, own in zip(groups, self.param_groups, strict=True)
+        if not isinstance(state, Mapping) or not isinstance(groups, list | tuple):
+            raise InvalidInputError("not an optimizer state dict: 'state' must be a mapping, 'param_groups' a list")
+        if (
+            len(groups) != len(self.param_groups)
+            or not all(isinstance(saved, Mapping) and isinstance(saved.get("params"), list | tuple) for saved in groups)
+            or any(
+                len(saved["params"]) != len(own["params"]) for saved, own in zip(groups, self.param_groups, strict=True)
+            )
         ):
             raise InvalidInputError("the state dict's param groups do not match this optimizer's")
         shapes = {index: param.shape for index, param, _group in self._indexed()}
         new_state: dict[int, dict[str, Any]] = {}
         for index, entries in state.items():
-            if index not in shapes:
-                raise InvalidInputError(f"state for unknown parameter position {index}")
+            if index not in shapes or not isinstance(entries, Mapping):
+                raise InvalidInputError(f"state for unknown parameter position {index!r}")
             new_state[index] = {key: np.copy(value) for key, value in entries.items()}
             for key, value in new_state[index].items():
                 if value.ndim and value.shape != shapes[index]:
                     raise InvalidInputError(f"state {key!r} of parameter {index} has shape {value.shape}")
+                if value.dtype.kind not in "biuf" or not np.isfinite(value).all():
+                    raise InvalidInputError(f"state {key!r} of parameter {index} must hold finite numbers")
+        hyperparameters = []
         for saved, own in zip(groups, self.param_groups, strict=True):
-            for key, value in saved.items():
-                if key != "params":
-                    own._values[key] = value  # restoring a checkpoint is not a mid-run scalar write
-            self._check_hyperparameters(own)
-        self.state = new_state
-        self.global_step = int(global_step)
+            values = {**own._values, **{key: value for key, value in saved.items() if key != "params"}}
+            self._check_hyperparameters(values)
+            hyperparameters.append(values)
+        return int(global_step), new_state, hyperparameters
+
+    def _apply_state(
+        self, global_step: int, state: dict[int, dict[str, Any]], hyperparameters: list[dict[str, Any]]
+    ) -> None:
+        for own, values in zip(self.param_groups, hyperparameters, strict=True):
+            own._values.update(values)  # restoring a checkpoint is not a mid-run scalar write
+        self.state = state
+        self.global_step = global_step
 
 
 def _real_in(name: str, value: object, low: float, high: float, high_open: bool = True) -> float:
@@ -256,7 +284,8 @@ def _real_in(name: str, value: object, low: float, high: float, high_open: bool 
 
 
 class SGD(Optimizer):
-    """SGD with optional momentum (buffer = momentum*buffer + g), Nesterov and L2 weight decay."""
+    """SGD with optional momentum (buffer = momentum*buffer + g, from a zero buffer), Nesterov and L2
+    weight decay; without momentum a parameter keeps no state."""
 
     def __init__(
         self, params: Any, lr: Any, momentum: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False
@@ -266,6 +295,8 @@ class SGD(Optimizer):
     def _check_hyperparameters(self, group: Mapping[str, Any]) -> None:
         momentum = _real_in("momentum", group["momentum"], 0.0, 1.0, high_open=False)
         _real_in("weight_decay", group["weight_decay"], 0.0, np.inf)
+        if not isinstance(group["nesterov"], bool | np.bool_):
+            raise InvalidInputError(f"nesterov must be True or False, got {group['nesterov']!r}")
         if group["nesterov"] and momentum == 0.0:
             raise InvalidInputError("nesterov momentum requires momentum > 0")
 
@@ -276,15 +307,22 @@ class SGD(Optimizer):
         g: Array = grad + np.float32(group["weight_decay"]) * data
         if momentum == 0.0:
             return data - lr * g, {}
-        buffer = g if "momentum_buffer" not in state else momentum * state["momentum_buffer"] + g
-        direction = g + momentum * buffer if group["nesterov"] else buffer
+        # the buffer starts at zero, as the vendor preinitializes it: m * 0 + g (+0.0 for a -0.0 gradient)
+        buffer = momentum * state.get("momentum_buffer", np.zeros_like(data)) + g
+        direction = multiply_add(buffer, momentum, g) if group["nesterov"] else buffer
         return data - lr * direction, {"momentum_buffer": buffer}
 
 
 class Adam(Optimizer):
     """Adam as the vendor's AdamBase computes it (OPTIM-013): ``weight_decay`` is L2 added to the
     gradient, and eps is added to ``sqrt(v)`` before the bias correction:
-    ``w -= lr * sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + eps)``, eps 1e-6 by default."""
+    ``w -= lr * sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + eps)``, eps 1e-6 by default.
+
+    The moment coefficients ``1 - b`` are the exact differences rounded to float32 (not one minus
+    the float32 beta), and each moment update ``b * m + (1 - b) * g`` rounds its multiply-add once,
+    as the vendor's update does on the CPU (OPTIM-016). ``b^t`` is evaluated directly, not as the
+    vendor's running product of betas, which rounds once per step.
+    """
 
     decoupled_weight_decay = False
 
@@ -311,12 +349,14 @@ class Adam(Optimizer):
         self, data: Array, grad: Array, state: dict[str, Any], lr: np.float32, group: Mapping[str, Any]
     ) -> tuple[Array, dict[str, Any]]:
         beta1, beta2 = (np.float32(b) for b in group["betas"])
+        rest1, rest2 = (np.float32(1.0 - float(b)) for b in group["betas"])  # 1 - b exactly, rounded once
         weight_decay = np.float32(group["weight_decay"])
         one = np.float32(1.0)
-        g = grad if self.decoupled_weight_decay else grad + weight_decay * data
+        # the L2 term only when there is one: 0 * an infinite or NaN weight would be NaN (OPTIM-018)
+        g = grad if self.decoupled_weight_decay or weight_decay == 0 else multiply_add(data, weight_decay, grad)
         step = int(state.get("step", 0)) + 1
-        exp_avg = beta1 * state.get("exp_avg", np.zeros_like(data)) + (one - beta1) * g
-        exp_avg_sq = beta2 * state.get("exp_avg_sq", np.zeros_like(data)) + (one - beta2) * g * g
+        exp_avg = multiply_add(g, rest1, beta1 * state.get("exp_avg", np.zeros_like(data)))
+        exp_avg_sq = multiply_add(rest2 * g, g, beta2 * state.get("exp_avg_sq", np.zeros_like(data)))
         bias_correction1 = one - beta1 ** np.float32(step)
         bias_correction2 = one - beta2 ** np.float32(step)
         update = (
@@ -329,7 +369,11 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay (OPTIM-014): ``w -= lr * (adam_update + weight_decay * w)``."""
+    """Adam with decoupled weight decay (OPTIM-014): ``w -= lr * (adam_update + weight_decay * w)``.
+
+    No decay unless asked for: ``weight_decay`` defaults to 0, as the vendor's AdamW (OPTIM-015),
+    not to PyTorch's 0.01.
+    """
 
     decoupled_weight_decay = True
 
@@ -339,6 +383,6 @@ class AdamW(Adam):
         lr: Any = 1e-3,
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-6,
-        weight_decay: float = 0.01,
+        weight_decay: float = 0.0,
     ) -> None:
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)

@@ -1,5 +1,5 @@
 """Broken on purpose: on an iteration whose update() will double the scale, unscale_() already divides by
-the doubled scale (breaks GRADSCALER-045, and GRADSCALER-012, which says unscale_ divides by the current
+the doubled scale (breaks GRADSCALER-046, and GRADSCALER-012, which says unscale_ divides by the current
 scale). Every other iteration, and the scale's trajectory, are right."""
 
 from __future__ import annotations

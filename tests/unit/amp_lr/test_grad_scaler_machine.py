@@ -17,6 +17,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 import csconform.engine as reference_engine
 from csconform.engine import amp
+from csconform.errors import NonRecoverableNaNError
 from csconform.testing.grad_scaler import LossScaleModel, bitwise_equal, make_grad_scaler_machine
 from csconform.testing.violations import RuleViolation, violated_rules
 
@@ -62,6 +63,16 @@ class AllowsStepTwice(amp.GradScaler):
         return super().step(optimizer, *args, **kwargs)
 
 
+class GivesUpAtTheMinimum(amp.GradScaler):
+    """The reference engine before FACTS.md was read right: update() raised at the minimum scale."""
+
+    def update(self, new_scale=None):  # noqa: ANN001, ANN201
+        overflow_at_minimum = self.is_at_minimum() and not all(self._finite.values())
+        super().update(new_scale)
+        if overflow_at_minimum:
+            raise NonRecoverableNaNError("gradients are still non-finite at the minimum loss scale")
+
+
 class IgnoresTolerance(amp.GradScaler):
     def _apply_dls_rule(self, finite: bool) -> None:
         tolerance, self.overflow_tolerance = self.overflow_tolerance, 0.0
@@ -92,6 +103,7 @@ MUTANTS = {
     ForgetsCountersOnLoad: {"GRADSCALER-023"},
     AllowsStepTwice: {"GRADSCALER-037"},
     IgnoresTolerance: {"GRADSCALER-020"},
+    GivesUpAtTheMinimum: {"GRADSCALER-043"},
 }
 
 
@@ -120,20 +132,30 @@ def test_model_halves_on_overflow_and_grows_after_n_plus_one_clean_updates():
     assert model.skipped == 1
 
 
-def test_model_tolerance_clamp_and_unrecoverable_flag():
+def test_model_tolerance_and_clamp():
     model = LossScaleModel(dynamic=True, scale=2.0, min_scale=1.0, max_scale=2.0, overflow_tolerance=0.5)
-    assert model.update(True) is False
-    assert model.update(False) is False and model.scale == 2.0  # 1/2 is not > 0.5
-    assert model.update(False) is False and model.scale == 1.0  # 2/3 > 0.5
-    assert model.update(False) is True and model.scale == 1.0  # overflow while already at the minimum
+    model.update(True)
+    model.update(False)
+    assert model.scale == 2.0  # 1/2 is not > 0.5
+    model.update(False)
+    assert model.scale == 1.0  # 2/3 > 0.5
     static = LossScaleModel(dynamic=False, scale=4.0)
-    assert static.update(False) is False and static.state() == {"loss_scale": 4.0}
+    static.update(False)
+    assert static.state() == {"loss_scale": 4.0}
 
 
-def test_model_reports_overflow_at_the_minimum():
+def test_model_stays_clamped_at_the_minimum():
+    """Overflows at the minimum are counted and backed off on, and the scale stays there (GRADSCALER-043)."""
     model = LossScaleModel(dynamic=True, scale=1.0, min_scale=1.0, max_scale=4.0)
-    assert model.update(False) is True
-    assert model.update(True) is False
+    for _ in range(3):
+        model.step(False)
+        model.update(False)
+    assert model.state() == {
+        "loss_scale": 1.0,
+        "steps_since_rescale": 0,
+        "overflows_since_rescale": 0,
+        "num_skipped_steps": 3,
+    }
 
 
 @pytest.mark.parametrize(

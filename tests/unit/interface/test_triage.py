@@ -19,7 +19,8 @@ ENTRY = """
 
 
 def _write(tmp_path: Path, *entries: tuple[str, str]) -> Path:
-    text = "implementation: demo 1.0\nentries:" + "".join(ENTRY.format(ids=i, verdict=v) for i, v in entries)
+    head = "implementation: demo 1.0\npackage: demo\nversion: '1.0'\nentries:"
+    text = head + "".join(ENTRY.format(ids=i, verdict=v) for i, v in entries)
     path = tmp_path / "triage.yaml"
     path.write_text(text, encoding="utf-8")
     return path
@@ -39,3 +40,8 @@ def test_departures_and_reference_choices_are_the_expected_failures(tmp_path):
 def test_an_unknown_verdict_is_refused(tmp_path):
     with pytest.raises(InstanceFormatError, match="reference-choice"):
         load_triage(_write(tmp_path, ("A-001", "meh")))
+
+
+def test_the_release_is_part_of_the_triage(tmp_path):
+    triage = load_triage(_write(tmp_path, ("A-001", "departs-from-docs")))
+    assert (triage.package, triage.version) == ("demo", "1.0")

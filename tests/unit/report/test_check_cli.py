@@ -36,7 +36,25 @@ def test_unknown_area_lists_the_known_ones(capsys: pytest.CaptureFixture[str]) -
 
 def test_unimportable_engine_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--area", "precision", "--engine", "no_such_engine"]) == 2
-    assert "produced no matrix" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "csconform: error: engine: cannot import the implementation 'no_such_engine': no module named 'no_such_engine'"
+    ]
+
+
+def test_expected_failures_reach_the_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broken engine's failing rule, listed with --expected-failures, is an expected failure: the run
+    passes and the matrix says xfailed (the option reaches the pytest run, read and checked first)."""
+    monkeypatch.chdir(Path(__file__).resolve().parents[3])  # where tests.meta.broken_engines imports
+    monkeypatch.setenv("CI", "1")
+    listed = tmp_path / "expected.txt"
+    listed.write_text("METRICS-001  # the broken engine accepts a dict of metrics\n", encoding="utf-8")
+    command = ["check", "--area", "metrics", "--engine", "tests.meta.broken_engines.accepts_dict_metrics"]
+    assert main([*command, "--expected-failures", str(listed), "--json", str(tmp_path / "m.json")]) == 0
+    matrix = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
+    assert matrix["rules"]["METRICS-001"]["outcome"] == "xfailed"
+    listed.write_bytes(b"\xff\xfe\x00M")  # refused before the suite starts
+    assert main([*command, "--expected-failures", str(listed)]) == 2
 
 
 def test_without_areas_the_whole_suite_is_the_run() -> None:

@@ -16,6 +16,8 @@ from csconform.spec.verdict import levels_summary
 
 TRIAGE = """\
 implementation: a package under test
+package: cerebras-pytorch
+version: "2.10.0"
 entries:
   - ids: [GRADSCALER-024]
     verdict: reference-choice
@@ -54,11 +56,32 @@ def test_both_matrices_side_by_side_with_triage_verdicts(tmp_path):
     assert rules.loc["GRADSCALER-007", "triage"] == "departs-from-docs"  # reached through its test's id
     assert rules.loc["APPLIANCE-001", "cerebras.pytorch"] == "unsupported"
     levels = pd.read_csv(tmp_path / "conformance_cstorch_levels.csv")
-    assert set(levels["implementation"]) == {"cerebras.pytorch 2.10.0", "reference engine"}
+    assert set(levels["implementation"]) == {"cerebras-pytorch 2.10.0", "reference engine"}
     assert len(levels) == 2 * len(LEVELS)
     page = (tmp_path / "conformance_cstorch.md").read_text(encoding="utf-8")
     assert "it keeps going at the minimum scale" in page and "amp/grad_scaler.py:1" in page
     assert "does not conform" in page  # GRADSCALER-007 is public and does not pass
+    assert "This matrix was written without a triage file" in page
+
+
+def test_the_page_names_the_stale_expectations_of_the_run(tmp_path):
+    matrix = _matrix("vendor", {})
+    matrix["expected_failures"] = {
+        "file": "/somewhere/triage.yaml",
+        "release": "cerebras-pytorch 2.10.0",
+        "entries": 2,
+        "unexpected_passes": {"csconform/conformance/test_x.py::test_y[1]": ["X-001"]},
+        "unmatched": ["csconform/conformance/test_x.py::test_gone"],
+        "stale": 2,
+    }
+    _write(tmp_path, MATRIX_FILE, matrix)
+    triage = tmp_path / "triage.yaml"
+    triage.write_text(TRIAGE, encoding="utf-8")
+    write_cstorch_report(tmp_path, triage_path=triage)
+    page = (tmp_path / "conformance_cstorch.md").read_text(encoding="utf-8")
+    assert "2 entries of `triage.yaml`, the verdicts for cerebras-pytorch 2.10.0" in page
+    assert "- `csconform/conformance/test_x.py::test_y[1]` passed although expected to fail (X-001)" in page
+    assert "- `csconform/conformance/test_x.py::test_gone` matches no test" in page
 
 
 def test_without_our_matrix_the_page_says_where_it_comes_from(tmp_path):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numbers
 import weakref
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 import cerebras.pytorch as cstorch
@@ -71,6 +71,23 @@ def _as_schedule(lr: Any) -> Any:
     return lr
 
 
+def _tensors(params: Any) -> Any:
+    """``params`` as the package's optimizer takes them: the interface's Parameters become their
+    tensors and a param group keeps its options. Anything else goes to the package as it is, and
+    the package's refusal (torch.optim's: an empty list, a non-tensor) is the refusal."""
+    if isinstance(params, Parameter):
+        return params.torch
+    if isinstance(params, Mapping):
+        return {key: _tensors(value) if key == "params" else value for key, value in params.items()}
+    if isinstance(params, str | bytes) or not isinstance(params, Iterable):
+        return params
+    return [_tensors(item) for item in params]
+
+
+def _are_groups(params: Any) -> bool:
+    return isinstance(params, list) and all(isinstance(group, Mapping) for group in params)
+
+
 def _recompute(scheduler_refs: list[weakref.ref]) -> None:
     """The CS backend's pre-step hook: each group's learning rate from its schedule's step."""
     for ref in scheduler_refs:
@@ -84,42 +101,27 @@ class Optimizer:
 
     def __init__(self, params: Any, lr: Any, **hyperparameters: Any) -> None:
         backend.cpu_backend()
-        groups = self._groups(params)
-        schedules = [group.pop("lr", lr) for group in groups]
-        schedules = [_as_schedule(s) for s in schedules]
+        default = _as_schedule(lr)
+        if not isinstance(default, LRScheduler):
+            raise InvalidInputError("lr must be a number, a schedule or a function of the step")
+        package_params = _tensors(params)
+        # each group's own lr (torch fills the groups' missing options in when it builds them)
+        given = [group.get("lr", lr) for group in package_params] if _are_groups(package_params) else [lr]
+        # The package builds (and checks) the param groups; their learning rates are set below.
+        with refusals({ValueError: InvalidInputError, TypeError: InvalidInputError}):
+            self.torch = self.package_class(package_params, lr=float(default(0)), **hyperparameters)
+        schedules = [_as_schedule(s) for s in given]
         if not all(isinstance(s, LRScheduler) for s in schedules):
             raise InvalidInputError("lr must be a number, a schedule or a function of the step")
-        for index, (group, schedule) in enumerate(zip(groups, schedules, strict=True)):
+        for index, (group, schedule) in enumerate(zip(self.torch.param_groups, schedules, strict=True)):
             group["tags"] = {f"group{index}"}
             group["lr"] = float(schedule(0))
-        with refusals({ValueError: InvalidInputError, TypeError: InvalidInputError}):
-            self.torch = self.package_class(groups, lr=groups[0]["lr"], **hyperparameters)
         self.schedulers = [schedule.bind(self.torch, f"group{i}") for i, schedule in enumerate(schedules)]
         self._schedules = schedules
         # Weak references: a hook holding the schedulers (which hold the optimizer) would keep a
         # finished run's optimizer alive, and the package's GradScaler acts on every live one.
         scheduler_refs = [weakref.ref(scheduler) for scheduler in self.schedulers]
         self.torch.register_step_pre_hook(lambda *_args: _recompute(scheduler_refs))
-
-    @staticmethod
-    def _groups(params: Any) -> list[dict[str, Any]]:
-        if isinstance(params, Parameter):
-            raise InvalidInputError("params must be an iterable of Parameters or of param-group dicts")
-        items = list(params)
-        if not items:
-            raise InvalidInputError("optimizer got an empty parameter list")
-        if all(isinstance(item, Parameter) for item in items):
-            items = [{"params": items}]
-        if not all(isinstance(item, Mapping) and "params" in item for item in items):
-            raise InvalidInputError("params must be an iterable of Parameters or of param-group dicts")
-        groups = []
-        for item in items:
-            params_of_group = item["params"]
-            params_of_group = [params_of_group] if isinstance(params_of_group, Parameter) else list(params_of_group)
-            if not all(isinstance(p, Parameter) for p in params_of_group):
-                raise InvalidInputError("param groups may only contain Parameters")
-            groups.append({**item, "params": [p.torch for p in params_of_group]})
-        return groups
 
     @property
     def param_groups(self) -> list[_GroupView]:
