@@ -155,6 +155,8 @@ def test_a_level_with_no_rule_in_the_run_says_so() -> None:
 
 TRIAGE = """\
 implementation: a package under test
+package: cerebras-pytorch
+version: "2.10.0"
 entries:
   - ids: [GRADSCALER-024]
     verdict: reference-choice
@@ -175,7 +177,7 @@ def test_the_vendor_page_shows_both_jsons(tmp_path: Path, with_reference: bool) 
     page = (tmp_path / "conformance_cstorch.md").read_text(encoding="utf-8")
     found = tables(page)
 
-    names = {"cerebras.pytorch 2.10.0": vendor, **({"reference engine": reference} if with_reference else {})}
+    names = {"cerebras-pytorch 2.10.0": vendor, **({"reference engine": reference} if with_reference else {})}
     rows = found["Per level"]
     assert len(rows) == len(names) * len(LEVELS)
     for row in rows:

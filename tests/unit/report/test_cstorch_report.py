@@ -132,6 +132,8 @@ def test_the_command_writes_the_page_and_prints_what_it_wrote(tmp_path, capsys, 
 
 TRIAGE_SEVERAL = """\
 implementation: a package under test
+package: cerebras-pytorch
+version: "2.10.0"
 entries:
   - ids: [GRADSCALER-024, GRADSCALER-007]
     verdict: reference-choice
@@ -179,7 +181,7 @@ def test_several_verdicts_reasons_and_ids_are_listed_in_one_cell(tmp_path):
     ]
     page = (tmp_path / "conformance_cstorch.md").read_text(encoding="utf-8")
     assert re.search(r"\| GRADSCALER-024, GRADSCALER-007 +\| reference-choice +\|", page)
-    assert page.startswith("# Conformance of cerebras.pytorch 2.10.0\n\n")
+    assert page.startswith("# Conformance of cerebras-pytorch 2.10.0\n\n")
     assert "Produced by `tox -e cstorch`; the reference engine's column is `conformance.json` (not in this " in page
     assert "folder: run csconform report)." in page
 
