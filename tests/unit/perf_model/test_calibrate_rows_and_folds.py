@@ -325,7 +325,7 @@ def test_the_calibration_record_holds_the_fit_and_its_cross_validation(tmp_path)
     record = calibration_record(path, full, loo, loo_fits, today=datetime.date(2026, 1, 2))
     assert record["fitted_on"] == "2026-01-02"
     assert record["data"]["sha256"] == hashlib.sha256(b"the data").hexdigest()
-    assert record["data"]["rows"] == len(data) and record["data"]["file"] == "csconform/perf/measured/calibration.csv"
+    assert record["data"]["rows"] == len(data) and record["data"]["file"] == str(path)  # not the shipped set
     assert set(record["parameters"]) == set(PARAMETERS)
     for name, entry in record["parameters"].items():
         values = [getattr(c, name) for c in loo_fits]
