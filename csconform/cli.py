@@ -10,11 +10,13 @@ command a user runs ends in a bare traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import NoReturn
 
-from csconform import __version__
+from csconform import __version__, output_guard
 from csconform.errors import CsConformError
 
 # command -> (module with its register(subparsers), one-line help)
@@ -27,6 +29,7 @@ COMMANDS = {
     "plan": ("csconform.perf.cli_plan", "modeled throughput and placement of a model on a wafer or cluster"),
     "sweep": ("csconform.perf.cli_sweep", "model throughput over models x wafers x batch sizes x cluster sizes"),
     "calibrate": ("csconform.perf.cli_calibrate", "fit the performance model on measured runs, or score it"),
+    "diff": ("csconform.testing.differential.cli", "run two implementations in lockstep, judge every difference"),
     "validate": (
         "csconform.userconfig.cli",
         "check a Model Zoo params file or a config.json against the spec; LR schedule and time to train",
@@ -34,9 +37,18 @@ COMMANDS = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error in two lines: what was wrong, and where the usage is (the full
+    usage of a command with many options fills a screen and buries the one line that matters).
+    Subcommands' parsers are of this class too (argparse builds them with the parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n(usage: {self.prog} --help)\n")
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The full parser for ``command``; the other commands appear by name and help only."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="csconform",
         description="Conformance and performance modeling for the Cerebras wafer-scale stack.",
     )
@@ -50,12 +62,49 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _labels(parser: argparse.ArgumentParser, command: str) -> dict[str, str]:
+    """How the user spells each argument of ``command``: ``model_config`` -> ``--model-config``."""
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    labels: dict[str, str] = {}
+    stack = [subparsers.choices[command]]
+    while stack:
+        for action in stack.pop()._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                stack.extend(action.choices.values())
+            else:
+                labels.setdefault(action.dest, action.option_strings[-1] if action.option_strings else action.dest)
+    return labels
+
+
+@contextlib.contextmanager
+def _guarded(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Iterator[None]:
+    """Protect the files the command reads, and check the paths it writes, before it runs.
+
+    A command declares (``set_defaults``) ``reads``: the arguments naming files it reads;
+    ``writes``: the arguments naming files it writes, each with its checks (see
+    :func:`csconform.output_guard.check_output`); ``writes_into``: the arguments naming folders it
+    writes files into.
+    """
+    labels = _labels(parser, args.command)
+    inputs = [(labels[dest], getattr(args, dest)) for dest in getattr(args, "reads", ()) if getattr(args, dest, None)]
+    with output_guard.protect(inputs):
+        for dest, checks in getattr(args, "writes", {}).items():
+            if getattr(args, dest, None) is not None:
+                output_guard.check_output(getattr(args, dest), labels[dest], **checks)
+        for dest in getattr(args, "writes_into", ()):
+            if getattr(args, dest, None) is not None:
+                output_guard.check_output_folder(getattr(args, dest), labels[dest])
+        yield
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in arguments if not a.startswith("-")), None)
-    args = build_parser(command).parse_args(arguments)
+    parser = build_parser(command)
+    args = parser.parse_args(arguments)
     try:
-        return int(args.handler(args) or 0)
+        with _guarded(parser, args):
+            return int(args.handler(args) or 0)
     except CsConformError as exc:
         print(f"csconform: error: {exc}", file=sys.stderr)
         return 2

@@ -27,8 +27,23 @@ class InvalidInputError(CsConformError, ValueError):
     """An argument or a user file is not acceptable."""
 
 
-class InstanceFormatError(InvalidInputError):
+class InputFileError(InvalidInputError):
+    """A file the user named cannot be used: missing, not a regular file, too large, not UTF-8, or
+    malformed (nested too deeply, a non-finite number, a repeated key, a value of the wrong type).
+    The message names the file, then the line or the key, then what was expected."""
+
+
+class InstanceFormatError(InputFileError):
     """A malformed input file; the message names the file and the line."""
+
+
+class OutputPathError(InvalidInputError):
+    """An output path the command may not write: it resolves to one of the command's inputs (by name,
+    link or hard link) or to a file the package ships, or it cannot be a file of the kind asked for."""
+
+
+class TimeLimitError(CsConformError):
+    """The time limit ran out before the command had a result to give."""
 
 
 class UnknownNameError(InvalidInputError):

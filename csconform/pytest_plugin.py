@@ -11,10 +11,11 @@ Registered through the ``pytest11`` entry point, so it is active wherever csconf
 - ``@pytest.mark.spec("ID", ...)`` binds a test to rules. The traceability gate refuses a run in
   which a test names an unknown, retired or pending rule, or (when the whole conformance suite is
   collected) a rule marked ``checked`` has no test — so a rule's ``status`` is always true.
-- ``--conformance-json PATH`` writes the conformance matrix; a rule passes only when all of its
-  tests pass. A test that fails with a :class:`~csconform.testing.violations.RuleViolation` naming
-  some of its rules fails those rules only; for its other rules it is ``inconclusive`` (it stopped
-  before exercising them fully) and does not count towards their outcome.
+- ``--conformance-json PATH`` writes the conformance matrix (:mod:`csconform.spec.matrix`); a rule
+  passes only when all of its tests pass. A test that fails with a
+  :class:`~csconform.testing.violations.RuleViolation` naming some of its rules fails those rules
+  only; for its other rules it is ``inconclusive`` (it stopped before exercising them fully) and does
+  not count towards their outcome.
 - ``--expected-failures FILE`` (or ``CSCONFORM_EXPECTED_FAILURES``) lists rule ids or test ids an
   engine is known to fail; they run as xfails. Expectations cannot go stale: a test expected to fail
   that passes (an unexpected pass), or, in a run of the whole suite, an entry that matches no test,
@@ -27,32 +28,37 @@ Registered through the ``pytest11`` entry point, so it is active wherever csconf
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from csconform import __version__
 from csconform.conformance import PACKAGE_NAME as SUITE_PACKAGE
 from csconform.conformance import SUITE_DIR, suite_test_id
 from csconform.errors import CsConformError, Unsupported
 from csconform.interface import CAPABILITY_NAMES, declaration_of, validate
 from csconform.interface.gate import ImplementationUnderTest
-from csconform.spec import LEVELS, Spec, load_spec
+from csconform.interface.load import import_implementation
+from csconform.output_guard import write_text
+from csconform.spec import LEVELS, load_spec, spec_digest
+from csconform.spec.matrix import EMULATED_PROPERTY, RULES_PROPERTY, UNSUPPORTED_PROPERTY, VIOLATED_PROPERTY, Matrix
 from csconform.spec.verdict import BINDING_LEVELS, levels_summary
 from csconform.testing.violations import violated_rules
 
 DEFAULT_ENGINE = "csconform.engine"
-RULES_PROPERTY = "csconform_rules"
-UNSUPPORTED_PROPERTY = "csconform_unsupported"
-EMULATED_PROPERTY = "csconform_emulated"
-VIOLATED_PROPERTY = "csconform_violated_rules"
-INCONCLUSIVE = "inconclusive"
-OUTCOME_ORDER = ("failed", "xfailed", "unsupported", "skipped", "passed")
+
+
+def engine_name(option: str | None) -> str:
+    """The implementation under test: the ``--engine`` option as given (an empty one is refused when
+    imported), else ``$CSCONFORM_ENGINE`` when set and not empty, else the reference engine."""
+    if option is not None:
+        return option
+    return os.environ.get("CSCONFORM_ENGINE") or DEFAULT_ENGINE
 
 
 def register_hypothesis_profiles() -> str:
@@ -107,23 +113,16 @@ class ExpectedFailures:
 
     @classmethod
     def read(cls, path: Path) -> ExpectedFailures:
-        if not path.is_file():
-            raise pytest.UsageError(f"csconform: expected-failures file not found: {path}")
-        if path.suffix in (".yaml", ".yml"):
-            from csconform.adapters.triage import check_installed_version, load_triage
+        from csconform.adapters.triage import check_installed_version, load_triage, read_expected_failures
 
-            try:
+        try:
+            if path.suffix in (".yaml", ".yml"):
                 triage = load_triage(path)
                 installed = check_installed_version(triage)
-            except CsConformError as exc:
-                raise pytest.UsageError(f"csconform: {exc}") from None
-            return cls(path, triage.expected_failures(), f"{triage.package} {installed}")
-        entries = []
-        for line in path.read_text(encoding="utf-8").splitlines():
-            entry = line.split("#", 1)[0].strip()
-            if entry:
-                entries.append(entry)
-        return cls(path, entries)
+                return cls(path, triage.expected_failures(), f"{triage.package} {installed}")
+            return cls(path, read_expected_failures(path))
+        except CsConformError as exc:
+            raise pytest.UsageError(f"csconform: expected failures: {exc}") from None
 
     def entries_for(self, nodeid: str, rule_ids: list[str]) -> list[str]:
         return [e for e in self.entries if e in rule_ids or e == nodeid or nodeid.startswith(e + "[")]
@@ -153,102 +152,12 @@ class ExpectedFailures:
         }
 
 
-@dataclass
-class Matrix:
-    """Outcome of every test, folded into an outcome per rule."""
-
-    spec: Spec
-    engine_name: str
-    declaration: dict[str, object] = field(default_factory=dict)
-    test_rules: dict[str, list[str]] = field(default_factory=dict)
-    test_outcomes: dict[str, str] = field(default_factory=dict)
-    test_reasons: dict[str, str] = field(default_factory=dict)
-    test_emulated: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    # a failed test whose failure named some of its rules: those rules (the others are inconclusive)
-    test_violations: dict[str, list[str]] = field(default_factory=dict)
-
-    def record(self, report: pytest.TestReport) -> None:
-        properties = dict(report.user_properties)
-        rules = properties.get(RULES_PROPERTY)
-        if not isinstance(rules, tuple) or not rules:
-            return
-        self.test_rules[report.nodeid] = [str(rule_id) for rule_id in rules]
-        emulated = properties.get(EMULATED_PROPERTY, ())
-        if isinstance(emulated, tuple):
-            self.test_emulated[report.nodeid].update(str(name) for name in emulated)
-        violated = properties.get(VIOLATED_PROPERTY)
-        if report.failed and isinstance(violated, tuple) and set(violated) <= set(rules):
-            self.test_violations[report.nodeid] = [str(rule_id) for rule_id in violated]
-        if report.failed:
-            outcome = "failed"
-        elif UNSUPPORTED_PROPERTY in properties:
-            outcome = "unsupported"
-            self.test_reasons[report.nodeid] = str(properties[UNSUPPORTED_PROPERTY])
-        elif hasattr(report, "wasxfail"):
-            outcome = "xfailed" if report.skipped else "passed"
-        elif report.skipped:
-            outcome = "skipped"
-        elif report.when == "call":
-            outcome = "passed"
-        else:
-            return
-        previous = self.test_outcomes.get(report.nodeid)
-        if previous is None or OUTCOME_ORDER.index(outcome) < OUTCOME_ORDER.index(previous):
-            self.test_outcomes[report.nodeid] = outcome
-
-    def rules(self) -> dict[str, dict[str, object]]:
-        per_rule: dict[str, Counter[str]] = defaultdict(Counter)
-        reasons: dict[str, set[str]] = defaultdict(set)
-        emulated: dict[str, set[str]] = defaultdict(set)
-        for nodeid, rules in self.test_rules.items():
-            outcome = self.test_outcomes.get(nodeid)
-            if outcome is None:
-                continue
-            violated = self.test_violations.get(nodeid)
-            for rule_id in rules:
-                if violated is not None and outcome == "failed" and rule_id not in violated:
-                    per_rule[rule_id][INCONCLUSIVE] += 1
-                    continue
-                per_rule[rule_id][outcome] += 1
-                if nodeid in self.test_reasons:
-                    reasons[rule_id].add(self.test_reasons[nodeid])
-                if outcome != "unsupported":
-                    emulated[rule_id].update(self.test_emulated.get(nodeid, ()))
-        matrix: dict[str, dict[str, object]] = {}
-        for rule in self.spec.active():
-            counts = per_rule.get(rule.id, Counter())
-            if rule.status == "pending":
-                outcome = "pending"
-            else:
-                # A rule passes only when all of its tests ran and passed.
-                outcome = next((o for o in OUTCOME_ORDER[:4] if counts[o]), "passed")
-                if not any(counts[o] for o in OUTCOME_ORDER):
-                    outcome = "skipped"  # not run in this session (deselected), or no test was conclusive
-            entry: dict[str, object] = {"outcome": outcome, "tests": sum(counts.values()), **dict(counts)}
-            if reasons.get(rule.id):
-                entry["unsupported_reasons"] = sorted(reasons[rule.id])
-            if emulated.get(rule.id):
-                entry["emulated"] = sorted(emulated[rule.id])
-            matrix[rule.id] = entry
-        return matrix
-
-    def to_json(self) -> dict[str, object]:
-        rules = self.rules()
-        return {
-            "engine": self.engine_name,
-            "implementation": self.declaration,
-            "spec_rules": len(self.spec.active()),
-            "levels": levels_summary(self.spec, rules),
-            "rules": rules,
-        }
-
-
 class CsConformPlugin:
     """Per-session state: the spec, the engine under test, the matrix and the expected failures."""
 
     def __init__(self, config: pytest.Config, specs_dir: str | None) -> None:
         self.config = config
-        self.engine_name = config.getoption("csconform_engine") or os.environ.get("CSCONFORM_ENGINE", DEFAULT_ENGINE)
+        self.engine_name = engine_name(config.getoption("csconform_engine"))
         try:
             self.spec = load_spec(specs_dir)
         except CsConformError as exc:
@@ -262,10 +171,12 @@ class CsConformPlugin:
             self.spec,
             self.engine_name,
             {
+                "name": str(getattr(self.engine.module, "IMPLEMENTATION", self.engine_name)),
                 "capabilities": sorted(declaration.capabilities),
                 "targets": list(declaration.targets),
                 "emulations": dict(declaration.emulations),
             },
+            {"csconform": __version__, "spec_sha256": spec_digest(specs_dir)},
         )
         self.gate_problems: list[str] = []
 
@@ -274,9 +185,9 @@ class CsConformPlugin:
     def _import_engine(self) -> ImplementationUnderTest:
         """Import and validate the engine up front, so a wrong one stops the run before any test does."""
         try:
-            module = importlib.import_module(self.engine_name)
-        except ImportError as exc:
-            raise pytest.UsageError(f"csconform: cannot import engine {self.engine_name!r}: {exc}") from None
+            module = import_implementation(self.engine_name)
+        except CsConformError as exc:
+            raise pytest.UsageError(f"csconform: engine: {exc}") from None
         problems = validate(module, self.engine_name)
         declaration, _ = declaration_of(module)
         if problems or declaration is None:
@@ -422,9 +333,9 @@ class CsConformPlugin:
             matrix = self.matrix.to_json()
             if self.expected is not None:
                 matrix["expected_failures"] = self.expected.to_json(self._full_suite_collected())
-            target = Path(path)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(json.dumps(matrix, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            inputs = [("--expected-failures", self.expected.path)] if self.expected is not None else []
+            document = json.dumps(matrix, indent=2, sort_keys=True) + "\n"
+            write_text(path, document, "--conformance-json", extra_inputs=inputs)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         counts = self.spec.counts()

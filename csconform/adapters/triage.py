@@ -35,6 +35,7 @@ from pathlib import Path
 
 from csconform.errors import InstanceFormatError
 from csconform.spec.yaml_io import read_yaml
+from csconform.user_files import read_text
 
 VERDICTS = ("departs-from-docs", "reference-choice", "spec-claims-too-much", "not-observable")
 EXPECTED_TO_FAIL = ("departs-from-docs", "reference-choice")
@@ -70,7 +71,7 @@ def _text(value: object) -> bool:
 
 def load_triage(path: Path) -> Triage:
     """Read and validate a triage file; every problem names the file and the entry."""
-    data = read_yaml(path)
+    data = read_yaml(path, error=InstanceFormatError)
     if not isinstance(data, dict) or not _text(data.get("implementation")) or not isinstance(data.get("entries"), list):
         raise InstanceFormatError(f"{path}: expected a mapping with 'implementation' and a list of 'entries'")
     for key in ("package", "version"):
@@ -126,3 +127,20 @@ def check_installed_version(triage: Triage) -> str:
             "and pass that one"
         )
     return installed
+
+
+def read_expected_failures(path: Path) -> list[str]:
+    """The ids an implementation is expected to fail: a triage YAML file's (``.yaml``/``.yml``), or
+    a plain text file of ids, one per line, ``#`` starting a comment."""
+    path = Path(path)
+    if path.suffix in (".yaml", ".yml"):
+        return load_triage(path).expected_failures()
+    entries = []
+    for number, line in enumerate(read_text(path, what="list of expected failures").splitlines(), start=1):
+        entry = line.split("#", 1)[0].strip()
+        if not entry:
+            continue
+        if any(character.isspace() for character in entry) or not entry.isprintable():
+            raise InstanceFormatError(f"{path}:{number}: expected one rule or test id per line, got {entry[:60]!r}")
+        entries.append(entry)
+    return entries

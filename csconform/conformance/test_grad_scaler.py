@@ -211,8 +211,14 @@ def test_dynamic_loss_scale_starts_at_init_scale(engine, init):
         ("float16", {"init_scale": 2.0**12, "max_loss_scale": 2.0**10}, 2.0**10),
         ("float16", {"init_scale": 2.0**18}, 2.0**15),
     ],
-    ids=["max-above-default", "cbfloat16-max-above-default", "max-below-default", "cbfloat16-max-below",
-         "init-above-max", "init-above-default-max"],
+    ids=[
+        "max-above-default",
+        "cbfloat16-max-above-default",
+        "max-below-default",
+        "cbfloat16-max-below",
+        "init-above-max",
+        "init-above-default-max",
+    ],
 )
 def test_dynamic_scale_starts_at_the_smaller_of_init_and_max(engine, half, arguments, start):
     engine.precision.set_half_dtype(half)
@@ -1237,3 +1243,71 @@ def test_set_half_dtype_changes_the_default_scale(engine):
     assert engine.amp.GradScaler(loss_scale="dynamic").get_scale() == 2.0**15
     engine.amp.set_half_dtype("float16")
     assert engine.amp.GradScaler(loss_scale="dynamic").get_scale() == 2.0**15
+
+
+# --- unscaling on the iterations whose update() rescales ----------------------------------------------
+
+# A run with steps_per_increase=1 (the scale doubles on every second clean update) and one overflow
+# (it halves): (finite, the scale the iteration starts at). update() doubles the scale after
+# iterations 1, 3 and 6 and halves it after iteration 4.
+RESCALING_RUN = (
+    (True, 16.0),
+    (True, 16.0),
+    (True, 32.0),
+    (True, 32.0),
+    (False, 64.0),
+    (True, 32.0),
+    (True, 32.0),
+    (True, 64.0),
+)
+TRUE_GRADS = (  # exact in float32 at any power-of-two scale; global norm sqrt(17.207...) = 4.148
+    np.array([[0.5, -0.25], [0.125, 1.0], [-2.0, 0.75]], dtype=np.float32),
+    np.array([0.25, -1.5, 3.0, 0.0625], dtype=np.float32),
+)
+# Above the true norm: nothing is clipped at the right scale, but gradients unscaled by half the
+# scale (twice the true ones, norm 8.3) would be, and by twice the scale would show half the update.
+GRADIENT_LIMIT = 8.0
+
+
+@pytest.mark.spec("GRADSCALER-046")
+@pytest.mark.parametrize("max_gradient_norm", [None, GRADIENT_LIMIT])
+@pytest.mark.parametrize("path", ["unscale_", "step", "clip_gradients_and_return_isfinite", "step_if_finite"])
+def test_every_unscaling_path_divides_by_the_scale_of_its_iteration(engine, path, max_gradient_norm):
+    params = [engine.nn.Parameter(np.zeros(grad.shape, dtype=np.float32)) for grad in TRUE_GRADS]
+    optimizer = engine.optim.SGD(params, lr=1.0)
+    scaler = engine.amp.GradScaler(
+        loss_scale="dynamic",
+        init_scale=16.0,
+        steps_per_increase=1,
+        max_loss_scale=2.0**10,
+        max_gradient_norm=max_gradient_norm,
+    )
+    for number, (finite, scale) in enumerate(RESCALING_RUN):
+        where = f"iteration {number} ({'finite' if finite else 'overflow'}, scale {scale:g}), {path}"
+        assert scaler.get_scale() == scale, f"{where}: the update rule (GRADSCALER-020, 021) gave another scale"
+        grads = [grad.copy() for grad in TRUE_GRADS]
+        if not finite:
+            grads[1][2] = INF
+        set_scaled(params, grads, scale)
+        before = [p.data.copy() for p in params]
+        if path == "step":
+            scaler.step(optimizer)
+        else:
+            scaler.unscale_(optimizer)
+            if path == "unscale_":
+                for param, grad in zip(params, grads, strict=True):
+                    assert bitwise_equal(param.grad, grad), f"{where}: unscale_ did not give back the true gradients"
+            if path in ("clip_gradients_and_return_isfinite", "step_if_finite"):
+                assert scaler.clip_gradients_and_return_isfinite([optimizer]) is finite, where
+                if finite:  # the limit is above the true norm: nothing clipped
+                    for param, grad in zip(params, grads, strict=True):
+                        np.testing.assert_array_equal(param.grad, grad, err_msg=where)
+            if path == "step_if_finite":
+                scaler.step_if_finite(optimizer)
+            else:
+                scaler.step(optimizer)
+        for old, param, grad in zip(before, params, TRUE_GRADS, strict=True):
+            applied = old.astype(np.float64) - param.data.astype(np.float64)  # SGD, lr 1: the gradient it saw
+            np.testing.assert_allclose(applied, grad if finite else 0.0, rtol=1e-6, atol=1e-6, err_msg=where)
+        scaler.update()
+    assert scaler.get_scale() == 64.0

@@ -217,3 +217,47 @@ def test_losses_drive_backward_and_scale(engine, loss):
     scaled.backward()
     for key, p in model.named_parameters():
         assert np.array_equal(p.grad, plain[key] * np.float32(1024.0))
+
+
+# --- a NaN in an input is never turned into a number (PRECISION-030) --------------------------------
+
+
+NAN_LAYERS = {
+    # layer -> (factory, which outputs a NaN at input [1, 2] reaches: "element" or "row")
+    "ReLU": (lambda nn: nn.ReLU(), "element"),
+    "Tanh": (lambda nn: nn.Tanh(), "element"),
+    "GELU": (lambda nn: nn.GELU(), "element"),
+    "Dropout": (lambda nn: nn.Dropout(0.5, seed=1), "element"),
+    "Linear": (lambda nn: nn.Linear(6, 5), "row"),
+    "LayerNorm": (lambda nn: nn.LayerNorm(6), "row"),
+}
+
+
+@pytest.mark.spec("PRECISION-030")
+@pytest.mark.parametrize("sign", [1.0, -1.0], ids=["nan", "negative-nan"])
+@pytest.mark.parametrize("layer", list(NAN_LAYERS))
+def test_a_nan_in_the_input_reaches_the_output(engine, layer, sign):
+    factory, reach = NAN_LAYERS[layer]
+    engine.nn.manual_seed(0)
+    module = factory(engine.nn)
+    x = np.random.default_rng(3).standard_normal((4, 6)).astype(np.float32)
+    x[1, 2] = np.copysign(np.nan, sign)  # a NaN's sign bit is no number either
+    out = np.asarray(module(x))
+    reached = np.zeros(out.shape, bool)
+    if reach == "element":
+        reached[1, 2] = True
+    else:
+        reached[1] = True
+    assert np.isnan(out[reached]).all(), f"{layer} turned a NaN into {out[reached]}"
+    assert np.isfinite(out[~reached]).all()
+
+
+@pytest.mark.spec("PRECISION-030")
+@pytest.mark.parametrize("loss", ["cross_entropy", "mse_loss"])
+def test_a_nan_prediction_makes_the_loss_nan(engine, loss):
+    engine.nn.manual_seed(0)
+    x = np.random.default_rng(4).standard_normal((3, 5)).astype(np.float32)
+    x[2, 1] = np.nan
+    prediction = engine.nn.Linear(5, 4)(x)  # NaN in its last row
+    target = np.array([0, 3, 1]) if loss == "cross_entropy" else np.zeros((3, 4), np.float32)
+    assert np.isnan(float(getattr(engine.nn, loss)(prediction, target)))

@@ -487,8 +487,10 @@ def rounded_to_float32(exact: Fraction) -> np.float32:
 def multiply_add_once(factor: np.ndarray, other: np.ndarray, addend: np.ndarray) -> np.ndarray:
     """``factor * other + addend`` of float32 arrays, rounded once (exact rational arithmetic)."""
     factor, other, addend = np.broadcast_arrays(factor, other, addend)
-    exact = [Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c)) for a, b, c in zip(
-        factor.ravel(), other.ravel(), addend.ravel(), strict=True)]
+    exact = [
+        Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
+        for a, b, c in zip(factor.ravel(), other.ravel(), addend.ravel(), strict=True)
+    ]
     return np.array([rounded_to_float32(value) for value in exact], dtype=np.float32).reshape(factor.shape)
 
 

@@ -270,8 +270,13 @@ def test_a_checkpoint_gives_back_exactly_the_state_saved(engine, tmp_path):
 )
 def test_a_checkpoint_gives_back_numpy_scalars_with_their_type(engine, tmp_path, value):
     """np.float64 is also a Python float: it must still come back as the NumPy scalar it was."""
-    state = {"step": 0, "model": {}, "optimizer": {"global_step": 0, "state": {}}, "grad_scaler": {"x": value},
-             "data": {}}
+    state = {
+        "step": 0,
+        "model": {},
+        "optimizer": {"global_step": 0, "state": {}},
+        "grad_scaler": {"x": value},
+        "data": {},
+    }
     path = engine.checkpoint.save(tmp_path / "scalar.ckpt", state)
     assert same_tree(state, engine.checkpoint.load(path))
 
@@ -504,3 +509,170 @@ def test_an_overflow_at_the_minimum_loss_scale_stops_the_run(engine):
     # step 2 overflowed above the minimum: skipped, the scale halved to it, training went on
     assert seen == [(0, 2.0, 1), (1, 2.0, 2), (2, 1.0, 2)]
     assert optimizer.global_step == 2 and scaler.get_scale() == 1.0
+
+
+# --- resumes that are refused, and what crashes leave behind ----------------------------------------
+
+
+def trained_checkpoint(engine, directory, steps=2):
+    _model, _optimizer, _scaler, runner = build(engine, checkpoint_steps=steps, checkpoint_dir=directory)
+    return list(runner.train(make_dataset(engine), steps, data_seed=0))[-1].checkpoint
+
+
+@pytest.mark.spec("RUNNER-030")
+@pytest.mark.parametrize(
+    "mismatch",
+    ["static grad scaler", "dataset too short"],
+)
+def test_a_refused_resume_changes_nothing(engine, tmp_path, mismatch):
+    """The mismatch is in a section restored after the weights and the optimizer state: an
+    implementation that applies sections one by one has changed them by the time it refuses."""
+    path = trained_checkpoint(engine, tmp_path / "saved")
+    scaler_options = {"loss_scale": 8.0} if mismatch == "static grad scaler" else None
+    model, optimizer, scaler, fresh = build(
+        engine, scaler_options=scaler_options, checkpoint_steps=2, checkpoint_dir=tmp_path / "fresh"
+    )
+    dataset = make_dataset(engine)
+    if mismatch == "dataset too short":  # a finite pipeline of one batch: position 2 lies beyond it
+        rng = np.random.default_rng(1)
+        x, y = rng.standard_normal((4, FEATURES)).astype(np.float32), rng.integers(0, CLASSES, 4)
+        dataset = engine.data.Dataset.from_tensor_slices((x, y)).batch(4, drop_remainder=True)
+    before = snapshot(model, optimizer, scaler)
+    with pytest.raises(CheckpointError):
+        list(fresh.train(dataset, 4, resume_from=path))
+    assert_same_snapshot(before, snapshot(model, optimizer, scaler))
+
+
+def saved_state_with(engine, path, target, edit):
+    """A checkpoint (intact, checksummed) of the state at ``path`` after ``edit`` of one section."""
+    state = engine.checkpoint.load(path)
+    edit(state)
+    return engine.checkpoint.save(target, state)
+
+
+@pytest.mark.spec("RUNNER-031")
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])
+@pytest.mark.parametrize("section", ["model", "optimizer"])
+def test_non_finite_weights_or_optimizer_state_are_refused_on_resume(engine, tmp_path, value, section):
+    path = trained_checkpoint(engine, tmp_path / "saved")
+
+    def poison(state):
+        if section == "model":
+            name = sorted(state["model"])[0]
+            weights = np.array(state["model"][name], copy=True)
+            weights.flat[0] = value
+            state["model"][name] = weights
+        else:
+            entries = next(iter(state["optimizer"]["state"].values()))
+            key = next(k for k, v in entries.items() if np.ndim(v))
+            buffer = np.array(entries[key], copy=True)
+            buffer.flat[-1] = value
+            entries[key] = buffer
+
+    poisoned = saved_state_with(engine, path, tmp_path / "poisoned.ckpt", poison)
+    model, optimizer, scaler, fresh = build(engine, checkpoint_steps=2, checkpoint_dir=tmp_path / "fresh")
+    before = snapshot(model, optimizer, scaler)
+    with pytest.raises(CheckpointError):
+        list(fresh.train(make_dataset(engine), 4, resume_from=poisoned))
+    assert_same_snapshot(before, snapshot(model, optimizer, scaler))
+
+
+@pytest.mark.spec("RUNNER-031")
+def test_load_state_dict_refuses_non_finite_weights_and_keeps_the_old_ones(engine):
+    from csconform.errors import InvalidInputError
+
+    model, _optimizer, _scaler, _runner = build(engine)
+    before = {name: value.copy() for name, value in model.state_dict().items()}
+    names = sorted(before)
+    state = {name: value + 1 for name, value in before.items()}  # every weight would change...
+    state[names[-1]] = np.full_like(before[names[-1]], np.nan)  # ...but the last one is NaN
+    with pytest.raises(InvalidInputError):
+        model.load_state_dict(state)
+    assert all(same_bits(before[name], value) for name, value in model.state_dict().items())
+
+
+CRASHING_SAVE = """
+import importlib, os, sys, time
+from pathlib import Path
+import numpy as np
+engine = importlib.import_module(sys.argv[1])
+target, mode = Path(sys.argv[2]), sys.argv[3]
+real_replace = os.replace
+def interrupted(*args, **kwargs):
+    if mode == "crash":
+        os._exit(3)  # the process dies between writing the temporary file and renaming it
+    (target.parent / "writing").touch()
+    while not (target.parent / "go").exists():
+        time.sleep(0.02)
+    return real_replace(*args, **kwargs)
+os.replace = os.rename = interrupted
+state = {"step": 0, "model": {"w": np.ones(3, np.float32)}, "optimizer": {"global_step": 0, "state": {}},
+         "grad_scaler": {}, "data": {"seed_entropy": 1, "elements_produced": 0}}
+engine.checkpoint.save(target, state)
+"""
+
+
+def save_in_child(engine, target, mode):
+    import subprocess
+    import sys
+
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    command = [sys.executable, "-c", CRASHING_SAVE, engine.module.__name__, str(target), mode]
+    return subprocess.Popen(command, env=environment, cwd=os.getcwd())
+
+
+@pytest.mark.spec("RUNNER-032")
+def test_the_temporary_file_of_a_crashed_save_is_swept_by_the_next_save(engine, tmp_path):
+    folder = tmp_path / "ckpts"
+    folder.mkdir()
+    child = save_in_child(engine, folder / "crashed.ckpt", "crash")
+    assert child.wait(timeout=120) == 3
+    assert not (folder / "crashed.ckpt").exists()
+    engine.checkpoint.save(folder / "next.ckpt", minimal_state(1.0))
+    assert sorted(p.name for p in folder.iterdir()) == ["next.ckpt"]
+    child = save_in_child(engine, folder / "crashed.ckpt", "crash")
+    assert child.wait(timeout=120) == 3
+    engine.checkpoint.load(folder / "next.ckpt")  # a load sweeps as well
+    assert sorted(p.name for p in folder.iterdir()) == ["next.ckpt"]
+
+
+@pytest.mark.spec("RUNNER-032")
+def test_the_temporary_file_of_a_save_still_running_is_left_alone(engine, tmp_path):
+    import time
+
+    folder = tmp_path / "ckpts"
+    folder.mkdir()
+    child = save_in_child(engine, folder / "slow.ckpt", "wait")
+    try:
+        deadline = time.monotonic() + 120
+        while not (folder / "writing").exists():
+            assert child.poll() is None and time.monotonic() < deadline, "the child never reached its rename"
+            time.sleep(0.02)
+        engine.checkpoint.save(folder / "other.ckpt", minimal_state(1.0))
+        (folder / "go").touch()
+        assert child.wait(timeout=120) == 0
+    finally:
+        (folder / "go").touch()
+        child.kill()
+    assert engine.checkpoint.load(folder / "slow.ckpt")["model"]["w"].tolist() == [1.0, 1.0, 1.0]
+    assert sorted(p.name for p in folder.iterdir()) == ["go", "other.ckpt", "slow.ckpt", "writing"]
+
+
+@pytest.mark.spec("PRECISION-030")
+def test_a_batch_holding_a_nan_reports_a_nan_loss_and_is_not_applied(engine):
+    """The FC network of this file (Linear, ReLU, Linear) on a batch with one NaN feature: the loss
+    the step reports is not finite and dynamic loss scaling skips the update."""
+    model, optimizer, scaler, runner = build(engine)
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((8, FEATURES)).astype(np.float32)
+    x[5, 1] = np.nan
+    dataset = engine.data.Dataset.from_tensor_slices((x, rng.integers(0, CLASSES, 8))).batch(4, drop_remainder=True)
+    outputs = runner.train(dataset, 2)
+    first = next(outputs)  # batch 0: finite
+    assert np.isfinite(first.loss)
+    before = snapshot(model, optimizer, scaler)
+    second = next(outputs)  # batch 1 holds the NaN
+    assert not np.isfinite(second.loss)
+    after = snapshot(model, optimizer, scaler)
+    assert all(same_bits(before["model"][k], after["model"][k]) for k in before["model"])
+    assert after["global_step"] == before["global_step"] == 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from csconform import __version__
 from csconform.engine import context
 from csconform.engine.context import current_target, reset, set_target, use_target
 
@@ -34,6 +35,7 @@ CAPABILITIES = frozenset(
 )
 TARGETS = ("cs", "cpu")
 EMULATIONS: dict[str, str] = {}
+IMPLEMENTATION = f"csconform reference engine {__version__}"
 
 SUBMODULES = (
     "precision",

@@ -39,7 +39,7 @@ import numpy as np
 
 from csconform.engine import context
 from csconform.engine.precision import set_half_dtype
-from csconform.errors import GradScalerConfigError, GradScalerUsageError
+from csconform.errors import GradScalerConfigError, GradScalerUsageError, InvalidInputError
 
 __all__ = ["GradScaler", "optimizer_step", "set_half_dtype", "default_max_loss_scale"]
 
@@ -79,10 +79,24 @@ def _count(name: str, value: object) -> int:
 
 def _parameters(optimizers: object) -> Iterator[Any]:
     """Every parameter of one optimizer or of an iterable of optimizers."""
-    group_owners = [optimizers] if hasattr(optimizers, "param_groups") else list(optimizers)  # type: ignore[call-overload]
+    if hasattr(optimizers, "param_groups"):
+        group_owners = [optimizers]
+    elif isinstance(optimizers, list | tuple) and optimizers and all(hasattr(o, "param_groups") for o in optimizers):
+        group_owners = list(optimizers)
+    else:
+        raise InvalidInputError(
+            f"expected an optimizer (with param_groups) or a list of them, got {type(optimizers).__name__}"
+        )
     for optimizer in group_owners:
         for group in optimizer.param_groups:
             yield from group["params"]
+
+
+def _one_optimizer(optimizer: object) -> Any:
+    """``optimizer`` if it is one optimizer (param groups and a step method)."""
+    if not (hasattr(optimizer, "param_groups") and callable(getattr(optimizer, "step", None))):
+        raise InvalidInputError(f"expected an optimizer (with param_groups and step), got {type(optimizer).__name__}")
+    return optimizer
 
 
 def _gradients(optimizers: object) -> list[Any]:
@@ -125,6 +139,8 @@ class GradScaler:
         overflow_tolerance: float = 0.0,
         max_gradient_norm: float | None = None,
     ) -> None:
+        if not isinstance(loss_scale, str | numbers.Real | None):
+            raise GradScalerConfigError(f"loss_scale must be 'dynamic' or a number, got {type(loss_scale).__name__}")
         if isinstance(loss_scale, str) and loss_scale == "dynamic":
             self.dynamic = True
         elif not loss_scale:
@@ -148,9 +164,7 @@ class GradScaler:
                 f"max_loss_scale ({self.max_loss_scale}) must be >= min_loss_scale ({self.min_loss_scale})"
             )
         # the default start is the half dtype's default maximum, also when a smaller maximum is given
-        self.init_scale = (
-            default_max_loss_scale() if init_scale is None else _positive_scale("init_scale", init_scale)
-        )
+        self.init_scale = default_max_loss_scale() if init_scale is None else _positive_scale("init_scale", init_scale)
         self.steps_per_increase = (
             DEFAULT_STEPS_PER_INCREASE
             if steps_per_increase is None
@@ -198,8 +212,12 @@ class GradScaler:
                 "Optimizer parameter gradients already scaled: scale() after unscale_() or step() in this "
                 "iteration; call update() first"
             )
-        if isinstance(loss, np.ndarray | np.floating | float | int):
+        if isinstance(loss, np.ndarray | np.generic | float | int) and not isinstance(loss, bool):
+            if np.asarray(loss).dtype.kind not in "biuf":
+                raise InvalidInputError(f"loss must be a number, an array of numbers or a Loss, got {loss!r}")
             return np.float32(loss) * np.float32(self._loss_scale)
+        if not callable(getattr(loss, "backward", None)):
+            raise InvalidInputError(f"loss must be a number, an array of numbers or a Loss, got {type(loss).__name__}")
         return loss * np.float32(self._loss_scale)
 
     def unscale_(self, optimizer: Any) -> None:
@@ -210,7 +228,7 @@ class GradScaler:
         In dynamic mode this records whether the global gradient norm is finite and, with
         ``max_gradient_norm``, clips the gradients (DLS + GCC). Static mode only divides.
         """
-        key = id(optimizer)
+        key = id(_one_optimizer(optimizer))
         if key in self._stepped:
             raise GradScalerUsageError("unscale_() is being called after step() in this iteration")
         if key in self._finite:
@@ -241,7 +259,7 @@ class GradScaler:
 
         Returns what ``optimizer.step(*args, **kwargs)`` returns, or ``None`` for a skipped step.
         """
-        if id(optimizer) in self._stepped:
+        if id(_one_optimizer(optimizer)) in self._stepped:
             raise GradScalerUsageError("step() has already been called for this optimizer since the last update()")
         if id(optimizer) not in self._finite:
             self.unscale_(optimizer)
@@ -253,7 +271,7 @@ class GradScaler:
         ``unscale_(optimizer)`` must have run first (``step`` does it for you). A skipped step
         leaves the optimizer untouched and returns ``None``.
         """
-        key = id(optimizer)
+        key = id(_one_optimizer(optimizer))
         if key in self._stepped:
             raise GradScalerUsageError("step() has already been called for this optimizer since the last update()")
         if key not in self._finite:
@@ -358,6 +376,14 @@ def optimizer_step(
     Clipping is by global norm (``g * min(1, max_norm / (norm + 1e-6))`` on finite norms) or by value
     (``clip(g, -v, v)``), not both. Returns what ``grad_scaler.step`` returns.
     """
+    if not isinstance(grad_scaler, GradScaler):
+        raise InvalidInputError(f"grad_scaler must be a GradScaler, got {type(grad_scaler).__name__}")
+    if not (hasattr(optimizer, "param_groups") and callable(getattr(optimizer, "zero_grad", None))):
+        raise InvalidInputError(f"optimizer must be an optimizer, got {type(optimizer).__name__}")
+    if not callable(getattr(loss, "backward", None)):
+        raise InvalidInputError(
+            f"loss must be a Loss (it is scaled, then backward() is run), got {type(loss).__name__}"
+        )
     if max_gradient_norm is not None and max_gradient_value is not None:
         raise GradScalerConfigError("give max_gradient_norm or max_gradient_value, not both")
     norm_limit = None if max_gradient_norm is None else _positive_scale("max_gradient_norm", max_gradient_norm)

@@ -45,6 +45,8 @@ class Appliance:
 
     @staticmethod
     def check_num_systems(num_systems: int, installation: str) -> int:
+        if not isinstance(installation, str):
+            raise InvalidInputError(f"installation must be a name (a string), got {installation!r}")
         if isinstance(num_systems, bool) or not isinstance(num_systems, int) or num_systems < 1:
             raise InvalidInputError(f"num_systems must be a positive integer, got {num_systems!r}")
         if num_systems > MAX_SYSTEMS:

@@ -22,14 +22,18 @@ import hashlib
 import io
 import json
 import os
+import re
 import tempfile
+import time
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from csconform.engine.arguments import path as argument_path
 from csconform.errors import CheckpointError
+from csconform.user_files import check_document, parse_json, read_bytes
 
 MAGIC = b"CSCKPT1\n"
 DIGEST_HEX_CHARS = 64
@@ -83,11 +87,17 @@ def _unflatten(node: dict[str, Any], arrays: Any) -> Any:
 
 def encode(state: dict[str, Any]) -> bytes:
     """The complete file contents for ``state`` (magic, digest, payload)."""
+    if not isinstance(state, dict):
+        raise CheckpointError(f"a checkpoint holds a state dictionary, got {type(state).__name__}")
     missing = [section for section in REQUIRED_SECTIONS if section not in state]
     if missing:
         raise CheckpointError(f"checkpoint state lacks section(s) {missing}; required: {list(REQUIRED_SECTIONS)}")
     arrays: dict[str, np.ndarray] = {}
-    manifest = _flatten(state, "", arrays)
+    try:
+        manifest = _flatten(state, "", arrays)
+    except RecursionError:
+        raise CheckpointError("the checkpoint state is nested too deeply to store") from None
+    check_document(manifest, "the checkpoint state", "checkpoint manifest", CheckpointError)
     buffer = io.BytesIO()
     contents: dict[str, Any] = {MANIFEST_KEY: np.array(json.dumps(manifest)), **arrays}
     np.savez(buffer, **contents)
@@ -105,14 +115,26 @@ def decode(data: bytes, source: str = "<bytes>") -> dict[str, Any]:
     if hashlib.sha256(payload).hexdigest() != digest:
         raise CheckpointError(f"{source} is corrupted or truncated: its sha256 checksum does not match")
     try:
+        _check_members(payload, source)
         with np.load(io.BytesIO(payload), allow_pickle=False) as archive:
-            manifest = json.loads(str(archive[MANIFEST_KEY]))
+            manifest = parse_json(str(archive[MANIFEST_KEY]), source, "checkpoint manifest", CheckpointError)
             arrays = {name: archive[name] for name in archive.files if name != MANIFEST_KEY}
         state = _unflatten(manifest, arrays)
-    except (ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, StopIteration, OSError, zipfile.BadZipFile) as exc:
         raise CheckpointError(f"{source} has a valid checksum but an unreadable payload: {exc}") from exc
     check_sections(state, source)
     return state
+
+
+def _check_members(payload: bytes, source: str) -> None:
+    """The archive's members are stored, not compressed (as :func:`encode` writes them), so together
+    they cannot unpack into more than the payload: a crafted archive cannot exhaust memory."""
+    with zipfile.ZipFile(io.BytesIO(payload)) as archive:
+        members = archive.infolist()
+    if any(member.compress_type != zipfile.ZIP_STORED for member in members) or (
+        sum(member.file_size for member in members) > len(payload)
+    ):
+        raise CheckpointError(f"{source} holds compressed or oversized members; csconform never writes those")
 
 
 def check_sections(state: Any, source: str) -> None:
@@ -124,11 +146,16 @@ def check_sections(state: Any, source: str) -> None:
 
 
 def save(path: str | os.PathLike[str], state: dict[str, Any]) -> Path:
-    """Write ``state`` to ``path`` atomically (temporary file, fsync, rename)."""
-    target = Path(path)
+    """Write ``state`` to ``path`` atomically (temporary file, fsync, rename).
+
+    The temporary file is named ``.<name>.<pid>.<random>.tmp``; a process that dies before the rename
+    leaves it behind, and the next save or load in that folder removes it (:func:`sweep_temporaries`).
+    """
+    target = argument_path("path", path)
     data = encode(state)
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    sweep_temporaries(target.parent)
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
@@ -141,13 +168,64 @@ def save(path: str | os.PathLike[str], state: dict[str, Any]) -> Path:
     return target
 
 
-def load(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read and verify the checkpoint at ``path``."""
-    source = Path(path)
+_TEMPORARY = re.compile(r"^\..+\.(?P<pid>\d+)\.[A-Za-z0-9_]+\.tmp$")
+_OLD_TEMPORARY = re.compile(r"^\..+\.ckpt\.[A-Za-z0-9_]{8}\.tmp$")  # before the process id was in the name
+STALE_TEMPORARY_S = 24 * 3600.0
+"""A temporary file older than this is stale whoever wrote it (no checkpoint takes a day to write)."""
+
+
+def _running(pid: int) -> bool:
     try:
-        data = source.read_bytes()
-    except OSError as exc:
-        raise CheckpointError(f"cannot read checkpoint {source}: {exc.strerror}") from exc
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # another user's process, or no such process number: leave the file to its age
+    return True
+
+
+def sweep_temporaries(directory: str | os.PathLike[str]) -> list[Path]:
+    """Remove the temporary files of interrupted saves in ``directory``: those whose writing process
+    is gone, and any older than a day. Returns the files removed."""
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    now = time.time()
+    for entry in entries:
+        match = _TEMPORARY.match(entry.name)
+        if not (match or _OLD_TEMPORARY.match(entry.name)):
+            continue
+        try:
+            stale = (
+                not entry.is_symlink()
+                and entry.is_file()
+                and (
+                    (match is not None and not _running(int(match["pid"])))
+                    or now - entry.stat().st_mtime > STALE_TEMPORARY_S
+                )
+            )
+            if stale:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            continue  # gone meanwhile, or not ours to remove
+    return removed
+
+
+MAX_CHECKPOINT_BYTES = 16 * 2**30
+"""Largest checkpoint read: the NumPy engine holds a whole checkpoint in memory."""
+
+
+def load(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read and verify the checkpoint at ``path`` (a regular file of at most MAX_CHECKPOINT_BYTES)."""
+    source = argument_path("path", path)
+    sweep_temporaries(source.parent)
+    try:
+        data = read_bytes(source, MAX_CHECKPOINT_BYTES, "checkpoint", CheckpointError)
+    except CheckpointError as exc:
+        raise CheckpointError(f"cannot read checkpoint {exc}") from None
     return decode(data, str(source))
 
 
@@ -159,6 +237,14 @@ def checkpoint_steps_for(total_steps: int, every_steps: int | None) -> list[int]
     if steps[-1:] != [total_steps - 1]:
         steps.append(total_steps - 1)
     return steps
+
+
+def is_checkpoint_step(step: int, total_steps: int, every_steps: int | None) -> bool:
+    """Whether ``step`` is one of :func:`checkpoint_steps_for` (computed, not listed: a run of a
+    billion steps needs no billion-element set)."""
+    if not every_steps or not 0 <= step < total_steps:
+        return False
+    return (step + 1) % every_steps == 0 or step == total_steps - 1
 
 
 def path_for_step(directory: str | os.PathLike[str], step: int) -> Path:

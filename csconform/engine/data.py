@@ -19,6 +19,7 @@ same input function shuffle differently; a fixed seed makes every worker identic
 
 from __future__ import annotations
 
+import numbers
 import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from csconform.engine.arguments import instance
 from csconform.errors import InvalidInputError
 from csconform.interface.checkpoint_sections import data_position
 
@@ -110,10 +112,17 @@ class _StageRngs:
         return self._generators[key]
 
 
+def _array(tensor: Any) -> np.ndarray:
+    try:
+        return np.asarray(tensor)
+    except (TypeError, ValueError) as exc:  # a ragged list, an object NumPy cannot hold
+        raise InvalidInputError(f"from_tensor_slices needs arrays, got {type(tensor).__name__} ({exc})") from None
+
+
 def _as_element_tuple(tensors: Any) -> tuple[np.ndarray | None, ...] | np.ndarray:
     if isinstance(tensors, tuple):
         # ``None`` entries stay None in every element (e.g. ``(features, None)``: no labels).
-        arrays = tuple(None if t is None else np.asarray(t) for t in tensors)
+        arrays = tuple(None if t is None else _array(t) for t in tensors)
         present = [a for a in arrays if a is not None]
         if not present:
             raise InvalidInputError("from_tensor_slices needs at least one array")
@@ -124,7 +133,7 @@ def _as_element_tuple(tensors: Any) -> tuple[np.ndarray | None, ...] | np.ndarra
                 f"{[a.shape for a in present]}"
             )
         return arrays
-    array = np.asarray(tensors)
+    array = _array(tensors)
     if array.ndim == 0:
         raise InvalidInputError("from_tensor_slices needs an array with at least one dimension")
     return array
@@ -291,12 +300,15 @@ class DatasetIterator:
     """One run of a Dataset, with a checkpointable position."""
 
     def __init__(self, dataset: Dataset, seed_entropy: int | None = None) -> None:
+        instance("dataset", dataset, Dataset, "a Dataset")
         if seed_entropy is None:
             seed_entropy = secrets.randbits(128)
+        if isinstance(seed_entropy, bool) or not isinstance(seed_entropy, numbers.Integral) or seed_entropy < 0:
+            raise InvalidInputError(f"seed_entropy must be a non-negative integer, got {seed_entropy!r}")
         self.dataset = dataset
-        self.seed_entropy = int(seed_entropy)
-        self.elements_produced = 0
-        self._stream = dataset._stream(_StageRngs(self.seed_entropy))
+        self.seed_entropy: int = int(seed_entropy)
+        self.elements_produced: int = 0
+        self._stream: Iterator[Element] = dataset._stream(_StageRngs(self.seed_entropy))
 
     def __iter__(self) -> DatasetIterator:
         return self

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from csconform.engine import compiler, context, graph
+from csconform.engine.arguments import function, instance
 from csconform.engine.data import INFINITE, Dataset, DatasetIterator
 from csconform.engine.estimator_config import CSRunConfig
 from csconform.engine.system import System
@@ -97,7 +98,9 @@ class CerebrasEstimator:
         params: Mapping[str, Any] | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
-        self.model_fn = model_fn
+        self.model_fn = function("model_fn", model_fn)
+        if config is not None:
+            instance("config", config, CSRunConfig, "a CSRunConfig")
         self.config = config if config is not None else CSRunConfig()
         self.params: Any = {} if params is None else params
         self.env = env

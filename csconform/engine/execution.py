@@ -22,8 +22,10 @@ from typing import Any
 import numpy as np
 
 from csconform.engine import context
+from csconform.engine.arguments import instance
 from csconform.engine.graph import Graph
 from csconform.engine.nn import Module, Sequential
+from csconform.engine.nn.checks import positive_int
 from csconform.engine.system import System
 from csconform.errors import CapacityError, ExecutionModeError, InvalidInputError
 
@@ -73,12 +75,21 @@ def footprint_of(model: Module, step_graph: Graph, batch_size: int, optimizer: A
     Reading the sizes off the graph (rather than running the model again) keeps the measurement free
     of side effects such as advancing a dropout layer's random stream.
     """
+    instance("model", model, Module, "a Module (engine.nn)")
+    instance("step_graph", step_graph, Graph, "a traced Graph (graph.trace)")
+    positive_int("batch_size", batch_size)
     activation_elements = sum(int(np.prod(op.input_shapes[0])) for op in step_graph.ops if op.input_shapes)
     per_sample = -(-activation_elements // max(batch_size, 1))
     parameters = sum(int(p.data.size) for p in model.parameters())
     largest = max((sum(int(p.data.size) for p in layer.parameters()) for layer in stream_layers(model)), default=0)
     slots = 0 if optimizer is None else optimizer_slots(optimizer)
     return Footprint(parameters, per_sample, slots, largest)
+
+
+def _check_fit_arguments(footprint: Footprint, batch_size: int, system: System) -> None:
+    instance("footprint", footprint, Footprint, "a Footprint (footprint_of)")
+    positive_int("batch_size", batch_size)
+    instance("system", system, System, "a System")
 
 
 def check_mode_supported(mode: str, system: System) -> None:
@@ -93,6 +104,7 @@ def check_mode_supported(mode: str, system: System) -> None:
 
 def check_pipelined_fits(footprint: Footprint, batch_size: int, system: System) -> None:
     """Refuse (on cs) a model whose pipelined footprint exceeds the wafer's on-chip memory."""
+    _check_fit_arguments(footprint, batch_size, system)
     needed = footprint.on_chip_bytes(batch_size)
     if context.on_cs() and needed > system.sram_bytes:
         raise CapacityError(
@@ -104,6 +116,7 @@ def check_pipelined_fits(footprint: Footprint, batch_size: int, system: System) 
 
 def check_weight_streaming_fits(footprint: Footprint, batch_size: int, system: System) -> None:
     """Refuse (on cs) a model whose largest layer and one batch of activations exceed the wafer."""
+    _check_fit_arguments(footprint, batch_size, system)
     needed = footprint.streaming_bytes(batch_size)
     if context.on_cs() and needed > system.sram_bytes:
         raise CapacityError(
@@ -154,6 +167,8 @@ class PipelinedExecutor:
     mode = "pipelined"
 
     def __init__(self, model: Module, system: System) -> None:
+        instance("model", model, Module, "a Module (engine.nn)")
+        instance("system", system, System, "a System")
         check_mode_supported(self.mode, system)
         self.model = model
         self.system = system
@@ -228,6 +243,9 @@ class WeightStreamingExecutor:
     mode = "weight_streaming"
 
     def __init__(self, model: Module, systems: list[System]) -> None:
+        instance("model", model, Module, "a Module (engine.nn)")
+        if not isinstance(systems, list | tuple) or not all(isinstance(system, System) for system in systems):
+            raise InvalidInputError(f"systems must be a list of Systems, got {type(systems).__name__}")
         if not systems:
             raise InvalidInputError("weight streaming needs at least one system")
         for system in systems:

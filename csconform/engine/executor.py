@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from csconform.engine import context
-from csconform.engine.checkpoint import checkpoint_steps_for
+from csconform.engine.checkpoint import is_checkpoint_step
 from csconform.errors import ExecutionContextError, InvalidInputError
 
 BEFORE_FIRST_STEP = -1
@@ -104,7 +104,7 @@ class DataExecutor:
             raise InvalidInputError(f"checkpoint_steps must be None or an integer >= 0, got {checkpoint_steps!r}")
         self.dataloader = dataloader
         self.num_steps = int(num_steps)
-        self.checkpoint_steps = frozenset(checkpoint_steps_for(self.num_steps, checkpoint_steps))
+        self.checkpoint_every = None if checkpoint_steps is None else int(checkpoint_steps)
         self._iteration = BEFORE_FIRST_STEP
 
     @property
@@ -116,7 +116,9 @@ class DataExecutor:
         return self._iteration == self.num_steps - 1
 
     def is_checkpoint_step(self) -> bool:
-        return self._iteration == BEFORE_FIRST_STEP or self._iteration in self.checkpoint_steps
+        return self._iteration == BEFORE_FIRST_STEP or is_checkpoint_step(
+            self._iteration, self.num_steps, self.checkpoint_every
+        )
 
     def _batches(self) -> Iterator[Any]:
         """The loader's batches, pass after pass; a loader with no batch at all is refused."""

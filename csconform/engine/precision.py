@@ -253,7 +253,7 @@ _state = {"compute_precision": DEFAULT_COMPUTE_PRECISION}
 
 def set_compute_precision(mode: str) -> None:
     """Select "mixed" (default), "float32" or "half"; on target cs only "mixed" is accepted."""
-    if mode not in COMPUTE_PRECISIONS:
+    if not isinstance(mode, str) or mode not in COMPUTE_PRECISIONS:
         raise UnknownNameError(f"unknown compute precision {mode!r}; known: {', '.join(COMPUTE_PRECISIONS)}")
     if mode != "mixed" and context.on_cs():
         raise PrecisionError(_ONLY_MIXED_MESSAGE.format(mode=mode))

@@ -21,6 +21,7 @@ come back to the chief. ``Runner.job_log`` records each of those events with the
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 from collections.abc import Callable, Iterator
@@ -31,6 +32,8 @@ from typing import Any
 import numpy as np
 
 from csconform.engine import checkpoint, compiler, context, graph, metrics
+from csconform.engine.amp import GradScaler
+from csconform.engine.arguments import choice, function, instance, path
 from csconform.engine.data import Dataset, DatasetIterator
 from csconform.engine.execution import (
     PipelinedExecutor,
@@ -39,16 +42,22 @@ from csconform.engine.execution import (
     check_weight_streaming_fits,
     footprint_of,
 )
+from csconform.engine.nn.checks import positive_int
+from csconform.engine.nn.module import Module
+from csconform.engine.optim.optimizers import Optimizer
 from csconform.engine.system import System
 from csconform.errors import (
+    CheckpointError,
     ExecutionModeError,
     InvalidInputError,
     NonRecoverableNaNError,
     WeightFetchError,
 )
-from csconform.interface.checkpoint_sections import restore_training_state, training_state
+from csconform.interface.checkpoint_sections import saved_optimizer_state, training_state
 
 CHIEF_NODE = "chief"
+MAX_SYSTEMS = 2048
+"""Most systems a run may span (the largest CS-3 cluster announced)."""
 WORKER_NODE = "worker-0"
 
 
@@ -94,8 +103,20 @@ class Runner:
         model_performance: bool = False,
     ) -> None:
         compiler.check_mode(mode)
+        instance("model", model, Module, "a Module (engine.nn)")
+        function("loss_fn", loss_fn)
         if mode != "eval" and optimizer is None:
             raise InvalidInputError("a training run needs an optimizer")
+        if optimizer is not None:
+            instance("optimizer", optimizer, Optimizer, "an Optimizer (engine.optim)")
+        if grad_scaler is not None:
+            instance("grad_scaler", grad_scaler, GradScaler, "a GradScaler (engine.amp)")
+        choice("execution", execution, ("pipelined", "weight_streaming"))
+        positive_int("num_systems", num_systems, limit=MAX_SYSTEMS)
+        if system_ids is not None and not (
+            isinstance(system_ids, list) and all(isinstance(i, str) and i for i in system_ids)
+        ):
+            raise InvalidInputError(f"system_ids must be a list of non-empty strings, got {system_ids!r}")
         if checkpoint_steps is not None and (not isinstance(checkpoint_steps, int) or checkpoint_steps < 1):
             raise InvalidInputError(f"checkpoint_steps must be a positive integer, got {checkpoint_steps!r}")
         if checkpoint_steps is not None and checkpoint_dir is None:
@@ -107,7 +128,7 @@ class Runner:
         self.mode = mode
         self.model_performance = model_performance
         self.checkpoint_steps = checkpoint_steps
-        self.checkpoint_dir = None if checkpoint_dir is None else Path(checkpoint_dir)
+        self.checkpoint_dir = None if checkpoint_dir is None else path("checkpoint_dir", checkpoint_dir)
         ids = system_ids or [f"cs-{index}" for index in range(num_systems)]
         if len(ids) != num_systems:
             raise InvalidInputError(f"{num_systems} systems need {num_systems} system ids, got {len(ids)}")
@@ -213,8 +234,10 @@ class Runner:
         """
         if self.mode == "eval":
             raise ExecutionModeError('this run was compiled for mode "eval"; it cannot train')
-        if not isinstance(steps, int) or steps < 1:
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
             raise InvalidInputError(f"steps must be a positive integer, got {steps!r}")
+        if not callable(getattr(dataset, "iterator", None)):
+            raise InvalidInputError(f"dataset must be a Dataset (engine.data), got {type(dataset).__name__}")
         self.job_log.append(JobEvent(CHIEF_NODE, "launch"))
         if resume_from is None:
             iterator = dataset.iterator(seed_entropy=data_seed)
@@ -223,7 +246,6 @@ class Runner:
         return self._train_loop(iterator, steps)
 
     def _train_loop(self, iterator: DatasetIterator, steps: int) -> Iterator[StepOutput]:
-        checkpoint_at = set(checkpoint.checkpoint_steps_for(steps, self.checkpoint_steps))
         while self.steps_completed < steps:
             step = self.steps_completed
             try:
@@ -237,7 +259,8 @@ class Runner:
             self._apply_update(step)
             self.job_log += [JobEvent(system.system_id, "step") for system in self.systems]
             self.steps_completed += 1
-            saved = self.save_checkpoint(step, iterator) if step in checkpoint_at else None
+            at_checkpoint = checkpoint.is_checkpoint_step(step, steps, self.checkpoint_steps)
+            saved = self.save_checkpoint(step, iterator) if at_checkpoint else None
             self.job_log.append(JobEvent(CHIEF_NODE, "loss"))
             yield StepOutput(
                 step=step,
@@ -291,16 +314,34 @@ class Runner:
         return path
 
     def restore(self, path: str | Path, dataset: Dataset) -> DatasetIterator:
-        """Load a verified checkpoint into this run and return the data iterator positioned after it."""
+        """Load a verified checkpoint into this run and return the data iterator positioned after it.
+
+        All or nothing: every section is checked against this run (weights, optimizer state, loss
+        scaler, random generators, data position, step) before any of them is applied, so a refused
+        checkpoint leaves the run exactly as it was.
+        """
         saved = checkpoint.load(path)
-
-        def restore_the_rest(saved: Any) -> DatasetIterator:
-            _restore_module_rngs(self.model, saved.get("rng", {}))
-            return DatasetIterator.restore(dataset, saved["data"])
-
-        iterator = restore_training_state(path, saved, self.model, self.optimizer, self.grad_scaler, restore_the_rest)
-        self.steps_completed = int(saved["step"]) + 1
-        self.last_checkpoint_step = int(saved["step"])
+        try:
+            step = saved["step"]
+            if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 0:
+                raise InvalidInputError(f"step must be a non-negative integer, got {step!r}")
+            weights = self.model._checked_weights(saved["model"])
+            optimizer_state = self.optimizer._checked_state(saved_optimizer_state(saved, self.optimizer))
+            if self.grad_scaler is not None:  # its load_state_dict checks before it applies: try it on a copy
+                copy.deepcopy(self.grad_scaler).load_state_dict(saved["grad_scaler"])
+            generator_states = _checked_module_rngs(self.model, saved.get("rng", {}))
+            iterator = DatasetIterator.restore(dataset, saved["data"])
+        except (InvalidInputError, CheckpointError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise CheckpointError(f"checkpoint {path} does not match this run: {exc}") from exc
+        # everything checked: nothing below can refuse
+        self.model._assign_weights(weights)
+        self.optimizer._apply_state(*optimizer_state)
+        if self.grad_scaler is not None:
+            self.grad_scaler.load_state_dict(saved["grad_scaler"])
+        for generator, state in generator_states:
+            generator.bit_generator.state = state
+        self.steps_completed = int(step) + 1
+        self.last_checkpoint_step = int(step)
         return iterator
 
     def fetch_weights(self) -> dict[str, np.ndarray]:
@@ -327,7 +368,14 @@ def _module_rng_states(model: Any) -> dict[str, Any]:
     return {name: generator.bit_generator.state for name, generator in _generators(model)}
 
 
-def _restore_module_rngs(model: Any, states: dict[str, Any]) -> None:
+def _checked_module_rngs(model: Any, states: Any) -> list[tuple[np.random.Generator, Any]]:
+    """(generator, saved state) of every module generator the checkpoint has a state for, each state
+    tried on a fresh generator of the same kind first (a bad one raises there, not on the model's)."""
+    if not isinstance(states, dict):
+        raise InvalidInputError(f"rng must be a mapping of generator states, got {type(states).__name__}")
+    checked = []
     for name, generator in _generators(model):
         if name in states:
-            generator.bit_generator.state = states[name]
+            type(generator.bit_generator)().state = states[name]
+            checked.append((generator, states[name]))
+    return checked

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from csconform.engine import context
+from csconform.engine.arguments import instance
 from csconform.errors import ArtifactMismatchError, InvalidInputError, StaticGraphError, UnknownNameError
 
 if TYPE_CHECKING:
@@ -35,6 +36,10 @@ class System:
     programs_loaded: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.wafer, str) or not isinstance(self.installation, str):
+            raise InvalidInputError(
+                f"wafer and installation must be names (strings), got {self.wafer!r}, {self.installation!r}"
+            )
         if self.wafer not in WAFER_SRAM_BYTES:
             raise UnknownNameError(f"unknown wafer {self.wafer!r}; known wafers: {', '.join(WAFER_SRAM_BYTES)}")
         if self.installation not in INSTALLATIONS:
@@ -48,6 +53,9 @@ class System:
 
     def load(self, artifact: CompiledArtifact) -> None:
         """Program the wafer with ``artifact`` (once per run on the CS system)."""
+        from csconform.engine.compiler import CompiledArtifact
+
+        instance("artifact", artifact, CompiledArtifact, "a CompiledArtifact (compiler.compile_graph)")
         self._check_artifact_binding(artifact)
         self._check_not_programmed(artifact)
         self.program = artifact

@@ -55,19 +55,22 @@ def restore_training_state(
     """
     try:
         model.load_state_dict(saved["model"])
-        own = optimizer.state_dict()
-        optimizer.load_state_dict(
-            {
-                "global_step": int(saved["optimizer"]["global_step"]),
-                "state": {int(index): entries for index, entries in saved["optimizer"]["state"].items()},
-                "param_groups": own["param_groups"],
-            }
-        )
+        optimizer.load_state_dict(saved_optimizer_state(saved, optimizer))
         if grad_scaler is not None:
             grad_scaler.load_state_dict(saved["grad_scaler"])
         return restore_the_rest(saved)
     except (InvalidInputError, KeyError, TypeError, ValueError) as exc:
         raise CheckpointError(f"checkpoint {path} does not match this run: {exc}") from exc
+
+
+def saved_optimizer_state(saved: Mapping[str, Any], optimizer: Any) -> dict[str, Any]:
+    """The optimizer's ``state_dict`` to load from a checkpoint's ``optimizer`` section: its step and
+    per-parameter state (keys back to positions), with the run's own param groups (hyperparameters)."""
+    return {
+        "global_step": int(saved["optimizer"]["global_step"]),
+        "state": {int(index): entries for index, entries in saved["optimizer"]["state"].items()},
+        "param_groups": optimizer.state_dict()["param_groups"],
+    }
 
 
 def data_position(state: Mapping[str, Any]) -> tuple[int, int]:

@@ -9,13 +9,12 @@ targets, emulations) and every name it lacks, and exits 1 when it lacks any.
 from __future__ import annotations
 
 import argparse
-import importlib
 import inspect
 from typing import Any
 
-from csconform.errors import InvalidInputError
 from csconform.interface.capabilities import CAPABILITIES, TARGETS
 from csconform.interface.core import ImplementationModule
+from csconform.interface.load import import_implementation
 from csconform.interface.validate import class_protocol, declaration_of, protocol_members, validate
 
 
@@ -61,7 +60,8 @@ def contract_lines(markdown: bool = False) -> list[str]:
             "`tests/unit/interface/test_interface_page.py` keeps it current. An implementation is a module",
             "that declares `CAPABILITIES`, `TARGETS` (of " + ", ".join(f"`{t}`" for t in TARGETS) + ") and,",
             "for an adapter that stands in for a backend, `EMULATIONS`; checks of an undeclared capability",
-            "or target are `unsupported` in the matrix. `csconform interface --engine MODULE` names what a",
+            "or target are `unsupported` in the matrix. It may name itself and its version in",
+            "`IMPLEMENTATION` (the matrix records it). `csconform interface --engine MODULE` names what a",
             "module lacks.",
             "",
         ]
@@ -84,10 +84,7 @@ def interface(args: argparse.Namespace) -> int:
     if args.engine is None:
         print("\n".join(contract_lines(markdown=args.markdown)))
         return 0
-    try:
-        module = importlib.import_module(args.engine)
-    except ImportError as error:
-        raise InvalidInputError(f"cannot import the implementation {args.engine!r}: {error}") from error
+    module = import_implementation(args.engine)
     declaration, _problems = declaration_of(module)
     if declaration is not None:
         print(f"{args.engine}: targets {', '.join(declaration.targets)}")

@@ -20,7 +20,9 @@ class ImplementationModule(Protocol):
     """The targets it can run: ``"cs"``, ``"cpu"`` or both; the first is the default.
 
     Optionally also ``EMULATIONS: Mapping[str, str]``: capability -> what an adapter does around
-    its package to run that capability off the real system (a native implementation has none).
+    its package to run that capability off the real system (a native implementation has none); and
+    ``IMPLEMENTATION: str``: what is under test and its version (``"cerebras.pytorch 2.10.0"``), which
+    the conformance matrix records, so a published matrix says which release it describes.
     """
 
     def reset(self) -> None:

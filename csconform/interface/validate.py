@@ -16,6 +16,7 @@ from typing import Any, get_args, get_origin, get_type_hints
 
 from csconform.interface.capabilities import CAPABILITY_NAMES, TARGETS, get_capability
 from csconform.interface.core import ImplementationModule
+from csconform.interface.load import where_it_failed
 
 _PROTOCOL_DUNDERS = {"__init__", "__call__", "__iter__", "__next__", "__mul__"}
 
@@ -161,6 +162,14 @@ def validate(module: ModuleType, name: str | None = None) -> list[str]:
                 submodule = _resolve(module, path)
             except AttributeError:
                 problems.append(f"{label}.{path} is missing (capability {capability_name})")
+                continue
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - a lazily imported submodule may raise anything
+                problems.append(
+                    f"{label}.{path} failed to import (capability {capability_name}): "
+                    f"{type(exc).__name__}: {exc}{where_it_failed(exc)}"
+                )
                 continue
             _check_object(f"{label}.{path}", submodule, protocol, problems)
     return problems

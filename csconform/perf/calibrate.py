@@ -22,8 +22,10 @@ pipeline (whose fill is a few dozen samples) cannot produce; the report shows bo
 
 from __future__ import annotations
 
+import csv
 import datetime
 import hashlib
+import io
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,13 +37,14 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
-from csconform.errors import InvalidInputError
+from csconform.errors import InputFileError, InvalidInputError
 from csconform.perf.efficiency import PARAMETERS, Calibration
 from csconform.perf.hardware import check_cluster_size, get_wafer
 from csconform.perf.model_config import ModelSpec, load_model_config, model_from_config
 from csconform.perf.pipeline import pipelined
 from csconform.perf.streaming import weight_streaming
 from csconform.perf.zoo import canonical_name, get_model
+from csconform.user_files import read_bytes, read_text
 
 REQUIRED_COLUMNS = (
     "id",
@@ -70,20 +73,105 @@ MEANINGS = {
 }
 
 
+SHIPPED_SOURCE = "Zhang et al., IEEE HPEC 2024, arXiv 2409.00287, Tables IV and V (one CS-2)"
+
+
 def measured_csv() -> Path:
     """The calibration set shipped with the package."""
     return Path(str(resources.files("csconform.perf") / "measured" / "calibration.csv"))
 
 
+INTEGER_COLUMNS = {
+    "layers": 10_000,
+    "d_model": 2**20,
+    "heads": 2**16,
+    "seq_len": 2**22,
+    "global_batch": 2**31,
+    "systems": 100_000,
+}
+"""Integer columns of a measured-runs table and the largest value each may hold (far above any run)."""
+OPTIONAL_INTEGER_COLUMNS = {"vocab_size": 2**24, "ffn": 2**22, "kv_heads": 2**16}
+MAX_SAMPLES_PER_S = 1e9
+"""Largest measured throughput accepted: a billion samples per second is beyond any training run."""
+MAX_MEASURED_BYTES = 4 * 2**20
+
+
+def _integer_cell(text: str, column: str, limit: int, where: str) -> int:
+    try:
+        value = int(text.strip())
+    except ValueError:
+        try:  # pandas writes an integer column with an empty cell as floats: "128.0"
+            number = float(text)
+        except ValueError:
+            number = math.nan
+        if not number.is_integer():
+            raise InvalidInputError(f"{where}: column {column!r} must be an integer, got {text!r}") from None
+        value = int(number)
+    if not 1 <= value <= limit:
+        raise InvalidInputError(f"{where}: column {column!r} must lie in 1..{limit}, got {text!r}")
+    return value
+
+
 def read_measured(path: str | Path) -> pd.DataFrame:
-    """A measured-runs table, its required columns checked (a clear error names a missing one)."""
-    frame = pd.read_csv(path)
-    missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
+    """A measured-runs table, every cell the model reads checked: a bad cell is an InputFileError naming
+    the file, the line and the column (see :mod:`csconform.user_files` for the file itself)."""
+    text = read_text(path, MAX_MEASURED_BYTES, "measured-runs table (CSV)")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = [name.strip() for name in next(reader)]
+    except StopIteration:
+        raise InputFileError(f"{path}: empty; expected a header line with {', '.join(REQUIRED_COLUMNS)}") from None
+    except csv.Error as exc:
+        raise InputFileError(f"{path}: line 1: not a CSV header: {exc}") from None
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
-        raise InvalidInputError(f"{path}: missing column(s) {', '.join(missing)}")
-    if frame.empty:
-        raise InvalidInputError(f"{path}: no measured runs")
-    return frame
+        raise InputFileError(f"{path}: missing column(s) {', '.join(missing)}")
+    repeated = sorted({name for name in header if header.count(name) > 1})
+    if repeated:
+        raise InputFileError(f"{path}: line 1: column(s) {', '.join(repeated)} appear more than once")
+    rows: list[dict[str, Any]] = []
+    seen_ids: dict[str, int] = {}
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise InputFileError(f"{path}: line {reader.line_num}: not valid CSV: {exc}") from None
+        where = f"{path}: line {reader.line_num}"
+        if not any(cell.strip() for cell in cells):
+            continue  # a blank line
+        if len(cells) != len(header):
+            raise InputFileError(f"{where}: {len(cells)} fields, the header has {len(header)}")
+        row: dict[str, Any] = dict(zip(header, cells, strict=True))
+        try:
+            for column, limit in INTEGER_COLUMNS.items():
+                row[column] = _integer_cell(row[column], column, limit, where)
+            for column, limit in OPTIONAL_INTEGER_COLUMNS.items():
+                if row.get(column, "").strip():
+                    row[column] = _integer_cell(row[column], column, limit, where)
+            try:
+                rate = float(row["samples_per_s"])
+            except ValueError:
+                rate = math.nan
+            if not (math.isfinite(rate) and 0 < rate <= MAX_SAMPLES_PER_S):
+                raise InvalidInputError(
+                    f"{where}: column 'samples_per_s' must be a finite number in (0, {MAX_SAMPLES_PER_S:g}], "
+                    f"got {row['samples_per_s']!r}"
+                )
+            row["samples_per_s"] = rate
+        except InvalidInputError as exc:
+            raise InputFileError(str(exc)) from None
+        run_id = row["id"].strip()
+        if not run_id:
+            raise InputFileError(f"{where}: column 'id' is empty")
+        if run_id in seen_ids:
+            raise InputFileError(f"{where}: id {run_id!r} was already used on line {seen_ids[run_id]}")
+        seen_ids[run_id] = reader.line_num
+        rows.append(row)
+    if not rows:
+        raise InputFileError(f"{path}: no measured runs")
+    return pd.DataFrame(rows, columns=header)
 
 
 def _optional_int(row: pd.Series, column: str) -> int | None:
@@ -244,6 +332,10 @@ def fit(data: Sequence[Run], start: Calibration = START) -> Fit:
     x0 = np.log([getattr(start, name) for name in PARAMETERS])
     upper = np.array([0.0, 0.0, np.inf, np.inf])  # log efficiency <= 0
     x0 = np.minimum(x0, upper - 1e-9)
+    start_residuals = _residuals(_to_calibration(x0), data)
+    if not np.isfinite(start_residuals).all():
+        bad = [run.id for run, r in zip(data, start_residuals, strict=True) if not math.isfinite(r)]
+        raise InvalidInputError(f"the model predicts no finite throughput for run(s) {', '.join(bad[:5])}")
     result = least_squares(lambda x: _residuals(_to_calibration(x), data), x0, bounds=(-np.inf, upper), x_scale=1.0)
     cal = _to_calibration(result.x)
     dof = max(1, len(data) - len(PARAMETERS))
@@ -274,7 +366,8 @@ def calibration_record(
     path: Path, full: Fit, loo: np.ndarray, loo_fits: Sequence[Calibration], today: datetime.date | None = None
 ) -> dict[str, Any]:
     """The calibration file's contents: values, units, meanings, the data, the fit and its errors."""
-    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    digest = hashlib.sha256(read_bytes(path, MAX_MEASURED_BYTES, "measured-runs table (CSV)")).hexdigest()
+    shipped = Path(path).resolve() == measured_csv().resolve()
     parameters = {}
     for name in PARAMETERS:
         values = [getattr(c, name) for c in loo_fits]
@@ -282,16 +375,19 @@ def calibration_record(
             "value": float(f"{getattr(full.calibration, name):.4g}"),
             "unit": UNITS[name],
             "meaning": MEANINGS[name],
-            "relative_standard_error": float(f"{full.standard_errors[name]:.3g}"),
+            # None when the fit cannot tell (a Jacobian without full rank: too few or too alike rows)
+            "relative_standard_error": (
+                float(f"{full.standard_errors[name]:.3g}") if math.isfinite(full.standard_errors[name]) else None
+            ),
             "leave_one_out_range": [float(f"{min(values):.4g}"), float(f"{max(values):.4g}")],
         }
     return {
         "fitted_on": (today or datetime.date.today()).isoformat(),
         "data": {
-            "file": "csconform/perf/measured/calibration.csv",
+            "file": "csconform/perf/measured/calibration.csv" if shipped else str(path),
             "sha256": digest,
             "rows": len(full.log_ratios),
-            "source": "Zhang et al., IEEE HPEC 2024, arXiv 2409.00287, Tables IV and V (one CS-2)",
+            "source": SHIPPED_SOURCE if shipped else "measured runs supplied by the user",
         },
         "method": "scipy.optimize.least_squares on log(samples/s), parameters in log space, efficiencies <= 1; "
         "rows without an execution mode planned in weight streaming",

@@ -1,12 +1,14 @@
 """The ``csconform calibrate`` subcommand: fit the performance model on measured runs, or score it.
 
-    csconform calibrate [--measured CSV] [--write [PATH]]    fit + leave-one-out cross-validation
-    csconform calibrate --evaluate CSV [--csv OUT]           predict measured runs with the stored fit
+    csconform calibrate [--measured CSV] [--write PATH] [--write-shipped]    fit + leave-one-out validation
+    csconform calibrate --evaluate CSV [--csv OUT]     predict measured runs with the stored fit
 
 Fitting prints the four fitted figures and the errors (``exp(mean |log(predicted / measured)|)``,
-and the worst row); ``--write`` stores them in the calibration file every plan reads
-(``csconform/perf/calibration.json`` by default). ``--evaluate`` predicts each run of another table
-with the same columns (runs the fit never saw) and prints the same errors.
+and the worst row); ``--write PATH`` stores them in PATH, and ``--write-shipped`` replaces the
+calibration file every plan reads (``csconform/perf/calibration.json``), which nothing else
+overwrites. A fit with a non-finite or implausible figure is refused, never stored.
+``--evaluate`` predicts each run of another table with the same columns (runs the fit never saw)
+and prints the same errors.
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ import argparse
 import json
 import math
 import sys
-from importlib import resources
 from pathlib import Path
 
 import pandas as pd
 
+from csconform.output_guard import write_csv, write_text
 from csconform.perf.calibrate import (
     calibration_record,
     error,
@@ -30,7 +32,13 @@ from csconform.perf.calibrate import (
     runs,
     worst,
 )
-from csconform.perf.efficiency import CALIBRATION_FILE, PARAMETERS, fitted, forget_calibration
+from csconform.perf.efficiency import (
+    PARAMETERS,
+    calibration_path,
+    check_calibration_record,
+    fitted,
+    forget_calibration,
+)
 
 
 def _progress(done: int, total: int) -> None:
@@ -59,6 +67,15 @@ def evaluate(path: str | Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _write_path(text: str) -> str:
+    """--write's PATH; a bare --write used to mean the shipped calibration, which now takes --write-shipped."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "needs a PATH; to replace the calibration csconform ships (what every plan reads), give --write-shipped"
+        )
+    return text
+
+
 def run(arguments: argparse.Namespace) -> int:
     if arguments.evaluate:
         frame = evaluate(arguments.evaluate)
@@ -66,8 +83,7 @@ def run(arguments: argparse.Namespace) -> int:
         logs = [math.log(r) for r in frame["ratio"]]
         print(f"{len(frame)} runs: error {error(logs):.3f}, worst row {worst(logs):.3f} (predicted / measured)")
         if arguments.csv:
-            Path(arguments.csv).parent.mkdir(parents=True, exist_ok=True)
-            frame.to_csv(arguments.csv, index=False)
+            write_csv(frame, arguments.csv, "--csv", index=False)
         return 0
     path = Path(arguments.measured) if arguments.measured else measured_csv()
     data = runs(read_measured(path))
@@ -76,22 +92,24 @@ def run(arguments: argparse.Namespace) -> int:
     record = calibration_record(path, full, loo, loo_fits)
     for name in PARAMETERS:
         entry = record["parameters"][name]
-        spread = 100 * entry["relative_standard_error"]
-        print(f"  {name:22s} {entry['value']:<12.4g} {entry['unit']:30s} (+- {spread:.0f} %)")
+        relative = entry["relative_standard_error"]
+        spread = "unknown: the runs do not pin it down" if relative is None else f"{100 * relative:.0f} %"
+        print(f"  {name:22s} {entry['value']:<12.4g} {entry['unit']:30s} (+- {spread})")
     print(
         f"{len(data)} runs: fit error {record['fit']['error']:.3f} (worst {record['fit']['worst_row']:.3f}), "
         f"leave-one-out error {record['fit']['leave_one_out_error']:.3f} "
         f"(worst {record['fit']['leave_one_out_worst_row']:.3f})"
     )
-    if arguments.write is not None:
-        out = (
-            Path(arguments.write)
-            if arguments.write
-            else Path(str(resources.files("csconform.perf") / CALIBRATION_FILE))
-        )
-        out.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-        forget_calibration()
-        print(f"calibration written to {out}")
+    if arguments.write or arguments.write_shipped:
+        check_calibration_record(record, "the fit")  # a non-finite or implausible fit is never stored
+        document = json.dumps(record, indent=2, allow_nan=False) + "\n"
+        if arguments.write:
+            write_text(arguments.write, document, "--write")
+            print(f"calibration written to {arguments.write}")
+        if arguments.write_shipped:
+            write_text(calibration_path(), document, "--write-shipped", replace_shipped=True)
+            forget_calibration()
+            print(f"calibration written to {calibration_path()} (every plan reads it)")
     return 0
 
 
@@ -101,13 +119,14 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     parser.add_argument("--measured", metavar="CSV", help="measured runs to fit (default: the shipped calibration set)")
     parser.add_argument(
-        "--write",
-        nargs="?",
-        const="",
-        metavar="PATH",
-        help="store the fit (default path: the package's calibration file)",
+        "--write", nargs="?", const="", type=_write_path, metavar="PATH", help="store the fit as JSON in PATH"
+    )
+    parser.add_argument(
+        "--write-shipped",
+        action="store_true",
+        help="replace the calibration file csconform ships (csconform/perf/calibration.json), which every plan reads",
     )
     parser.add_argument("--evaluate", metavar="CSV", help="predict the runs of CSV with the stored fit; no fitting")
     parser.add_argument("--csv", metavar="OUT", help="with --evaluate: write predicted against measured to OUT")
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, reads=("measured", "evaluate"), writes={"write": {}, "csv": {}})
     return parser

@@ -10,24 +10,19 @@ the independent checker before it is written; an illegal one is refused, never w
 from __future__ import annotations
 
 import argparse
+import time
 
+from csconform.arguments import positive_seconds
 from csconform.perf import check, ispd
-
-
-def _positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not value > 0 or value != value or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"the time limit must be a positive number of seconds, got {text!r}")
-    return value
 
 
 def run(arguments: argparse.Namespace) -> int:
     """Handler of ``place``: parse, solve, check, write; returns the exit code."""
+    started = time.perf_counter()  # the time limit covers reading the instance too
     instance = ispd.parse_kgraph(arguments.instance)
-    solution = ispd.solve(instance, time_limit_s=arguments.time_limit, with_gp_bound=not arguments.no_gp_bound)
+    solution = ispd.solve(
+        instance, time_limit_s=arguments.time_limit, with_gp_bound=not arguments.no_gp_bound, started=started
+    )
     kernels = [{"name": k.name, "type": k.type, "args": k.args} for k in instance.kernels]
     document = solution.to_json()
     check.assert_legal(check.ispd_violations(kernels, document, instance.width, instance.height, instance.memlimit))
@@ -51,8 +46,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("instance", help="path to a .kgraph file")
     parser.add_argument("--json", metavar="OUT", help="write the placement as JSON to OUT")
     parser.add_argument(
-        "--time-limit", type=_positive_seconds, default=60.0, metavar="SECONDS", help="solver budget (default 60)"
+        "--time-limit", type=positive_seconds, default=60.0, metavar="SECONDS", help="solver budget (default 60)"
     )
     parser.add_argument("--no-gp-bound", action="store_true", help="skip the cvxpy relaxation bound")
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, reads=("instance",), writes={"json": {}})
     return parser

@@ -16,15 +16,15 @@ prints as one line and exit status 2.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
+from csconform.output_guard import write_text
 from csconform.perf.model_config import load_model_config
 from csconform.perf.plan import MODES, Plan, plan
 
 
 def run(arguments: argparse.Namespace) -> int:
     """Handler of ``plan``: model, write JSON (and the wafer map), print a summary."""
-    model = load_model_config(arguments.model_config) if arguments.model_config else arguments.model
+    model = load_model_config(arguments.model_config) if arguments.model_config is not None else arguments.model
     result = plan(
         model,
         wafer=arguments.wafer,
@@ -34,9 +34,7 @@ def run(arguments: argparse.Namespace) -> int:
         seq_len=arguments.seq_len,
     )
     if arguments.json:
-        path = Path(arguments.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(result.to_json() + "\n")
+        write_text(arguments.json, result.to_json() + "\n", "--json")
     if arguments.png:
         from csconform.perf.figures import wafer_map  # matplotlib only when a figure is asked for
 
@@ -79,5 +77,5 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--seq-len", type=int, default=None, help="sequence length (sequence models)")
     parser.add_argument("--json", metavar="OUT", help="write the plan as JSON to OUT")
     parser.add_argument("--png", metavar="OUT", help="write the wafer map as PNG to OUT")
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, reads=("model_config",), writes={"json": {}, "png": {"suffixes": (".png",)}})
     return parser

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from csconform.arguments import positive_seconds
 from csconform.errors import InvalidInputError
+from csconform.output_guard import write_csv, write_text
 
 
 def _names(text: str) -> list[str]:
@@ -27,6 +29,8 @@ def run(args: argparse.Namespace) -> int:
 
     from csconform.perf.sweep import design_space, run_sweep
 
+    if Path(args.out).suffix:
+        raise InvalidInputError(f"--out names a folder (sweep.csv and sweep.md are written into it), got {args.out}")
     modes = [None if m == "auto" else m for m in args.modes]
     points = design_space(args.models, args.wafers, args.systems, args.batches or [None], modes)
     frame = run_sweep(
@@ -37,14 +41,9 @@ def run(args: argparse.Namespace) -> int:
         connect_timeout_s=args.scheduler_timeout,
     )
     out = Path(args.out)
-    if out.suffix:
-        raise InvalidInputError(f"--out names a directory, got {out}")
-    out.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out / "sweep.csv", index=False)
-    (out / "sweep.md").write_text(
-        tabulate(frame.values.tolist(), headers=list(frame.columns), tablefmt="github", floatfmt=".4g") + "\n",
-        encoding="utf-8",
-    )
+    write_csv(frame, out / "sweep.csv", "--out", index=False)
+    table = tabulate(frame.values.tolist(), headers=list(frame.columns), tablefmt="github", floatfmt=".4g")
+    write_text(out / "sweep.md", table + "\n", "--out")
     ok = frame[frame["status"] == "ok"]
     print(
         f"{len(frame)} points ({len(ok)} modeled, {len(frame) - len(ok)} refused) -> {out / 'sweep.csv'}, "
@@ -79,8 +78,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="Dask scheduler address (tcp://host:port); default: run locally",
     )
     parser.add_argument(
-        "--scheduler-timeout", type=float, default=10.0, help="seconds to wait for the Dask scheduler (default 10)"
+        "--scheduler-timeout",
+        type=positive_seconds,
+        default=10.0,
+        help="seconds to wait for the Dask scheduler (default 10)",
     )
-    parser.add_argument("--time-limit", type=float, default=5.0, help="placement time limit per point, seconds")
+    parser.add_argument(
+        "--time-limit", type=positive_seconds, default=5.0, help="placement time limit per point, seconds"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, writes_into=("out",))

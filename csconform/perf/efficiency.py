@@ -26,15 +26,17 @@ batch, cluster size and wafer generation (generations differ only in their prese
 
 from __future__ import annotations
 
+import copy
 import functools
-import json
 import math
 from dataclasses import dataclass, fields, replace
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
-from csconform.errors import InvalidInputError
+from csconform.errors import InputFileError, InvalidInputError
 from csconform.perf.costs import KernelCost
+from csconform.user_files import check_document, read_json
 
 PARAMETERS = ("matmul_efficiency", "attention_efficiency", "layer_latency_s", "input_tokens_per_s")
 CALIBRATION_FILE = "calibration.json"
@@ -69,25 +71,63 @@ class Calibration:
 IDEAL = Calibration(matmul_efficiency=1.0, attention_efficiency=1.0, layer_latency_s=0.0, input_tokens_per_s=math.inf)
 
 
+PLAUSIBLE = {
+    "matmul_efficiency": (0.0, 1.0),
+    "attention_efficiency": (0.0, 1.0),
+    "layer_latency_s": (0.0, 1.0),
+    "input_tokens_per_s": (0.0, 1e12),
+}
+"""Range of each fitted figure that a calibration file may hold: an efficiency in (0, 1], at most a
+second of latency per layer, at most a trillion tokens per second from one system's input workers.
+A fit outside these is refused, never written or read."""
+
+
+def calibration_path() -> Path:
+    """The calibration file the package ships (what every plan reads)."""
+    return Path(str(resources.files("csconform.perf") / CALIBRATION_FILE))
+
+
+def check_calibration_record(record: Any, source: str) -> dict[str, Any]:
+    """``record`` if it is a calibration: every number finite, the four figures plausible; else InputFileError."""
+    check_document(record, source, "calibration record")
+    if not isinstance(record, dict) or not isinstance(record.get("parameters"), dict):
+        raise InputFileError(f"{source}: expected a calibration record with 'parameters'")
+    for name in PARAMETERS:
+        entry = record["parameters"].get(name)
+        value = entry.get("value") if isinstance(entry, dict) else None
+        low, high = PLAUSIBLE[name]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise InputFileError(f"{source}: parameters.{name}.value must be a finite number, got {value!r}")
+        if not (low < value <= high or (name == "layer_latency_s" and value == 0)):
+            raise InputFileError(f"{source}: parameters.{name}.value {value!r} lies outside ({low:g}, {high:g}]")
+    fit = record.get("fit", {})
+    if not isinstance(fit, dict) or not all(
+        isinstance(v, int | float) and math.isfinite(v) for v in fit.values() if not isinstance(v, str)
+    ):
+        raise InputFileError(f"{source}: the 'fit' figures must be finite numbers")
+    return record
+
+
 @functools.cache
-def _calibration_text() -> str:
-    return (resources.files("csconform.perf") / CALIBRATION_FILE).read_text(encoding="utf-8")
+def _calibration_record() -> dict[str, Any]:
+    path = calibration_path()
+    return check_calibration_record(read_json(path, what="calibration file"), str(path))
 
 
 def calibration_record() -> dict[str, Any]:
     """The calibration file: values, units, meanings, date, data and fit statistics."""
-    return dict(json.loads(_calibration_text()))
+    return copy.deepcopy(_calibration_record())
 
 
 def fitted() -> Calibration:
     """The fitted figures from the calibration file (what every plan uses by default)."""
-    record = calibration_record()["parameters"]
+    record = _calibration_record()["parameters"]
     return Calibration(**{name: float(record[name]["value"]) for name in PARAMETERS})
 
 
 def forget_calibration() -> None:
-    """Read the calibration file again on next use (after ``csconform calibrate --write``)."""
-    _calibration_text.cache_clear()
+    """Read the calibration file again on next use (after ``csconform calibrate --write-shipped``)."""
+    _calibration_record.cache_clear()
 
 
 def effective_flops(kernel: KernelCost, cal: Calibration) -> tuple[float, float]:

@@ -11,6 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
+from csconform.output_guard import save_figure
 from csconform.perf.pipeline import timeline  # noqa: E402
 from csconform.perf.plan import Plan  # noqa: E402
 
@@ -18,12 +19,11 @@ from csconform.perf.plan import Plan  # noqa: E402
 def wafer_map(plan: Plan, out: Path | str) -> Path:
     """Pipelined: every kernel's rectangle, shaded by utilisation.  Weight streaming: the time each
     layer occupies the whole wafer during one step, split into compute and exposed I/O."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     figure = _pipelined_map(plan) if plan.mode == "pipelined" else _streaming_occupancy(plan)
-    figure.savefig(out, dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    return out
+    try:
+        return save_figure(figure, out, "--png", dpi=110, bbox_inches="tight")
+    finally:
+        plt.close(figure)
 
 
 def _pipelined_map(plan: Plan) -> plt.Figure:
@@ -121,6 +121,6 @@ def pipeline_timeline(kernel_names: list[str], steps: int, out: Path | str) -> P
     axes.set_xticks([t + 0.5 for t in range(steps)], [str(t + 1) for t in range(steps)])
     axes.set_xlabel("step")
     axes.set_title("layer pipeline: F = forward of sample s, B = backward of sample s", fontsize=9)
-    figure.savefig(out, dpi=110, bbox_inches="tight")
+    save_figure(figure, out, dpi=110, bbox_inches="tight")
     plt.close(figure)
     return out

@@ -41,19 +41,27 @@ contest gives them no shape), so lines touching them are left out.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import cvxpy as cp
 import numpy as np
 
-from csconform.errors import InfeasibleError, InstanceFormatError, InvalidInputError, PlacementError
+from csconform.errors import (
+    InfeasibleError,
+    InstanceFormatError,
+    InvalidInputError,
+    PlacementError,
+    TimeLimitError,
+)
+from csconform.output_guard import write_text
 from csconform.perf.legalize import Shelf, ShelfTable
+from csconform.user_files import read_text
 
 #: Largest integer accepted for any parameter of an instance (guards against absurd inputs).
 MAX_PARAMETER = 1_000_000
@@ -70,7 +78,20 @@ _EDGE = re.compile(
     r"^(?P<src_type>\w+)\s*\[\s*(?P<src>\d+)\s*\]\s*:\s*\w+\s*->\s*"
     r"(?P<dst_type>\w+)\s*\[\s*(?P<dst>\d+)\s*\]\s*:\s*\w+\s*,\s*shape\s*:\s*(?P<shape>(\[\s*\d+\s*\])+)\s*$"
 )
-_ASSIGNMENT = re.compile(r"(\w+)\s*=\s*('[^']*'|\[[^\]]*\]|\S+)")
+# One token of a node's fields: a quoted name, a bracketed list, "=", or a run of other characters.
+# The alternatives start with different characters and none can shrink once matched, so scanning a
+# line is linear in its length (the former "(\w+)\s*=\s*..." pattern, retried at every position of a
+# long word without "=", was quadratic: minutes for a 100 kB word).
+_TOKEN = re.compile(r"'[^']*'|\[[^\]]*\]|=|[^\s='\[]+|\S")
+MAX_INSTANCE_BYTES = 8 * 2**20
+"""Largest .kgraph file read: about a hundred thousand kernels' lines."""
+MAX_KERNELS = 20_000
+"""Most kernels an instance may define (the public instances have up to 155)."""
+MAX_FABRIC_SIDE = 4096
+"""Longest fabric side accepted, in cores: the WSE-3's longer side is 1,172."""
+MAX_CONVOLUTION_WORK = 2**50
+"""Largest H W C K R S of one convolution (ResNet-50's largest is about 2**30): every count the cost
+model forms then stays exact in 64-bit integers and floats."""
 
 
 # --- the instance --------------------------------------------------------------------------------
@@ -204,6 +225,11 @@ def _header(comments: list[tuple[int, str]], reader: _Reader) -> tuple[dict[str,
         if key not in values:
             raise reader.fail(1, f"the header comment does not give {key}=")
         sizes[key] = reader.integer(values[key][0], key, values[key][1])
+    for key in ("width", "height"):
+        if sizes[key] > MAX_FABRIC_SIDE:
+            raise reader.fail(
+                values[key][0], f"{key}={sizes[key]}: a fabric side of at most {MAX_FABRIC_SIDE} cores is accepted"
+            )
     weights: dict[str, float] = {}
     for key, default in (("wdeltat", 1.0), ("wlength", 1.0), ("wadapter", 0.0)):
         if key not in values:
@@ -219,13 +245,29 @@ def _header(comments: list[tuple[int, str]], reader: _Reader) -> tuple[dict[str,
     return sizes, weights
 
 
-def _node(number: int, match: re.Match[str], reader: _Reader) -> tuple[int, str, dict[str, str]]:
-    rest = match["rest"]
-    assignments = dict(_ASSIGNMENT.findall(rest))
-    leftover = _ASSIGNMENT.sub("", rest).strip()
-    if leftover:
-        raise reader.fail(number, f"cannot read {leftover!r}")
-    return int(match["index"]), match["type"], assignments
+def _assignments(number: int, text: str, reader: _Reader) -> tuple[dict[str, str], list[str]]:
+    """``key=value`` fields of a node line (the last of a repeated key wins), and the repeated keys;
+    anything else is refused, naming it."""
+    tokens = _TOKEN.findall(text)
+    assignments: dict[str, str] = {}
+    repeated: list[str] = []
+    position = 0
+    while position < len(tokens):
+        key = tokens[position]
+        if not (key.isidentifier() and position + 2 < len(tokens) and tokens[position + 1] == "="):
+            raise reader.fail(number, f"cannot read {' '.join(tokens[position:])[:60]!r}: expected key=value")
+        value = tokens[position + 2]
+        if value == "=":
+            raise reader.fail(number, f"{key}= has no value")
+        if key in assignments:
+            repeated.append(key)
+        assignments[key] = value
+        position += 3
+    return assignments, repeated
+
+
+def _node(number: int, match: re.Match[str], reader: _Reader) -> tuple[int, str, dict[str, str], list[str]]:
+    return int(match["index"]), match["type"], *_assignments(number, match["rest"], reader)
 
 
 def _kernel(number: int, index: int, kind: str, assignments: dict[str, str], reader: _Reader) -> Kernel:
@@ -245,6 +287,9 @@ def _kernel(number: int, index: int, kind: str, assignments: dict[str, str], rea
         if kind == "cblock" and (args["h"] % 2 or args["w"] % 2):
             raise reader.fail(number, f"cblock[{index}]: h and w must be even (the block halves the image)")
         convolutions = block_convolutions(kind, args["f"], args["h"], args["w"])
+    for conv in convolutions:
+        if conv.H * conv.W * conv.C * conv.K * conv.R * conv.S > MAX_CONVOLUTION_WORK:
+            raise reader.fail(number, f"{kind}[{index}]: H W C K R S exceeds 2**50: larger than a convolution may be")
     return Kernel(index=index, name=name.strip("'"), type=kind, args=args, convolutions=convolutions)
 
 
@@ -265,7 +310,7 @@ def parse_kgraph_text(text: str, source: str = "<string>") -> Instance:
         node = _NODE.match(line)
         if not node or "->" in line:
             raise reader.fail(number, f"neither a node definition nor a connection: {line[:60]!r}")
-        index, kind, assignments = _node(number, node, reader)
+        index, kind, assignments, repeated = _node(number, node, reader)
         if index in node_type:
             raise reader.fail(number, f"node index {index} is defined twice")
         if kind in ("input", "output"):
@@ -273,6 +318,10 @@ def parse_kgraph_text(text: str, source: str = "<string>") -> Instance:
                 raise reader.fail(number, f"{kind}[{index}] has unexpected fields")
             terminals[index] = kind
         elif kind in _KERNEL_KEYS:
+            if repeated:  # (the contest's own input nodes repeat name=, harmlessly)
+                raise reader.fail(number, f"{kind}[{index}] gives {', '.join(sorted(set(repeated)))}= twice")
+            if len(kernels) == MAX_KERNELS:
+                raise reader.fail(number, f"more than {MAX_KERNELS} kernels: larger than an instance may be")
             kernels[index] = _kernel(number, index, kind, assignments, reader)
         else:
             raise reader.fail(number, f"unknown node type {kind!r} (known: input, output, conv, dblock, cblock)")
@@ -299,11 +348,7 @@ def parse_kgraph_text(text: str, source: str = "<string>") -> Instance:
 
 def parse_kgraph(path: str | Path) -> Instance:
     """Read and parse a ``.kgraph`` file."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise InvalidInputError(f"cannot read instance {path}: {error}") from error
+    text = read_text(path, MAX_INSTANCE_BYTES, "kernel-graph instance (.kgraph)", InstanceFormatError)
     return parse_kgraph_text(text, source=str(path))
 
 
@@ -341,11 +386,16 @@ def kernel_cost(kernel: Kernel, h: int, w: int, c: Sequence[int], k: Sequence[in
 
 
 def _useful_values(totals: Sequence[int], cap: int) -> np.ndarray:
-    """Values v <= cap at which some ceil(total / v) changes: ceil(total / q) for q = 1..total."""
+    """Values v <= cap at which some ceil(total / v) changes: the values ceil(total / q) takes.
+
+    v is one of them exactly when q = ceil(total / v) gives it back (ceil(total / q) == v), so only
+    the candidates up to ``cap`` (the fabric's side) are tried, whatever the size of ``total``.
+    """
     values: set[int] = set()
     for total in totals:
-        q = np.arange(1, total + 1)
-        values.update(int(v) for v in np.unique(_ceil_div(total, q)) if v <= cap)
+        candidates = np.arange(1, min(cap, total) + 1, dtype=np.int64)
+        attained = _ceil_div(total, _ceil_div(total, candidates)) == candidates
+        values.update(int(v) for v in candidates[attained])
     return np.array(sorted(values), dtype=np.int64)
 
 
@@ -387,6 +437,10 @@ def shape_grid(kernel: Kernel, memlimit: int, longest_side: int) -> ShapeGrid:
     cc3 = np.tile(cs, len(hh))
     keep = hh3 * ww3 * (cc3 + 1) <= longest_side
     hh3, ww3, cc3 = hh3[keep], ww3[keep], cc3[keep]
+    if not len(hh3):  # no shape fits a side this short: an empty grid (the solver names the kernel)
+        empty = np.zeros((0, len(convs)))
+        none = np.zeros(0, dtype=np.int64)
+        return ShapeGrid(none, none, empty.astype(np.int64), none, empty, empty, np.array([cv.K for cv in convs]))
     big = {key: np.array([getattr(cv, key) for cv in convs]) for key in ("H", "W", "R", "S", "C", "K", "T", "U")}
     c = np.minimum(cc3[:, None], big["C"][None, :])
     c_steps = _ceil_div(big["C"][None, :], c)
@@ -436,9 +490,22 @@ class ShapeCatalogue:
     @classmethod
     def of(cls, grids: list[ShapeGrid]) -> ShapeCatalogue:
         columns = max(len(grid.K) for grid in grids)
+        padded: dict[int, tuple[np.ndarray, ...]] = {}  # kernels of one signature share their grid object
 
-        def stacked(values: list[np.ndarray], padding: float) -> np.ndarray:
-            return np.vstack([np.pad(v, ((0, 0), (0, columns - v.shape[1])), constant_values=padding) for v in values])
+        def pad(values: np.ndarray, padding: float) -> np.ndarray:
+            return np.pad(values, ((0, 0), (0, columns - values.shape[1])), constant_values=padding)
+
+        for grid in grids:
+            if id(grid) not in padded:
+                padded[id(grid)] = (
+                    pad(grid.steps_per_k_step, 1.0),
+                    pad(grid.k_steps_for_memory, 1.0),
+                    pad(np.broadcast_to(grid.K, (len(grid.h), len(grid.K))), 1),
+                    pad(np.ones((len(grid.h), len(grid.K)), bool), False),
+                )
+
+        def stacked(part: int) -> np.ndarray:
+            return np.concatenate([padded[id(grid)][part] for grid in grids])
 
         sizes = [len(grid.h) for grid in grids]
         return cls(
@@ -446,10 +513,10 @@ class ShapeCatalogue:
             kernel=np.repeat(np.arange(len(grids)), sizes),
             grid_row=np.concatenate([np.arange(size) for size in sizes]),
             height=np.concatenate([grid.height for grid in grids]),
-            steps_per_k_step=stacked([grid.steps_per_k_step for grid in grids], 1.0),
-            k_steps_for_memory=stacked([grid.k_steps_for_memory for grid in grids], 1.0),
-            K=stacked([np.broadcast_to(grid.K, (len(grid.h), len(grid.K))) for grid in grids], 1),
-            is_convolution=stacked([np.ones((len(grid.h), len(grid.K)), bool) for grid in grids], False),
+            steps_per_k_step=stacked(0),
+            k_steps_for_memory=stacked(1),
+            K=stacked(2),
+            is_convolution=stacked(3),
         )
 
     def shapes_for(self, target_time: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -460,6 +527,58 @@ class ShapeCatalogue:
         valid = np.asarray((k_steps >= 1).all(axis=1))
         k = _ceil_div(self.K, np.maximum(k_steps, 1).astype(np.int64))
         return valid, k, 3 * np.where(self.is_convolution, k, 0).sum(axis=1)
+
+
+# --- the time limit -----------------------------------------------------------------------------
+
+
+class _Clock:
+    """The solver's time limit, counted from ``started`` (the command's start, so parsing counts).
+
+    Shares of the limit: bounding the slowest time before the search until ``bound_share``; the
+    search for the fastest packing until ``search_share``; shortening the wires until
+    ``polish_share``; the rest is left for the relaxation bound, the independent check and writing
+    the result. A step is not started when the last step of its kind took longer than the time left
+    for it (:meth:`allows`), and :meth:`require` stops a phase that has no placement to show yet.
+    """
+
+    bound_share = 0.3
+    search_share = 0.7
+    polish_share = 0.8
+
+    def __init__(self, limit_s: float, started: float, what: str) -> None:
+        self.limit_s, self.started, self.what = limit_s, started, what
+        self.step_s: dict[str, float] = {}  # kind of step -> how long the last one took
+
+    def remaining(self, share: float = 1.0) -> float:
+        return self.started + share * self.limit_s - time.perf_counter()
+
+    def expired(self, share: float = 1.0) -> bool:
+        return self.remaining(share) <= 0
+
+    def allows(self, kind: str, share: float) -> bool:
+        """True when another step of ``kind`` can end before ``share`` of the limit (as long as the last)."""
+        return self.remaining(share) > self.step_s.get(kind, 0.0)
+
+    @contextlib.contextmanager
+    def step(self, kind: str) -> Iterator[None]:
+        begun = time.perf_counter()
+        yield
+        self.step_s[kind] = time.perf_counter() - begun
+
+    def require(self, doing: str, kind: str = "") -> None:
+        """Refuse (TimeLimitError) when the limit is spent, or too little is left for another step
+        of ``kind``, while ``doing`` something that must finish before any legal placement exists."""
+        if not self.allows(kind, 0.95):
+            raise TimeLimitError(
+                f"{self.what}: the time limit of {self.limit_s:g} s ran out while {doing}, before a legal "
+                "placement was found; allow more with --time-limit"
+            )
+
+
+GP_BOUND_S_PER_KERNEL = 3e-3
+"""Time cvxpy takes to build and solve the relaxation, per kernel (measured: 1.7 s for 1,000
+kernels, 12.5 s for 5,000, on two cores); it is computed only when the time left covers this."""
 
 
 # --- bounds ---------------------------------------------------------------------------------------
@@ -484,6 +603,8 @@ def gp_lower_bound(instance: Instance, time_limit_s: float = 30.0) -> float:
     kernel's ``h, w, c_max``, a convolution's ``c, k``), cvxpy compiles a few large constraints,
     far faster than its ``gp=True`` path, which compiles one sum per convolution.
     """
+    import cvxpy as cp  # only here: importing it costs a second, which a short time limit cannot spare
+
     longest = max(instance.width, instance.height)
     kernels = instance.kernels
     convs = [conv for kernel in kernels for conv in kernel.convolutions]
@@ -775,12 +896,15 @@ def _min_areas(catalogue: ShapeCatalogue, target: float, fabric_w: int, fabric_h
     return areas
 
 
-def shape_lower_bound(instance: Instance, catalogue: ShapeCatalogue | None = None) -> float:
+def shape_lower_bound(
+    instance: Instance, catalogue: ShapeCatalogue | None = None, clock: _Clock | None = None
+) -> float:
     """Smallest t at which every kernel has a legal shape and their least areas fit the fabric area.
 
     The shape grid holds, up to dominance, every legal execution parameter set, so this bounds
     every legal solution; it is never below the README's bound and shows how much of the gap to
-    that bound is forced by the ceilings, the ``c + 1`` rows and the memory limit.
+    that bound is forced by the ceilings, the ``c + 1`` rows and the memory limit. When ``clock``
+    runs out the bisection stops: its lower end is still a bound, only a weaker one.
     """
     if catalogue is None:
         longest = max(instance.width, instance.height)
@@ -796,8 +920,10 @@ def shape_lower_bound(instance: Instance, catalogue: ShapeCatalogue | None = Non
         low, high = high, high * 2
         if high > 1e18:
             raise InfeasibleError(f"{instance.source}: the kernels do not fit the fabric at any time")
+        if clock is not None:
+            clock.require("bounding the slowest kernel's time")
     for _ in range(200):  # bisection, capped
-        if high - low <= 1e-6 * high:
+        if high - low <= 1e-6 * high or (clock is not None and clock.expired(clock.bound_share)):
             break
         middle = (low + high) / 2
         if fits(middle):
@@ -808,31 +934,46 @@ def shape_lower_bound(instance: Instance, catalogue: ShapeCatalogue | None = Non
 
 
 def _smallest_target(
-    catalogue: ShapeCatalogue, orders: list[list[int]], low: float, high: float, instance: Instance, deadline: float
+    catalogue: ShapeCatalogue,
+    orders: list[list[int]],
+    low: float,
+    high: float,
+    instance: Instance,
+    clock: _Clock,
+    first: tuple[_Shapes, list[Shelf]],
 ) -> tuple[_Shapes, list[tuple[list[int], list[Shelf]]]]:
     """Bisect the target time down to the least at which some order's shelves fit the fabric.
 
     The shapes at a target do not depend on the order, so each step builds them once and tries
-    every order.  Returns the shapes at the final target and every order that packs there (with its
-    shelves); ``orders[0]`` must pack at ``high``.
+    every order (while the search's share of the time limit lasts). ``first`` is the shapes at
+    ``high`` and the shelves of ``orders[0]`` there. Returns the shapes at the final target and
+    every order that packs there (with its shelves).
     """
 
-    def packings(target: float) -> tuple[_Shapes, list[tuple[list[int], list[Shelf]]]]:
-        shapes = _shapes_at(catalogue, target, instance.width, instance.height)
-        packed = []
-        for order in orders:
-            shelves = shapes.shelves.pack(order, instance.height)
+    def packings(shapes: _Shapes, known: list[Shelf] | None = None) -> list[tuple[list[int], list[Shelf]]]:
+        """Every order whose shelves fit at these shapes (``known``: those of ``orders[0]``)."""
+        packed: list[tuple[list[int], list[Shelf]]] = []
+        for index, order in enumerate(orders):
+            if packed and not clock.allows("pack", clock.search_share):
+                break
+            if index == 0 and known is not None:
+                shelves: list[Shelf] | None = known
+            else:
+                with clock.step("pack"):
+                    shelves = shapes.shelves.pack(order, instance.height)
             if shelves is not None:
                 packed.append((order, shelves))
-        return shapes, packed
+        return packed
 
-    best = packings(high)
-    assert best[1], "the first order must pack at the starting target"
-    while high - low > 1e-4 * high and time.perf_counter() < deadline:
+    shapes, shelves = first
+    best = (shapes, packings(shapes, shelves))
+    while high - low > 1e-4 * high and clock.allows("bisect", clock.search_share):
         middle = (low + high) / 2
-        attempt = packings(middle)
-        if attempt[1]:
-            high, best = middle, attempt
+        with clock.step("bisect"):
+            shapes = _shapes_at(catalogue, middle, instance.width, instance.height)
+            attempt = packings(shapes)
+        if attempt:
+            high, best = middle, (shapes, attempt)
         else:
             low = middle
     return best
@@ -852,27 +993,34 @@ def _orders(instance: Instance, catalogue: ShapeCatalogue, target: float, count:
 
 
 def _reorder_to_pack(
-    shelves: ShelfTable, order: list[int], instance: Instance, rng: np.random.Generator, patience: int
+    shelves: ShelfTable,
+    order: list[int],
+    instance: Instance,
+    rng: np.random.Generator,
+    patience: int,
+    clock: _Clock,
 ) -> list[int] | None:
     """Local search over kernel orders for one whose shelves fit the fabric.
 
     At a fixed target every kernel's narrowest-shape table is fixed, so only the shelf split reruns
     per move.  Moves swap two kernels or move one elsewhere; a move is kept when the total shelf
-    height does not grow.  Gives up after ``patience`` moves without a strict improvement.
+    height does not grow.  Gives up after ``patience`` moves without a strict improvement, or when
+    the search's share of the time limit is spent.
     """
     if not shelves.fits_alone:
         return None  # some kernel has no legal shape at this target
     current = list(order)
     height = shelves.total_height(current)
     stale = 0
-    while height > instance.height and stale < patience:
+    while height > instance.height and stale < patience and clock.allows("move", clock.search_share):
         candidate = list(current)
         first, second = (int(v) for v in rng.integers(len(candidate), size=2))
         if rng.random() < 0.5:
             candidate[first], candidate[second] = candidate[second], candidate[first]
         else:
             candidate.insert(second, candidate.pop(first))
-        candidate_height = shelves.total_height(candidate, height_limit=height)  # inf: taller
+        with clock.step("move"):
+            candidate_height = shelves.total_height(candidate, height_limit=height)  # inf: taller
         stale = 0 if candidate_height < height else stale + 1
         if candidate_height <= height:
             current, height = candidate, candidate_height
@@ -916,56 +1064,85 @@ def _polish_wires(
     return layout
 
 
+def _layout_max_time(catalogue: ShapeCatalogue, shapes: _Shapes, layout: _Layout) -> float:
+    """The slowest kernel's time in a layout, from the catalogue (what judging candidates needs;
+    the solution's own figures come from the cost model, :func:`_placed_kernels`)."""
+    rows = shapes.row[layout.shape]
+    k_steps = _ceil_div(catalogue.K[rows], shapes.k[rows])
+    times = np.where(catalogue.is_convolution[rows], catalogue.steps_per_k_step[rows] * k_steps, 0.0)
+    return float(times.max())
+
+
+def _shape_grids(instance: Instance, clock: _Clock) -> list[ShapeGrid]:
+    """Every kernel's shape grid (kernels with the same type and arguments share one)."""
+    longest = max(instance.width, instance.height)
+    grid_of: dict[tuple, ShapeGrid] = {}
+    grids = []
+    for kernel in instance.kernels:
+        signature = (kernel.type, tuple(sorted(kernel.args.items())))
+        if signature not in grid_of:
+            clock.require("enumerating the kernels' shapes")
+            grid = shape_grid(kernel, instance.memlimit, longest)
+            if not len(grid.h):
+                raise InfeasibleError(
+                    f"{instance.source}: no shape of kernel {kernel.name!r} fits the "
+                    f"{instance.width} x {instance.height} fabric"
+                )
+            if not (grid.k_steps_for_memory >= 1).all(axis=1).any():
+                raise InfeasibleError(
+                    f"{instance.source}: kernel {kernel.name!r} exceeds memlimit {instance.memlimit} "
+                    f"with every shape that fits the {instance.width} x {instance.height} fabric"
+                )
+            grid_of[signature] = grid
+        grids.append(grid_of[signature])
+    return grids
+
+
 def solve(
     instance: Instance,
     time_limit_s: float = 60.0,
     with_gp_bound: bool = True,
     orders: int = 8,
     patience: int = 300,
+    started: float | None = None,
 ) -> IspdSolution:
     """Choose execution parameters and positions minimising the slowest kernel's time.
 
     Several kernel orders are packed (pipeline order first); the fastest wins, and among equally
     fast ones the shortest wire length.  A local search over orders then tries to pack each next
-    faster time level (``patience`` moves without progress end it).  Everything stops early when
-    the time limit nears.
+    faster time level (``patience`` moves without progress end it).  The time limit, counted from
+    ``started`` (a ``time.perf_counter()`` value; default: now), is honoured by every phase (see
+    :class:`_Clock`): when it runs out the best placement so far is returned, or, if there is none
+    yet, a TimeLimitError says so.
     """
-    started = time.perf_counter()
+    started = time.perf_counter() if started is None else started
     if isinstance(time_limit_s, bool) or not isinstance(time_limit_s, int | float) or not time_limit_s > 0:
         raise InvalidInputError(f"time limit must be a positive number of seconds, got {time_limit_s!r}")
-    longest = max(instance.width, instance.height)
-    # kernels with the same type and arguments share one grid
-    signatures = [(kernel.type, tuple(sorted(kernel.args.items()))) for kernel in instance.kernels]
-    grid_of = {
-        signature: shape_grid(kernel, instance.memlimit, longest)
-        for signature, kernel in dict(zip(signatures, instance.kernels, strict=True)).items()
-    }
-    grids = [grid_of[signature] for signature in signatures]
-    for kernel, grid in zip(instance.kernels, grids, strict=True):
-        if not (grid.k_steps_for_memory >= 1).all(axis=1).any():
-            raise InfeasibleError(
-                f"{instance.source}: kernel {kernel.name!r} exceeds memlimit {instance.memlimit} "
-                f"with every shape that fits the {instance.width} x {instance.height} fabric"
-            )
-    catalogue = ShapeCatalogue.of(grids)
+    clock = _Clock(float(time_limit_s), started, instance.source)
+    catalogue = ShapeCatalogue.of(_shape_grids(instance, clock))
+    clock.require("stacking the kernels' shapes")
     lower = area_lower_bound(instance)
-    shape_bound = shape_lower_bound(instance, catalogue)
-    deadline = started + time_limit_s * 0.7
+    shape_bound = shape_lower_bound(instance, catalogue, clock)
     edges = _kernel_edges(instance)
     # a target that packs in pipeline order, found by doubling; then the least target some order packs
     candidates = _orders(instance, catalogue, shape_bound * 1.1, max(orders, 1))
     fabric = (instance.width, instance.height)
     high = shape_bound
-    while _shapes_at(catalogue, high, *fabric).shelves.total_height(candidates[0]) > instance.height:
+    while True:
+        clock.require("looking for a time at which the kernels fit", "double")
+        with clock.step("double"):
+            shapes = _shapes_at(catalogue, high, *fabric)
+            shelves = shapes.shelves.pack(candidates[0], instance.height)
+        if shelves is not None:
+            break
         high *= 1.25
         if high > 1e18:
             raise InfeasibleError(f"{instance.source}: the kernels do not fit the fabric at any time")
-    shapes, packed = _smallest_target(catalogue, candidates, shape_bound, high, instance, deadline)
-    best: tuple[float, float, _Layout, _Shapes, list[dict]] | None = None  # max_time, wires, ...
+    shapes, packed = _smallest_target(catalogue, candidates, shape_bound, high, instance, clock, (shapes, shelves))
+    best: tuple[float, float, _Layout, _Shapes] | None = None  # max_time, wires, layout, shapes
 
-    def judged(layout: _Layout, shapes: _Shapes) -> tuple[float, float, _Layout, _Shapes, list[dict]]:
-        kernels = _placed_kernels(instance, catalogue, shapes, layout)
-        return max(k["time"] for k in kernels), _layout_wirelength(layout, edges), layout, shapes, kernels
+    def judged(layout: _Layout, shapes: _Shapes) -> tuple[float, float, _Layout, _Shapes]:
+        return _layout_max_time(catalogue, shapes, layout), _layout_wirelength(layout, edges), layout, shapes
 
     for order, shelves in packed:
         candidate = judged(_layout(shapes, order, shelves, instance.width), shapes)
@@ -974,27 +1151,29 @@ def solve(
     assert best is not None  # _smallest_target returns at least one packing order
     # then local search: look for an order that packs strictly faster, level after level
     rng = np.random.default_rng(2020)
-    while time.perf_counter() < deadline:
+    while clock.allows("bisect", clock.search_share):
         shapes = _shapes_at(catalogue, best[0] * (1 - 1e-9), instance.width, instance.height)
-        reordered = _reorder_to_pack(shapes.shelves, best[2].order, instance, rng, patience)
+        reordered = _reorder_to_pack(shapes.shelves, best[2].order, instance, rng, patience, clock)
         if reordered is None:
             break
         packing = shapes.shelves.pack(reordered, instance.height)
         assert packing is not None  # the search only returns orders that pack
         best = judged(_layout(shapes, reordered, packing, instance.width), shapes)
     # last, shorten the wires without giving up any speed: only shapes as fast as the best are allowed
-    shapes = _shapes_at(catalogue, best[0], instance.width, instance.height)
-    packing = shapes.shelves.pack(best[2].order, instance.height)
-    if packing is not None:
-        start = _layout(shapes, best[2].order, packing, instance.width)
-        polished = _polish_wires(shapes, start, instance, rng, patience // 3, started + time_limit_s * 0.8)
-        candidate = judged(polished, shapes)
-        if candidate[1] < best[1]:
-            best = candidate
-    max_time, wires, _, _, kernels = best
+    if not clock.expired(clock.polish_share):
+        shapes = _shapes_at(catalogue, best[0], instance.width, instance.height)
+        packing = shapes.shelves.pack(best[2].order, instance.height)
+        if packing is not None:
+            start = _layout(shapes, best[2].order, packing, instance.width)
+            polished = _polish_wires(shapes, start, instance, rng, patience // 3, started + time_limit_s * 0.8)
+            candidate = judged(polished, shapes)
+            if candidate[1] < best[1]:
+                best = candidate
+    _, wires, layout, shapes = best
+    kernels = _placed_kernels(instance, catalogue, shapes, layout)
     gp_bound = None
-    remaining = started + time_limit_s - time.perf_counter()
-    if with_gp_bound and remaining > 1.0:
+    remaining = clock.remaining(0.9)
+    if with_gp_bound and remaining > 1.0 + GP_BOUND_S_PER_KERNEL * len(instance.kernels):
         try:
             gp_bound = gp_lower_bound(instance, time_limit_s=remaining)
         except PlacementError:
@@ -1002,7 +1181,7 @@ def solve(
     return IspdSolution(
         instance=instance,
         kernels=kernels,
-        max_time=max_time,
+        max_time=max(k["time"] for k in kernels),
         lower_bound=lower,
         wirelength=wires,
         solve_s=time.perf_counter() - started,
@@ -1013,4 +1192,4 @@ def solve(
 
 
 def write_json(solution: IspdSolution, path: str | Path) -> None:
-    Path(path).write_text(json.dumps(solution.to_json(), indent=1) + "\n", encoding="utf-8")
+    write_text(path, json.dumps(solution.to_json(), indent=1) + "\n", "--json")

@@ -66,7 +66,7 @@ from typing import Any
 
 import yaml
 
-from csconform.errors import ModelConfigError, UnknownNameError, UnsupportedModelError
+from csconform.errors import InputFileError, ModelConfigError, UnknownNameError, UnsupportedModelError
 from csconform.perf.costs import Layer, active_params, model_flops_per_sample, total_params
 from csconform.perf.transformer import (
     MLP,
@@ -78,6 +78,7 @@ from csconform.perf.transformer import (
     pooler,
     trunk,
 )
+from csconform.user_files import read_bytes
 
 DEFAULT_BATCH = 256
 ACTIVATIONS = (
@@ -185,12 +186,11 @@ def read_config(path: str | Path) -> dict[str, Any]:
     for a non-finite number or nesting too deep)."""
     path = Path(path)
     source = str(path)
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise ModelConfigError(f"{path.stat().st_size} bytes is too large for a model config", source=source)
-        data = path.read_bytes()
-    except OSError as error:
-        raise ModelConfigError(f"cannot read the file ({error.strerror or error})", source=source) from None
+    try:  # a regular file (a pipe would block the read forever), its size checked before reading
+        data = read_bytes(path, MAX_FILE_BYTES, "model config")
+    except InputFileError as error:
+        detail = str(error).removeprefix(f"{source}: ")
+        raise ModelConfigError(f"cannot read the file ({detail})", source=source) from None
     text = decode_text(data, source)
     try:
         if path.suffix.lower() in (".yaml", ".yml"):

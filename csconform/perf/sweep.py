@@ -13,6 +13,7 @@ import itertools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import pandas as pd
 from tqdm import tqdm
@@ -106,6 +107,24 @@ def _run_local(points: Sequence[Point], time_limit_s: float, progress: bool) -> 
         yield evaluate(point, time_limit_s)
 
 
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss")
+
+
+def check_scheduler_address(address: str) -> str:
+    """``address`` if it reads ``SCHEME://HOST:PORT`` with a scheme Dask connects over, else InvalidInputError."""
+    try:
+        parts = urlsplit(address)
+        port = parts.port
+    except ValueError:  # an unbalanced [ or a port out of range
+        parts, port = urlsplit(""), None
+    if parts.scheme not in SCHEDULER_SCHEMES or not parts.hostname or port is None or parts.path not in ("", "/"):
+        raise InvalidInputError(
+            f"--scheduler {address!r}: expected a Dask scheduler address SCHEME://HOST:PORT "
+            f"(scheme {', '.join(SCHEDULER_SCHEMES)}), e.g. tcp://127.0.0.1:8786"
+        )
+    return address
+
+
 def _run_dask(
     points: Sequence[Point], scheduler: str, time_limit_s: float, progress: bool, connect_timeout_s: float
 ) -> list[dict[str, Any]]:
@@ -115,10 +134,14 @@ def _run_dask(
         raise CsConformError(
             "a sweep on a Dask cluster needs the 'distributed' package: pip install 'csconform[cluster]'"
         ) from None
+    check_scheduler_address(scheduler)
     try:
         client = Client(scheduler, timeout=f"{connect_timeout_s}s")
-    except (OSError, TimeoutError) as exc:
-        raise CsConformError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - whatever answers at that address (or nothing), it is no scheduler
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise CsConformError(
+            f"cannot reach the Dask scheduler at {scheduler!r} (waited {connect_timeout_s:g} s): {reason}"
+        ) from None
     with client:
         futures = client.map(evaluate, points, time_limit_s=time_limit_s, pure=False)
         order = {future.key: index for index, future in enumerate(futures)}

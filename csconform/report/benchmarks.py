@@ -12,7 +12,7 @@ Two tables:
 
 from __future__ import annotations
 
-import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,23 +20,60 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from csconform.errors import InvalidInputError
+from csconform.errors import InputFileError, InvalidInputError
+from csconform.output_guard import write_csv, write_text
+from csconform.user_files import expect_mapping, read_json
 
 MIXED_PRECISION_COLUMNS = ["model", "mixed_ms", "fp32_ms", "ratio", "ratio_median_paired", "rounds", "blas_threads"]
 BENCHMARK_COLUMNS = ["name", "group", "min_ms", "median_ms", "mean_ms", "rounds"]
 
 
+MAX_BENCHMARK_BYTES = 64 * 2**20
+
+
+def _number(value: Any, where: str, minimum: float = 0.0) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < minimum:
+        raise InputFileError(f"{where}: expected a finite number >= {minimum:g}, got {value!r}")
+    return float(value)
+
+
 def load_benchmark_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError as exc:
+    """A pytest-benchmark JSON file, with every field the tables read checked (file and key named)."""
+    path = Path(path)
+    if not path.exists():
         raise InvalidInputError(
             f"{path}: no benchmark results; run pytest tests/bench --benchmark-only --benchmark-json {path}"
-        ) from exc
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"{path}: not valid JSON (line {exc.lineno}): {exc.msg}") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
-        raise InvalidInputError(f"{path}: not a pytest-benchmark JSON file (no 'benchmarks' list)")
+        )
+    data = expect_mapping(
+        read_json(path, MAX_BENCHMARK_BYTES, "pytest-benchmark JSON file"), str(path), "a pytest-benchmark result"
+    )
+    if not isinstance(data.get("benchmarks"), list):
+        raise InputFileError(f"{path}: not a pytest-benchmark JSON file (no 'benchmarks' list)")
+    for index, bench in enumerate(data["benchmarks"]):
+        where = f"{path}: benchmarks[{index}]"
+        if (
+            not isinstance(bench, dict)
+            or not isinstance(bench.get("name"), str)
+            or not isinstance(bench.get("stats"), dict)
+        ):
+            raise InputFileError(f"{where}: expected a benchmark with a 'name' and 'stats'")
+        for key in ("min", "median", "mean"):
+            _number(bench["stats"].get(key), f"{where}.stats.{key}")
+        rounds = bench["stats"].get("rounds")
+        if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+            raise InputFileError(f"{where}.stats.rounds: expected a positive integer, got {rounds!r}")
+        info = bench.get("extra_info", {})
+        if not isinstance(info, dict):
+            raise InputFileError(f"{where}.extra_info: expected a mapping")
+        for key in ("mixed_ms", "fp32_ms"):
+            if key in info:
+                if not isinstance(info[key], list):
+                    raise InputFileError(f"{where}.extra_info.{key}: expected a list of milliseconds")
+                for round_index, value in enumerate(info[key]):
+                    _number(value, f"{where}.extra_info.{key}[{round_index}]", minimum=1e-12)
+    machine = data.get("machine_info", {})
+    if not isinstance(machine, dict) or not isinstance(machine.get("cpu", {}), dict):
+        raise InputFileError(f"{path}: machine_info: expected a mapping (with a 'cpu' mapping)")
     return data
 
 
@@ -93,9 +130,9 @@ def write_table(table: pd.DataFrame, out: Path, stem: str, title: str, notes: st
     """Write ``stem``.csv and ``stem``.md (a pipe table with a title and notes)."""
     out.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = out / f"{stem}.csv", out / f"{stem}.md"
-    table.to_csv(csv_path, index=False, float_format="%.3f")
+    write_csv(table, csv_path, index=False, float_format="%.3f")
     markdown = table.to_markdown(index=False, floatfmt=".3f") if len(table) else "(no results)"
-    md_path.write_text(f"# {title}\n\n{notes}\n\n{markdown}\n")
+    write_text(md_path, f"# {title}\n\n{notes}\n\n{markdown}\n")
     return [md_path, csv_path]
 
 

@@ -15,15 +15,23 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from csconform.pytest_plugin import DEFAULT_ENGINE
+from csconform.adapters.triage import read_expected_failures
+from csconform.interface.load import check_module_name
+from csconform.output_guard import write_text
+from csconform.pytest_plugin import engine_name
 from csconform.report.conformance import level_lines, matrix_frame, run_conformance, selected, summary_line
 from csconform.spec.verdict import BINDING_LEVELS
 
 
 def check(args: argparse.Namespace) -> int:
-    engine = args.engine or os.environ.get("CSCONFORM_ENGINE", DEFAULT_ENGINE)
+    engine = check_module_name(engine_name(args.engine))
     areas = args.area or ()
-    matrix = selected(run_conformance(engine, areas=areas, echo=args.verbose), areas)
+    expected = args.expected_failures or os.environ.get("CSCONFORM_EXPECTED_FAILURES") or None
+    pytest_args: list[str] = []
+    if expected:
+        read_expected_failures(Path(expected))  # refused here, before the suite starts, if malformed
+        pytest_args += ["--expected-failures", str(Path(expected).resolve())]
+    matrix = selected(run_conformance(engine, areas=areas, pytest_args=pytest_args, echo=args.verbose), areas)
     frame = matrix_frame(matrix)
     binding = set(frame.loc[frame["level"].isin(BINDING_LEVELS), "rule"])
     if args.failed_only:
@@ -38,8 +46,7 @@ def check(args: argparse.Namespace) -> int:
     if matrix.get("checked_elsewhere"):
         print(f"not in this selection, checked by other areas' files: {', '.join(matrix['checked_elsewhere'])}")
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(matrix, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        write_text(args.json, json.dumps(matrix, indent=2, sort_keys=True) + "\n", "--json")
     failed = any(entry["outcome"] == "failed" and rule in binding for rule, entry in matrix["rules"].items())
     return 1 if failed else 0
 
@@ -48,7 +55,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("check", help="run the conformance suite against an implementation")
     parser.add_argument("--engine", help="implementation under test (default: $CSCONFORM_ENGINE or csconform.engine)")
     parser.add_argument("--area", action="append", help="only this area's checks (repeatable), e.g. grad_scaler")
+    parser.add_argument(
+        "--expected-failures",
+        metavar="FILE",
+        help="ids the implementation is known to fail: a triage YAML file or a text file of ids "
+        "(default: $CSCONFORM_EXPECTED_FAILURES)",
+    )
     parser.add_argument("--json", metavar="PATH", help="also write the matrix as JSON")
     parser.add_argument("--failed-only", action="store_true", help="print only the failed rules")
     parser.add_argument("--verbose", "-v", action="store_true", help="show pytest's own output")
-    parser.set_defaults(handler=check)
+    parser.set_defaults(handler=check, reads=("expected_failures",), writes={"json": {}})

@@ -13,15 +13,20 @@ that fails makes it exit 1.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 
-from csconform.pytest_plugin import DEFAULT_ENGINE
-from csconform.report.sections import SECTIONS, ReportOptions, SectionResult, render_report
+from csconform.arguments import positive_seconds
+from csconform.interface.load import check_module_name
+from csconform.pytest_plugin import engine_name
+from csconform.report import sections
+from csconform.report.sections import ReportOptions, SectionResult, render_report
 
-PARTS = tuple(section.name for section in SECTIONS)
+
+def part_names() -> tuple[str, ...]:
+    """What --skip takes: the sections' names, read when asked (a test may swap the sections)."""
+    return tuple(section.name for section in sections.SECTIONS)
 
 
 def _progress(result: SectionResult) -> None:
@@ -41,7 +46,7 @@ def report(args: argparse.Namespace) -> int:
 
     options = ReportOptions(
         out=Path(args.out),
-        engine=args.engine or os.environ.get("CSCONFORM_ENGINE", DEFAULT_ENGINE),
+        engine=check_module_name(engine_name(args.engine)),
         benchmark_json=Path(args.benchmark_json) if args.benchmark_json else None,
         ispd_time_limit_s=args.ispd_time_limit,
     )
@@ -66,9 +71,9 @@ def report(args: argparse.Namespace) -> int:
 
 def _parts(text: str) -> list[str]:
     parts = [p.strip() for p in text.split(",") if p.strip()]
-    unknown = [p for p in parts if p not in PARTS]
+    unknown = [p for p in parts if p not in part_names()]
     if unknown:
-        raise argparse.ArgumentTypeError(f"unknown part(s) {', '.join(unknown)}; parts: {', '.join(PARTS)}")
+        raise argparse.ArgumentTypeError(f"unknown part(s) {', '.join(unknown)}; parts: {', '.join(part_names())}")
     return parts
 
 
@@ -78,11 +83,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--out", default="reports", help="report folder (default reports/)")
     parser.add_argument("--engine", help="implementation under test (default: $CSCONFORM_ENGINE or csconform.engine)")
-    parser.add_argument("--skip", type=_parts, default=[], help=f"comma-separated parts to skip: {', '.join(PARTS)}")
+    parser.add_argument(
+        "--skip", type=_parts, default=[], help=f"comma-separated parts to skip: {', '.join(part_names())}"
+    )
     parser.add_argument(
         "--benchmark-json", help="pytest-benchmark JSON (default: OUT/benchmarks.json, from tox -e bench)"
     )
     parser.add_argument(
-        "--ispd-time-limit", type=float, default=60.0, help="seconds per ISPD 2020 instance (default 60)"
+        "--ispd-time-limit", type=positive_seconds, default=60.0, help="seconds per ISPD 2020 instance (default 60)"
     )
-    parser.set_defaults(handler=report)
+    parser.set_defaults(handler=report, reads=("benchmark_json",), writes_into=("out",))

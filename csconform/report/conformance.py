@@ -16,15 +16,18 @@ import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from csconform.conformance import SUITE_DIR
-from csconform.errors import CsConformError, InvalidInputError
+from csconform.errors import CsConformError, InputFileError, InvalidInputError
+from csconform.output_guard import write_csv, write_text
 from csconform.spec import LEVELS, Spec, load_spec
 from csconform.spec.verdict import BINDING_LEVELS, conforms, levels_summary
 
 OUTCOMES = ("passed", "failed", "xfailed", "unsupported", "skipped", "pending")
+STOPPED_EXIT_CODES = (2, 3, 4)  # pytest: interrupted (a collection error too), internal error, usage error
 SUITE_INI = """\
 [pytest]
 xfail_strict = false
@@ -82,13 +85,57 @@ def run_conformance(
             for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
                 environment[variable] = str(blas_threads)
         completed = subprocess.run(command, env=environment, capture_output=not echo, text=True, check=False)
+        detail = "" if echo else (completed.stdout[-2000:] + completed.stderr[-2000:])
         if not matrix_path.is_file():
-            detail = "" if echo else (completed.stdout[-2000:] + completed.stderr[-2000:])
+            refusal = _csconform_refusal(completed.stderr or "")
+            if refusal:  # the plugin refused the engine or the expected failures: say why, in one line
+                raise CsConformError(refusal)
             raise CsConformError(
                 f"the conformance run against {engine!r} produced no matrix (pytest exit {completed.returncode})"
                 + (f":\n{detail}" if detail else "")
             )
+        if completed.returncode in STOPPED_EXIT_CODES:  # e.g. a collection error: its matrix says nothing ran
+            raise CsConformError(
+                f"the conformance run against {engine!r} stopped before running its tests (pytest exit "
+                f"{completed.returncode})" + (f":\n{detail}" if detail else "")
+            )
         return json.loads(matrix_path.read_text(encoding="utf-8"))
+
+
+def check_matrix(matrix: Any, source: str, hint: str = "") -> dict:
+    """``matrix`` if it has the shape the plugin writes (what the tables read), else InputFileError."""
+    where = f"{source}: not a conformance matrix with per-level results" + (f" ({hint})" if hint else "")
+    if not isinstance(matrix, dict) or not isinstance(matrix.get("rules"), dict):
+        raise InputFileError(f"{where}: no 'rules' mapping")
+    if not isinstance(matrix.get("engine"), str) or not isinstance(matrix.get("levels"), dict):
+        raise InputFileError(f"{where}: no 'engine' or 'levels'")
+    for rule_id, entry in matrix["rules"].items():
+        if not isinstance(entry, dict) or entry.get("outcome") not in (*OUTCOMES, "inconclusive"):
+            raise InputFileError(f"{where}: rules.{rule_id}: expected an outcome of {', '.join(OUTCOMES)}")
+        if isinstance(entry.get("tests"), bool) or not isinstance(entry.get("tests"), int):
+            raise InputFileError(f"{where}: rules.{rule_id}.tests: expected a number of tests")
+    for level in LEVELS:
+        entry = matrix["levels"].get(level)
+        if (
+            not isinstance(entry, dict)
+            or not all(
+                isinstance(entry.get(key), int) and not isinstance(entry.get(key), bool)
+                for key in ("applicable", "passed")
+            )
+            or not isinstance(entry.get("outcomes"), dict)
+        ):
+            raise InputFileError(f"{where}: levels.{level}: expected applicable, passed and outcomes")
+    return matrix
+
+
+def _csconform_refusal(stderr: str) -> str | None:
+    """The plugin's own refusal (``ERROR: csconform: ...``) in pytest's stderr, joined into one line."""
+    lines = stderr.splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith("ERROR: csconform"):
+            rest = [text.strip() for text in lines[index + 1 : index + 4] if text.startswith("  ")]
+            return " ".join([line.removeprefix("ERROR: csconform: "), *rest])
+    return None
 
 
 def selected(matrix: dict, areas: Sequence[str], spec: Spec | None = None) -> dict:
@@ -135,6 +182,21 @@ def matrix_frame(matrix: dict, spec: Spec | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=MATRIX_COLUMNS)
 
 
+STAMP_DIGITS = 16  # of the spec's sha256 shown on a page (the JSON keeps all 64)
+
+
+def provenance(matrix: dict) -> str:
+    """What the matrix describes: the implementation and its version, the csconform version that judged
+    it and the spec (its sha256 and how many rules are in force)."""
+    implementation = matrix.get("implementation", {}).get("name") or matrix["engine"]
+    if "spec_sha256" not in matrix:
+        return f"`{matrix['engine']}` ({implementation}); no csconform version or spec recorded (an older matrix)"
+    return (
+        f"`{matrix['engine']}` ({implementation}), judged by csconform {matrix['csconform']} against the spec "
+        f"with sha256 {matrix['spec_sha256'][:STAMP_DIGITS]} ({matrix['spec_rules']} rules in force)"
+    )
+
+
 def summary_line(matrix: dict) -> str:
     counts = Counter(entry["outcome"] for entry in matrix["rules"].values())
     parts = [f"{counts[o]} {o}" for o in OUTCOMES if counts[o]]
@@ -149,8 +211,11 @@ def level_lines(matrix: dict) -> list[str]:
     lines = []
     for level in LEVELS:
         entry = levels[level]
-        outcomes = ", ".join(f"{n} {o}" for o, n in entry["outcomes"].items())
         role = "binding" if level in BINDING_LEVELS else "informative"
+        if not entry["outcomes"]:  # a run of some areas may hold no rule of a level
+            lines.append(f"  {level} ({role}): no {level} rule in this run")
+            continue
+        outcomes = ", ".join(f"{n} {o}" for o, n in entry["outcomes"].items())
         lines.append(
             f"  {level} ({role}): {entry['passed']} of {entry['applicable']} applicable rules pass ({outcomes})"
         )
@@ -176,12 +241,13 @@ def write_conformance_report(out_dir: Path, matrix: dict) -> list[Path]:
     frame = matrix_frame(matrix, spec)
     areas = area_frame(matrix, spec)
     json_path, csv_path, md_path = (out_dir / f"conformance.{ext}" for ext in ("json", "csv", "md"))
-    json_path.write_text(json.dumps(matrix, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    frame.to_csv(csv_path, index=False)
-    areas.to_csv(out_dir / "conformance_by_area.csv", index=False)
-    md_path.write_text(
+    write_text(json_path, json.dumps(matrix, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_csv(frame, csv_path, index=False)
+    write_csv(areas, out_dir / "conformance_by_area.csv", index=False)
+    write_text(
+        md_path,
         "# Conformance matrix\n\n"
-        f"Implementation under test: `{matrix['engine']}`. {summary_line(matrix)}.\n\n"
+        f"Implementation under test: {provenance(matrix)}. {summary_line(matrix)}.\n\n"
         "A rule passes only when all of its tests pass; `pending` rules are not checkable yet.\n\n"
         "## By area\n\n"
         + tabulate(areas.values.tolist(), headers=list(areas.columns), tablefmt="github")

@@ -14,7 +14,6 @@ Run as ``python -m csconform.report.cstorch --out reports`` (the tox env does), 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -22,10 +21,12 @@ import pandas as pd
 from csconform.adapters.triage import Triage, load_triage
 from csconform.conformance import SUITE_DIR
 from csconform.errors import CsConformError
-from csconform.report.conformance import OUTCOMES, matrix_frame, summary_line
+from csconform.output_guard import write_csv, write_text
+from csconform.report.conformance import OUTCOMES, check_matrix, matrix_frame, provenance, summary_line
 from csconform.spec import LEVELS, Spec, load_spec
 from csconform.spec.traceability import rules_by_test
 from csconform.spec.verdict import BINDING_LEVELS, conforms
+from csconform.user_files import read_json
 
 MATRIX_FILE = "conformance_cstorch.json"
 REFERENCE_MATRIX_FILE = "conformance.json"
@@ -35,13 +36,8 @@ PRODUCED_BY = "tox -e cstorch (installs cerebras-pytorch 2.10.0 in its own envir
 
 def read_matrix(path: Path) -> dict:
     """A matrix JSON the plugin wrote; anything else is a clear error."""
-    try:
-        matrix = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise CsConformError(f"{path}: not a readable conformance matrix ({error})") from error
-    if not isinstance(matrix, dict) or not isinstance(matrix.get("rules"), dict) or "levels" not in matrix:
-        raise CsConformError(f"{path}: not a conformance matrix with per-level results (rerun: {PRODUCED_BY})")
-    return matrix
+    matrix = read_json(path, what="conformance matrix (JSON)")
+    return check_matrix(matrix, str(path), f"rerun: {PRODUCED_BY}")
 
 
 def triaged_rules(triage: Triage, spec: Spec) -> dict[str, list[str]]:
@@ -141,12 +137,13 @@ def write_cstorch_report(out_dir: Path, triage_path: Path = TRIAGE_FILE) -> list
     )
     verdict = "conforms" if conforms(matrix["levels"]) else "does not conform"
     csv_path, md_path = out_dir / "conformance_cstorch.csv", out_dir / "conformance_cstorch.md"
-    rules.to_csv(csv_path, index=False)
-    levels.to_csv(out_dir / "conformance_cstorch_levels.csv", index=False)
-    md_path.write_text(
+    write_csv(rules, csv_path, index=False)
+    write_csv(levels, out_dir / "conformance_cstorch_levels.csv", index=False)
+    write_text(
+        md_path,
         f"# Conformance of {release}\n\n"
-        f"The vendor's package on its CPU backend, through `csconform.adapters.cstorch` "
-        f"({triage.implementation}). {summary_line(matrix)}. On the binding levels (documented, public) "
+        f"The vendor's package on its CPU backend, through {provenance(matrix)}; triaged for "
+        f"{triage.implementation}. {summary_line(matrix)}. On the binding levels (documented, public) "
         f"it {verdict}, counting its expected failures (`xfailed`: triaged departures from its own "
         "documents, and reference choices it makes otherwise) as not passing. Produced by "
         f"`{PRODUCED_BY.split(' (')[0]}`; the reference engine's column is `{REFERENCE_MATRIX_FILE}`"
@@ -154,7 +151,9 @@ def write_cstorch_report(out_dir: Path, triage_path: Path = TRIAGE_FILE) -> list
         "`unsupported`: the capability or target is not in the package, or cannot be observed on its CPU "
         "backend (the reason is in the rule's row). `emulated`: the rule was driven through the adapter's "
         "emulation of the CS backend's duties around a component (see the adapter's README).\n\n"
-        "## Per level\n\n" + _table(levels) + "\n\n"
+        "## Per level\n\n"
+        + _table(levels)
+        + "\n\n"
         + expectations_section(matrix)
         + "## Triage: every disagreement, with its verdict and evidence\n\n"
         "Paths are relative to site-packages. *departs-from-docs*: the package does not do what its own "

@@ -24,6 +24,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
 from csconform.errors import InvalidInputError  # noqa: E402
+from csconform.output_guard import save_figure, write_csv, write_text
 from csconform.perf import check, ispd  # noqa: E402
 
 INSTANCE_DIR_VARIABLE = "CSCONFORM_ISPD_DIR"
@@ -118,7 +119,7 @@ def placement_map(solution: ispd.IspdSolution, path: Path) -> Path:
     mappable = plt.cm.ScalarMappable(cmap=colours, norm=plt.Normalize(0, 1))
     figure.colorbar(mappable, ax=axes, label="kernel time / slowest kernel time")
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    save_figure(figure, path, dpi=120)
     plt.close(figure)
     return path
 
@@ -135,7 +136,7 @@ def ratio_chart(table: pd.DataFrame, path: Path) -> Path:
     axes.set_ylabel("bound / achieved")
     axes.legend(fontsize=8, loc="lower right")
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    save_figure(figure, path, dpi=120)
     plt.close(figure)
     return path
 
@@ -197,8 +198,8 @@ def write_ispd_report(out: Path, time_limit_s: float = 20.0, directory: Path | N
     solutions = solve_all(directory or instance_dir(), time_limit_s)
     table = ispd_table(solutions)
     written = [out / "ispd2020.csv", out / "ispd2020.md"]
-    table.to_csv(written[0], index=False)
-    written[1].write_text(markdown(table, time_limit_s), encoding="utf-8")
+    write_csv(table, written[0], index=False)
+    write_text(written[1], markdown(table, time_limit_s), encoding="utf-8")
     written.append(ratio_chart(table, figures / "ispd_ratios.png"))
     for solution in solutions:
         if solution.instance.name in MAP_INSTANCES:

@@ -1,16 +1,24 @@
-"""How many bugs the conformance suite catches: the mutation-testing table (``tox -e mutation``).
+"""How many bugs the tests catch: the mutation-testing tables (``tox -e mutation``).
 
-mutmut mutates the reference engine's numerics and runtime modules (``[tool.mutmut]`` in
-pyproject.toml) and runs, for every mutant, the conformance tests that call the mutated function.
-Two steps turn its results into the published table:
+Two suites of mutants, each with a mutmut configuration of its own:
+
+* ``engine``: the reference engine's numerics and runtime modules (``[tool.mutmut]`` in
+  pyproject.toml), killed by the conformance suite, the tests a runtime builder runs;
+* ``judge``: the code that turns test outcomes into verdicts and pages — the matrix, the level
+  verdicts, the report tables, the calibration (``tests/mutation/judge.toml``, run in
+  ``mutation-judge/`` by ``tests/mutation/judge.py``), killed by the harness's unit and meta tests.
+
+For every mutant mutmut runs the selected tests that call the mutated function. Two steps turn its
+results into the published tables:
 
 * ``export_results`` (needs mutmut; run by the tox env after ``mutmut run``) reads mutmut's
-  per-module result files under ``mutants/`` and writes ``reports/mutation.json``: every mutant's
-  status, and for each survivor (or mutant no test reached) the lines it changes;
-* ``write_mutation_report`` (no mutmut needed; also a section of ``csconform report``) joins that
-  file with the triage list ``tests/mutation/equivalent.yaml`` and writes ``mutation.md`` and
-  ``mutation.csv``: per module, mutants, killed, timed out, survived, equivalent and the kill rate
-  over the non-equivalent mutants.
+  per-module result files under ``mutants/`` and writes the suite's results file
+  (``reports/mutation.json``, ``reports/mutation_judge.json``): every mutant's status, the tests
+  that were selected, and for each survivor (or mutant no test reached) the lines it changes;
+* ``write_mutation_report`` (no mutmut needed; also a section of ``csconform report``) joins those
+  files with the triage list ``tests/mutation/equivalent.yaml`` and writes ``mutation.md`` and one
+  CSV per suite (``mutation.csv``, ``mutation_judge.csv``): per module, mutants, killed, timed out,
+  survived, equivalent and the kill rate over the non-equivalent mutants.
 
 A triage entry names a mutant by mutmut's stable id (``module.x_function__mutmut_7``) and repeats the
 change it makes; an entry whose change no longer matches (the function was edited, so the numbering
@@ -22,17 +30,56 @@ from __future__ import annotations
 import argparse
 import json
 from collections import Counter
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from csconform.errors import InvalidInputError
+from csconform.errors import InputFileError, InvalidInputError
+from csconform.output_guard import write_csv, write_text
 from csconform.spec.yaml_io import read_yaml
+from csconform.user_files import read_json
 
-RESULTS_FILE = "mutation.json"
-KILL_RATE_GOAL = 0.90
+
+@dataclass(frozen=True)
+class Suite:
+    """One mutmut configuration: what it mutates, which tests kill it, where its results go."""
+
+    name: str
+    results_file: str
+    csv_file: str
+    title: str
+    mutated: str  # what the mutants are mutants of
+    tests: str  # which tests mutmut selects (the page quotes the configuration when the results do)
+    kill_rate_goal: float
+    clean_run: str  # what `tox -e mutation` does for this suite (its results in one clean run)
+
+
+ENGINE = Suite(
+    "engine",
+    "mutation.json",
+    "mutation.csv",
+    "The reference engine, against the conformance suite",
+    "the reference engine's numerics and runtime modules",
+    "the conformance tests (csconform/conformance, ci hypothesis profile)",
+    0.90,
+    "it deletes mutants/, runs every mutant with one worker and exports reports/mutation.json",
+)
+JUDGE = Suite(
+    "judge",
+    "mutation_judge.json",
+    "mutation_judge.csv",
+    "The judge, against the harness's unit and meta tests",
+    "the judge: the matrix and the level verdicts, the report tables and the calibration",
+    "the unit and meta tests of tests/mutation/judge.toml (ci hypothesis profile)",
+    0.95,
+    "after the engine, python tests/mutation/judge.py --clean deletes mutation-judge/mutants/, runs every mutant "
+    "with one worker, and the judge's results are exported to reports/mutation_judge.json",
+)
+SUITES = (ENGINE, JUDGE)
+RESULTS_FILE = ENGINE.results_file
 # mutmut statuses folded into the table's columns (timeouts count as caught: the mutant hung)
 STATUS_COLUMNS = {"killed": "killed", "timeout": "timed_out", "survived": "survived", "no tests": "no_tests"}
 UNTRIAGED = ("survived", "no tests", "suspicious", "segfault")
@@ -68,6 +115,11 @@ TRIAGE_KINDS = {
     ),
     "state": ("unspecified", "an observable difference that no rule states (each entry names it)"),
     "internal": ("unspecified", "code no conformance test can reach through the engine interface the spec defines"),
+    "prose": (
+        "unspecified",
+        "only the wording or letter case of a page's explanatory prose or a command's help changes; every number, "
+        "table, heading and link stays (the judge's pages)",
+    ),
     "scale": (
         "out_of_reach",
         "a difference a rule states, but visible only for models of tens of GB, more than the NumPy reference "
@@ -76,7 +128,7 @@ TRIAGE_KINDS = {
 }
 NOT_RUN_NOTE = (
     "Not run yet: run `tox -e mutation` (one worker; hours on a shared two-core machine) to produce "
-    "`reports/mutation.json`."
+    "`reports/mutation.json` (the engine) and `reports/mutation_judge.json` (the judge)."
 )
 
 
@@ -94,8 +146,8 @@ def _change_lines(diff: str) -> str:
     return " / ".join(line[0] + " " + line[1:].strip() for line in lines)
 
 
-def export_results(project_dir: Path, out: Path, run: str | None = None) -> Path:
-    """Write ``out/mutation.json`` from mutmut's results under ``project_dir/mutants``.
+def export_results(project_dir: Path, out: Path, run: str | None = None, suite: Suite = ENGINE) -> Path:
+    """Write the suite's results file in ``out`` from mutmut's results under ``project_dir/mutants``.
 
     ``run`` says how those results were produced when it was not one clean ``tox -e mutation`` (for
     example a resumed run of some modules); the page quotes it instead of claiming a clean run.
@@ -103,6 +155,7 @@ def export_results(project_dir: Path, out: Path, run: str | None = None) -> Path
     import os
 
     import mutmut
+    from mutmut.configuration import config, reset_config
     from mutmut.mutation.data import SourceFileMutationData
     from mutmut.mutation.diff_apply import get_diff_for_mutant
     from mutmut.stats import status_by_exit_code
@@ -110,7 +163,9 @@ def export_results(project_dir: Path, out: Path, run: str | None = None) -> Path
 
     previous = Path.cwd()
     os.chdir(project_dir)  # mutmut reads its configuration and mutants/ relative to the project
+    reset_config()
     try:
+        selection = list(config().pytest_add_cli_args_test_selection)
         mutants = []
         for path in sorted(walk_mutatable_files()):
             data = SourceFileMutationData(path=path)
@@ -123,18 +178,21 @@ def export_results(project_dir: Path, out: Path, run: str | None = None) -> Path
                 mutants.append(entry)
     finally:
         os.chdir(previous)
+        reset_config()
     if not mutants:
         raise InvalidInputError(f"no mutmut results under {project_dir / 'mutants'}: run `mutmut run` first")
     results = {
         "tool": f"mutmut {mutmut.__version__}",
+        "suite": suite.name,
+        "tests": selection,
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "mutants": mutants,
     }
     if run:
         results["run"] = run
     out.mkdir(parents=True, exist_ok=True)
-    target = out / RESULTS_FILE
-    target.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    target = out / suite.results_file
+    write_text(target, json.dumps(results, indent=1) + "\n", encoding="utf-8")
     return target
 
 
@@ -148,14 +206,16 @@ def _module_of(mutant_id: str) -> str:
 
 def load_results(path: Path) -> dict[str, Any] | None:
     """The exported results, or None when there are none yet."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not Path(path).exists():
         return None
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"{path}: not valid JSON (line {exc.lineno}): {exc.msg}") from exc
+    data = read_json(path, what="mutation result file (JSON)")
     if not isinstance(data, dict) or not isinstance(data.get("mutants"), list):
         raise InvalidInputError(f"{path}: not a csconform mutation result file (no 'mutants' list)")
+    for index, mutant in enumerate(data["mutants"]):
+        if not isinstance(mutant, dict) or not all(
+            isinstance(mutant.get(key), str) for key in ("id", "status", "module")
+        ):
+            raise InputFileError(f"{path}: mutants[{index}]: expected a mutant with id, status and module")
     return data
 
 
@@ -163,7 +223,7 @@ def load_triage(path: Path) -> dict[str, dict[str, str]]:
     """The triage list: mutant id -> {kind, change, reason}; an absent file is an empty list."""
     if not path.is_file():
         return {}
-    data = read_yaml(path) or {}
+    data = read_yaml(path, error=InputFileError) or {}
     if not isinstance(data, dict):
         raise InvalidInputError(f"{path}: expected a mapping of mutant id -> triage entry")
     for mutant_id, entry in data.items():
@@ -229,43 +289,71 @@ def module_table(classified: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _markdown(results: dict[str, Any], table: pd.DataFrame, classified: list[dict[str, Any]], stale: list[str]) -> str:
+def _suite_section(suite: Suite, results: dict[str, Any] | None, table: pd.DataFrame | None) -> list[str]:
+    """The suite's heading, what was mutated and run, its table against its goal, how it was produced."""
+    lines = [f"## {suite.title}", ""]
+    if results is None or table is None:
+        return [
+            *lines,
+            f"Not run yet: run `tox -e mutation` to produce reports/{suite.results_file}.",
+            "",
+        ]
     modules = table[table["module"] != "total"]
-    below = modules[modules["kill_rate"] < KILL_RATE_GOAL]["module"].tolist()
+    below = modules[modules["kill_rate"] < suite.kill_rate_goal]["module"].tolist()
     incomplete = modules[modules["not_run"] > 0]["module"].tolist()
     goal = (
-        f"Every module meets the goal of {KILL_RATE_GOAL:.0%} of non-equivalent mutants killed."
+        f"Every module meets the goal of {suite.kill_rate_goal:.0%} of judged mutants killed."
         if not below
-        else f"Below the goal of {KILL_RATE_GOAL:.0%}: {', '.join(below)}."
+        else f"Below the goal of {suite.kill_rate_goal:.0%}: {', '.join(below)}."
     )
     if incomplete:
         goal += f" Not every mutant was run in: {', '.join(incomplete)} (not_run); their rates cover the run ones."
-    lines = [
-        "# Mutation testing: how many bugs the conformance suite catches",
-        "",
-        f"{results['tool']} mutated the reference engine's numerics and runtime modules and ran, for each "
-        "mutant, the conformance tests (csconform/conformance, ci hypothesis profile) that call the mutated "
-        f"function; results of {results['generated']}. killed: a test failed; timed_out: the tests hung "
-        "(counted as caught); survived: every test passed; no_tests: no conformance test calls the "
-        "function; equivalent: a survivor triaged in tests/mutation/equivalent.yaml as computing exactly "
-        "what the original computes; unspecified: a survivor triaged there as changing only behaviour that "
-        "no rule of the spec states (error-message wording, NumPy warnings, code outside the engine "
-        "interface), which a conformance check must not demand; out_of_reach: a survivor triaged there as "
-        "changing what a rule states, but only for models larger than a test can hold (counted as not killed); "
-        "other: suspicious or crashed; not_run: not tested in this run (left out of both rates). "
-        "kill_rate = (killed + timed_out) / (mutants - not_run - equivalent - unspecified), the rate the goal is "
-        "judged on; kill_rate_strict counts the unspecified ones as survivors too. " + goal,
+    tests = (
+        f"the tests of {', '.join(results['tests'])} (ci hypothesis profile)" if results.get("tests") else suite.tests
+    )
+    produced = (
+        f"How these results were produced: {results['run']}"
+        if results.get("run")
+        else f"Produced by `tox -e mutation` in one clean run: {suite.clean_run}."
+    )
+    return [
+        *lines,
+        f"{results['tool']} mutated {suite.mutated} and ran, for each mutant, {tests} that call the mutated "
+        f"function; results of {results['generated']}. " + goal,
         "",
         table.to_markdown(index=False, floatfmt=".3f"),
         "",
-        (
-            f"How these results were produced: {results['run']}"
-            if results.get("run")
-            else "Produced by `tox -e mutation` (a clean run: it deletes mutants/, runs every mutant with one "
-            "worker, exports reports/mutation.json and draws this page)."
-        )
-        + " After editing the triage list, `python -m csconform.report.mutation --no-export --out reports` "
-        "redraws the page from that file.",
+        produced,
+        "",
+    ]
+
+
+def _markdown(
+    sections: list[tuple[Suite, dict[str, Any] | None, pd.DataFrame | None]],
+    classified: list[dict[str, Any]],
+    stale: list[str],
+    waiting: int,
+) -> str:
+    lines = [
+        "# Mutation testing: how many bugs the tests catch",
+        "",
+        "mutmut plants one small bug (a mutant) at a time and runs, for each, the selected tests that call the "
+        "mutated function. Columns: killed: a test failed; timed_out: the tests hung (counted as caught); survived: "
+        "every test passed; no_tests: no selected test calls the function; equivalent: a survivor triaged in "
+        "tests/mutation/equivalent.yaml as computing exactly what the original computes; unspecified: a survivor "
+        "triaged there as changing only behaviour that no rule of the spec states (error-message wording, NumPy "
+        "warnings, code outside the engine interface), which a check must not demand; out_of_reach: a survivor "
+        "triaged there as changing what a rule states, but only for models larger than a test can hold (counted as "
+        "not killed); other: suspicious or crashed; not_run: not tested in this run (left out of both rates). "
+        "kill_rate = (killed + timed_out) / (mutants - not_run - equivalent - unspecified), the rate the goal is "
+        "judged on; kill_rate_strict counts the unspecified ones as survivors too.",
+        "",
+    ]
+    for suite, results, table in sections:
+        lines += _suite_section(suite, results, table)
+    lines += [
+        "After editing the triage list, `python -m csconform.report.mutation --no-export --out reports` redraws "
+        "this page from the results files.",
         "",
         "## Triaged survivors by kind",
         "",
@@ -275,7 +363,6 @@ def _markdown(results: dict[str, Any], table: pd.DataFrame, classified: list[dic
     open_mutants = [m for m in classified if m["class"] in UNTRIAGED]
     lines += ["", f"## Not killed and not triaged ({len(open_mutants)})", ""]
     lines += [f"- `{m['id']}` ({m['class']}): `{m['change']}`" for m in open_mutants] or ["None."]
-    waiting = sum(m["triage_waits"] for m in classified)
     lines += ["", f"## Stale triage entries ({len(stale)})", ""]
     if waiting:
         lines += [f"{waiting} more triage entries name mutants not run here; they apply again once those run.", ""]
@@ -285,28 +372,56 @@ def _markdown(results: dict[str, Any], table: pd.DataFrame, classified: list[dic
     return "\n".join(lines) + "\n"
 
 
-def write_mutation_report(out: Path, results_path: Path | None = None, triage_path: Path | None = None) -> list[Path]:
-    """Write ``mutation.md`` and ``mutation.csv`` (only a note saying how to produce them without results)."""
+def write_mutation_report(
+    out: Path, results_paths: dict[str, Path] | None = None, triage_path: Path | None = None
+) -> list[Path]:
+    """Write ``mutation.md`` and one CSV per suite with results (a page saying how to produce them without).
+
+    ``results_paths`` maps a suite's name to its results file (default: the suite's file in ``out``).
+    A triage entry applies to the suite whose results hold its module; one whose module is in no
+    results file waits for a run.
+    """
     out.mkdir(parents=True, exist_ok=True)
-    md_path, csv_path = out / "mutation.md", out / "mutation.csv"
-    results = load_results(results_path or out / RESULTS_FILE)
-    if results is None:
-        md_path.write_text(f"# Mutation testing: how many bugs the conformance suite catches\n\n{NOT_RUN_NOTE}\n")
-        csv_path.unlink(missing_ok=True)
-        return [md_path]
-    classified, stale = classify(results, load_triage(triage_path or default_triage_path()))
-    table = module_table(classified)
-    table.to_csv(csv_path, index=False, float_format="%.3f")
-    md_path.write_text(_markdown(results, table, classified, stale), encoding="utf-8")
-    return [md_path, csv_path]
+    md_path = out / "mutation.md"
+    triage = load_triage(triage_path or default_triage_path())
+    sections: list[tuple[Suite, dict[str, Any] | None, pd.DataFrame | None]] = []
+    classified: list[dict[str, Any]] = []
+    stale: list[str] = []
+    judged_modules: set[str] = set()
+    written = [md_path]
+    for suite in SUITES:
+        csv_path = out / suite.csv_file
+        results = load_results((results_paths or {}).get(suite.name) or out / suite.results_file)
+        if results is None:
+            csv_path.unlink(missing_ok=True)
+            sections.append((suite, None, None))
+            continue
+        modules = {m["module"] for m in results["mutants"]}
+        judged_modules |= modules
+        suite_classified, suite_stale = classify(results, {k: v for k, v in triage.items() if _module_of(k) in modules})
+        table = module_table(suite_classified)
+        write_csv(table, csv_path, index=False, float_format="%.3f")
+        written.append(csv_path)
+        sections.append((suite, results, table))
+        classified += suite_classified
+        stale += suite_stale
+    if all(results is None for _, results, _ in sections):
+        write_text(md_path, f"# Mutation testing: how many bugs the tests catch\n\n{NOT_RUN_NOTE}\n", encoding="utf-8")
+        return written
+    waiting = sum(m["triage_waits"] for m in classified) + sum(_module_of(k) not in judged_modules for k in triage)
+    write_text(md_path, _markdown(sections, classified, stale, waiting), encoding="utf-8")
+    return written
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m csconform.report.mutation",
-        description="export mutmut's results to OUT/mutation.json and write OUT/mutation.{md,csv}",
+        description="export mutmut's results of a suite to OUT/mutation[_judge].json and write OUT/mutation.md",
     )
     parser.add_argument("--project", default=".", help="the directory mutmut ran in (holds mutants/)")
+    parser.add_argument(
+        "--suite", choices=[suite.name for suite in SUITES], default=ENGINE.name, help="whose results --project holds"
+    )
     parser.add_argument("--out", default="reports", help="report folder (default reports/)")
     parser.add_argument("--no-export", action="store_true", help="only rewrite the table from OUT/mutation.json")
     parser.add_argument(
@@ -315,7 +430,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = Path(args.out)
     if not args.no_export:
-        export_results(Path(args.project), out, run=args.run)
+        suite = next(suite for suite in SUITES if suite.name == args.suite)
+        export_results(Path(args.project), out, run=args.run, suite=suite)
     for path in write_mutation_report(out):
         print(path)
     return 0

@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from csconform.errors import CapacityError  # noqa: E402
+from csconform.output_guard import save_figure, write_csv, write_text
 from csconform.perf import hardware  # noqa: E402
 from csconform.perf.efficiency import calibration_record  # noqa: E402
 from csconform.perf.figures import pipeline_timeline, wafer_map  # noqa: E402
@@ -206,7 +207,7 @@ def _throughput_figure(frame: pd.DataFrame, out: Path) -> Path:
     axes.set_xticks(list(positions), labels, rotation=90, fontsize=6)
     axes.set_ylabel("samples/s (one system)")
     axes.set_title("Modeled throughput by model x wafer x mode (grey WSE-1, blue WSE-2, green WSE-3)", fontsize=9)
-    figure.savefig(out, dpi=110, bbox_inches="tight")
+    save_figure(figure, out, dpi=110, bbox_inches="tight")
     plt.close(figure)
     return out
 
@@ -233,7 +234,7 @@ def _scaling_figure(frame: pd.DataFrame, out: Path) -> Path:
         fontsize=9,
     )
     axes.legend(fontsize=7)
-    figure.savefig(out, dpi=110, bbox_inches="tight")
+    save_figure(figure, out, dpi=110, bbox_inches="tight")
     plt.close(figure)
     return out
 
@@ -248,7 +249,7 @@ def _kernel_figure(frame: pd.DataFrame, out: Path) -> Path:
     axes.set_ylabel("cycles per sample")
     axes.legend(fontsize=7)
     axes.set_title("BERT-large pipelined on WSE-2: per-kernel compute and fabric time", fontsize=9)
-    figure.savefig(out, dpi=110, bbox_inches="tight")
+    save_figure(figure, out, dpi=110, bbox_inches="tight")
     plt.close(figure)
     return out
 
@@ -273,7 +274,7 @@ def write_performance_reports(out_dir: Path) -> list[Path]:
     written: list[Path] = []
     for key, frame in tables.items():
         path = out_dir / f"performance_{key}.csv"
-        frame.to_csv(path, index=False)
+        write_csv(frame, path, index=False)
         written.append(path)
 
     written.append(_throughput_figure(tables["throughput"], figures / "performance_throughput.png"))
@@ -377,6 +378,6 @@ def write_performance_reports(out_dir: Path) -> list[Path]:
         "",
     ]
     markdown = out_dir / "performance.md"
-    markdown.write_text("\n".join(lines), encoding="utf-8")
+    write_text(markdown, "\n".join(lines), encoding="utf-8")
     written.append(markdown)
     return written + write_validation_report(out_dir)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from csconform.errors import CsConformError
+from csconform.output_guard import write_text
 
 SOURCE_CHECKOUT = "a source checkout of csconform (git clone, then python -m pip install -e '.[test]')"
 
@@ -128,11 +129,12 @@ def _benchmarks(options: ReportOptions) -> list[Path]:
 
 
 def _mutation_inputs(options: ReportOptions) -> list[Input]:
-    from csconform.report.mutation import RESULTS_FILE
+    from csconform.report.mutation import SUITES
 
-    path = options.out / RESULTS_FILE
+    paths = [options.out / suite.results_file for suite in SUITES]
     command = "tox -e mutation (hours on two cores)"
-    return [Input("mutmut's results exported as JSON", str(path), command, path.is_file())]
+    location = " and ".join(str(path) for path in paths)
+    return [Input("mutmut's results exported as JSON", location, command, any(path.is_file() for path in paths))]
 
 
 def _mutation(options: ReportOptions) -> list[Path]:
@@ -154,6 +156,30 @@ def _cstorch(options: ReportOptions) -> list[Path]:
     return write_cstorch_report(options.out)
 
 
+DIFFERENTIAL_PRODUCED_BY = (
+    "tox -e cstorch, or csconform diff --against csconform.adapters.cstorch --out DIR in an environment with "
+    "cerebras-pytorch 2.10.0"
+)
+
+
+def _differential_path(options: ReportOptions) -> Path:
+    from csconform.testing.differential.report import report_stem
+
+    return options.out / f"{report_stem('csconform.adapters.cstorch')}.json"
+
+
+def _differential_inputs(options: ReportOptions) -> list[Input]:
+    path = _differential_path(options)
+    description = "the differential run of cerebras.pytorch 2.10 against the reference engine"
+    return [Input(description, str(path), DIFFERENTIAL_PRODUCED_BY, path.is_file())]
+
+
+def _differential(options: ReportOptions) -> list[Path]:
+    from csconform.testing.differential.report import read_report, write_report_files
+
+    return write_report_files(options.out, read_report(_differential_path(options)))
+
+
 def _no_inputs(options: ReportOptions) -> list[Input]:
     return []
 
@@ -163,6 +189,13 @@ SECTIONS: tuple[Section, ...] = (
     # a background section: it runs after the conformance run, so its side-by-side table has our matrix
     Section(
         "cstorch", "Conformance of cerebras.pytorch 2.10.0", "conformance_cstorch", _cstorch_inputs, _cstorch, True
+    ),
+    Section(
+        "differential",
+        "Differential: cerebras.pytorch 2.10.0 against the reference engine",
+        "differential_cstorch",
+        _differential_inputs,
+        _differential,
     ),
     Section("performance", "Performance model", "performance", _no_inputs, _performance),
     Section("placement", "Cerebras ISPD 2020 kernel placement", "ispd2020", _placement_inputs, _placement),
@@ -178,7 +211,7 @@ SECTIONS: tuple[Section, ...] = (
 def notice_page(section: Section, out: Path, text: str) -> Path:
     """The page that stands in for a section that was not generated."""
     page = out / f"{section.page}.md"
-    page.write_text(f"# {section.title}\n\n{text}\n", encoding="utf-8")
+    write_text(page, f"# {section.title}\n\n{text}\n", encoding="utf-8")
     return page
 
 

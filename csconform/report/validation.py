@@ -21,6 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from csconform.output_guard import save_figure, write_csv, write_text
 from csconform.perf.calibrate import (  # noqa: E402
     Run,
     error,
@@ -271,7 +272,7 @@ def _parity_figure(frame: pd.DataFrame, out: Path) -> Path:
     axes.set_ylabel("predicted samples/s")
     axes.set_title("Calibrated model against 26 measured runs", fontsize=9)
     axes.legend(fontsize=7, loc="upper left")
-    figure.savefig(out, dpi=110, bbox_inches="tight")
+    save_figure(figure, out, dpi=110, bbox_inches="tight")
     plt.close(figure)
     return out
 
@@ -300,7 +301,7 @@ def _batch_figure(modes: pd.DataFrame, out: Path) -> Path:
     axes.set_ylabel("samples/s (one CS-2)")
     axes.set_title("BERT fine-tuning: the measured rise with batch is weight streaming's", fontsize=9)
     axes.legend(fontsize=6)
-    figure.savefig(out, dpi=110, bbox_inches="tight")
+    save_figure(figure, out, dpi=110, bbox_inches="tight")
     plt.close(figure)
     return out
 
@@ -322,7 +323,7 @@ def _scaling_figure(scaling: pd.DataFrame, out: Path) -> Path:
     right.set_ylabel("strong-scaling efficiency (fixed global batch)")
     left.legend(fontsize=6)
     figure.suptitle("Calibrated weight streaming on CS-2 (solid) and CS-3 (dashed) clusters", fontsize=9)
-    figure.savefig(out, dpi=110, bbox_inches="tight")
+    save_figure(figure, out, dpi=110, bbox_inches="tight")
     plt.close(figure)
     return out
 
@@ -358,7 +359,7 @@ def write_validation_report(out_dir: Path, cross_validate: bool = True) -> list[
     written: list[Path] = []
     for suffix, frame in tables.items():
         path = out_dir / f"performance_validation{suffix}.csv"
-        frame.to_csv(path, index=False)
+        write_csv(frame, path, index=False)
         written.append(path)
     written.append(_parity_figure(table, figures / "performance_validation_parity.png"))
     written.append(_batch_figure(modes, figures / "performance_validation_bert_batch.png"))
@@ -396,8 +397,8 @@ def write_validation_report(out_dir: Path, cross_validate: bool = True) -> list[
         f"calibration set ({record['data']['source']}; `csconform/perf/measured/`) from the hardware presets, "
         "the models' shapes and four fitted figures. Error = exp(mean |log(predicted / measured)|), the "
         "geometric mean of the ratio taken both ways. Regenerate with `csconform report --skip "
-        "conformance,placement,benchmarks`; refit with `csconform calibrate --write`; score other measured runs "
-        "(same CSV columns) with `csconform calibrate --evaluate RUNS.csv`.",
+        "conformance,placement,benchmarks`; refit with `csconform calibrate --write-shipped`; score other "
+        "measured runs (same CSV columns) with `csconform calibrate --evaluate RUNS.csv`.",
         "",
         *summary,
         "",
@@ -491,6 +492,6 @@ def write_validation_report(out_dir: Path, cross_validate: bool = True) -> list[
         "",
     ]
     markdown = out_dir / "performance_validation.md"
-    markdown.write_text("\n".join(lines), encoding="utf-8")
+    write_text(markdown, "\n".join(lines), encoding="utf-8")
     written.append(markdown)
     return written

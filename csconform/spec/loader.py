@@ -9,6 +9,7 @@ what ``csconform spec check`` prints.
 from __future__ import annotations
 
 import builtins
+import hashlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -282,6 +283,14 @@ def check_spec(specs_dir: Path | str | None = None) -> SpecReport:
     if problems.items:
         return SpecReport(None, problems.items)
     return SpecReport(Spec(tuple(a for a in areas if a is not None)))
+
+
+def spec_digest(specs_dir: Path | str | None = None) -> str:
+    """The sha256 of the spec files (every ``*.yaml``, by name): which spec a published matrix describes."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(specs_dir or default_specs_dir()).glob("*.yaml")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def load_spec(specs_dir: Path | str | None = None) -> Spec:

@@ -4,4 +4,6 @@
   configurations, gradients with injected inf/NaN).
 * :mod:`csconform.testing.grad_scaler`: a reference model of dynamic loss scaling and a
   ``RuleBasedStateMachine`` that checks an engine's ``amp.GradScaler`` against it.
+* :mod:`csconform.testing.differential`: the lockstep differential fuzzer behind ``csconform diff``
+  (two implementations, the same call sequences, every class of difference judged).
 """

@@ -18,6 +18,7 @@ import argparse
 import json
 from pathlib import Path
 
+from csconform import output_guard
 from csconform.errors import InvalidInputError
 from csconform.spec.loader import default_specs_dir, load_spec
 from csconform.spec.releases import load_catalogue
@@ -54,13 +55,6 @@ def steps_list(text: str) -> tuple[int, ...]:
     return steps
 
 
-def _refuse_overwriting(inputs: list[Path], *outputs: str | None) -> None:
-    resolved = {p.resolve() for p in inputs}
-    for output in outputs:
-        if output and output != "-" and Path(output).resolve() in resolved:
-            raise InvalidInputError(f"{output} is one of the files being validated; choose another output path")
-
-
 def _plot_paths(files: list[Path], plot: str | None) -> list[Path | None]:
     if plot is None:
         return [None] * len(files)
@@ -92,14 +86,24 @@ def _training(arguments: argparse.Namespace) -> TrainingOptions:
 def run(arguments: argparse.Namespace) -> int:
     """Handler of ``validate``: one verdict per file, a summary table for several, an exit status."""
     files = config_files(arguments.configs)
+    with output_guard.protect([("CONFIG", path) for path in files]):  # the files found in folders too
+        return _validate(arguments, files)
+
+
+def _validate(arguments: argparse.Namespace, files: list[Path]) -> int:
     json_out = arguments.json
-    _refuse_overwriting(files, json_out, arguments.plot)
+    if json_out and json_out != "-":
+        output_guard.check_output(json_out, "--json")
+    plot_paths = _plot_paths(files, arguments.plot)
+    for plot_path in plot_paths:
+        if plot_path is not None:
+            output_guard.check_output(plot_path, "--plot", suffixes=(".png",))
     specs_dir = default_specs_dir()
     spec = load_spec(specs_dir)
     catalogue = load_catalogue(specs_dir)
     lr_at = steps_list(arguments.lr_at) if arguments.lr_at else ()
     verdicts: list[Verdict] = []
-    for path, plot_path in zip(files, _plot_paths(files, arguments.plot), strict=True):
+    for path, plot_path in zip(files, plot_paths, strict=True):
         options = release_options(
             catalogue,
             arguments.release,
@@ -117,9 +121,7 @@ def run(arguments: argparse.Namespace) -> int:
         print(json.dumps(document, indent=2))
     else:
         if json_out:
-            out = Path(json_out)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+            output_guard.write_text(json_out, json.dumps(document, indent=2) + "\n", "--json")
         print("\n\n".join(render(v) for v in verdicts))
         if len(verdicts) > 1:
             print("\n" + table(verdicts))

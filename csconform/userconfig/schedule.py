@@ -20,6 +20,7 @@ import numpy as np
 
 from csconform.engine.optim import lr_scheduler as engine
 from csconform.errors import CsConformError, InvalidInputError
+from csconform.output_guard import save_figure
 from csconform.userconfig.description import SchedulerConfig
 from csconform.userconfig.package_api import package_api
 
@@ -203,6 +204,6 @@ def plot(schedule: Schedule, steps: int, path: Path, title: str) -> None:
         axes.set_title(title, fontsize=10)
         axes.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3))
         figure.tight_layout()
-        figure.savefig(path, dpi=120)
+        save_figure(figure, path, "--plot", dpi=120)
     finally:
         plt.close(figure)

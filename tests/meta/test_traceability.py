@@ -265,7 +265,28 @@ def test_stale_expectations_fail_a_run_spread_over_workers(project: pytest.Pytes
 def test_unknown_engine_is_a_clear_usage_error(project: pytest.Pytester) -> None:
     result = run(project, "--engine", "no_such_engine_module")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*cannot import engine 'no_such_engine_module'*"])
+    result.stderr.fnmatch_lines(["*cannot import the implementation 'no_such_engine_module'*"])
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["raise ValueError('broken at import')\n", "raise SystemExit(3)\n", "def f(:\n"],
+    ids=["value-error", "system-exit", "syntax-error"],
+)
+def test_an_engine_failing_while_imported_is_a_usage_error_not_an_internal_error(
+    project: pytest.Pytester, source: str
+) -> None:
+    project.makepyfile(failing_engine=source)
+    result = run(project, "--engine", "failing_engine")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*the implementation 'failing_engine' failed to import*failing_engine.py:1*"])
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+def test_an_empty_engine_name_is_refused(project: pytest.Pytester) -> None:
+    result = run(project, "--engine", "")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*dotted module path*"])
 
 
 def test_engine_without_the_interface_is_refused(project: pytest.Pytester) -> None:
@@ -414,6 +435,7 @@ def test_undeclared_capabilities_and_targets_are_unsupported_and_emulations_mark
     )
     matrix = json.loads((project.path / "m.json").read_text())
     assert matrix["implementation"] == {
+        "name": "cpu_engine",
         "capabilities": ["metrics"],
         "targets": ["cpu"],
         "emulations": {"metrics": "the metrics run beside a stand-in backend"},

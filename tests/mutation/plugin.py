@@ -10,7 +10,11 @@ faster without changing any verdict:
 * Hypothesis does not shrink a failing example: the derandomized ``ci`` examples are generated as
   always, but the search for the smallest failing one (which can take many seconds) is skipped.
 
-Loaded through ``pytest_add_cli_args`` in ``[tool.mutmut]`` (pyproject.toml), never in a normal run.
+It also leaves out the tests of the published reports/ folder (which mutmut's copy of the project
+does not hold): they check committed files, not the code being mutated.
+
+Loaded through ``pytest_add_cli_args`` in ``[tool.mutmut]`` (pyproject.toml, tests/mutation/judge.toml),
+never in a normal run.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import pytest
 from hypothesis import Phase, settings
 
 STATS_FILE = Path("mutmut-stats.json")
+OF_THE_PUBLISHED_FOLDER = {"test_published_reports.py", "test_report_in_a_browser.py"}
 
 
 @pytest.hookimpl(trylast=True)
@@ -32,7 +37,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    published = [item for item in items if item.path.name in OF_THE_PUBLISHED_FOLDER]
+    if published:
+        config.hook.pytest_deselected(items=published)
+        items[:] = [item for item in items if item.path.name not in OF_THE_PUBLISHED_FOLDER]
     try:
         durations = json.loads(STATS_FILE.read_text(encoding="utf-8"))["duration_by_test"]
     except (OSError, ValueError, KeyError):

@@ -23,3 +23,12 @@ def test_ci_reads_the_readme_install_command() -> None:
 
 def test_ci_reads_the_readme_test_command() -> None:
     assert _command_after("test") == "pytest"
+
+
+def test_ci_installs_chromium_and_requires_the_browser_test_before_the_tests() -> None:
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    install, require = (
+        script.index("apt-get install -y -qq chromium"),
+        script.index("export CSCONFORM_REQUIRE_BROWSER=1"),
+    )
+    assert install < require < script.index('bash -c "$test_command"')

@@ -28,6 +28,7 @@ from csconform.adapters.cstorch import backend
 from csconform.errors import InvalidInputError
 
 PACKAGE = f"cerebras.pytorch {cstorch.__version__}"
+IMPLEMENTATION = PACKAGE
 
 CAPABILITIES = frozenset(
     {"precision", "amp", "nn", "optim", "lr_schedule", "data", "graph", "runner", "metrics", "executor"}

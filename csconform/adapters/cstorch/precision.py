@@ -58,7 +58,7 @@ def set_compute_precision(mode: str) -> None:
     if mode == "half":
         raise Unsupported("cerebras.pytorch has no pure 16-bit compute mode (mixed precision or float32 only)")
     if mode not in COMPUTE_PRECISIONS:
-        raise InvalidInputError(f"unknown compute precision {mode!r}; known: {', '.join(COMPUTE_PRECISIONS)}")
+        raise UnknownNameError(f"unknown compute precision {mode!r}; known: {', '.join(COMPUTE_PRECISIONS)}")
     cstorch.amp.enable_mixed_precision(mode == "mixed")
 
 

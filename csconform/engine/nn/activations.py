@@ -15,16 +15,19 @@ _GELU_CUBIC = np.float32(0.044715)
 
 
 class ReLU(Module):
-    """max(x, 0). It commutes with rounding (relu(round(x)) == round(relu(x)), round(0) == 0), so it
-    leaves the rounding of its input and of its gradient to the operation that consumes them."""
+    """max(x, 0), with a NaN kept as NaN (as PyTorch's relu does), never turned into 0: a corrupt
+    input must reach the loss and the gradients, where the GradScaler's check sees it
+    (PRECISION-030); the gradient passes where the input was positive or NaN, as PyTorch's does.
+    It commutes with rounding (relu(round(x)) == round(relu(x)), round(0) == 0), so it leaves the
+    rounding of its input and of its gradient to the operation that consumes them."""
 
     def forward(self, x: Any) -> Array:
         x = float_input(x)
-        self._positive = x > 0
-        return np.where(self._positive, x, np.float32(0.0))
+        self._kept = ~(x <= 0)  # positive or NaN
+        return np.where(self._kept, x, np.float32(0.0))
 
     def backward(self, grad_out: Array) -> Array:
-        return np.where(self._positive, grad_out, np.float32(0.0))
+        return np.where(self._kept, grad_out, np.float32(0.0))
 
 
 class Tanh(Module):

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from csconform.engine.nn.checks import float_input, positive_int
+from csconform.engine.nn.checks import flag, float_input, positive_int
 from csconform.engine.nn.linear import Linear
 from csconform.engine.nn.module import Array, Module
 from csconform.engine.precision import compute_operand
@@ -33,7 +33,7 @@ class MultiHeadSelfAttention(Module):
         if self.d_model % self.num_heads:
             raise InvalidInputError(f"d_model {d_model} is not divisible by num_heads {num_heads}")
         self.head_dim = self.d_model // self.num_heads
-        self.causal = bool(causal)
+        self.causal = flag("causal", causal)
         self.qkv = Linear(self.d_model, 3 * self.d_model)
         self.proj = Linear(self.d_model, self.d_model)
 

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from csconform.engine.nn.checks import float_input, probability
+from csconform.engine.nn.checks import seed as checked_seed
 from csconform.engine.nn.module import Array, Module
 from csconform.engine.precision import compute_operand
 
@@ -16,7 +17,7 @@ class Dropout(Module):
 
     def __init__(self, p: float = 0.5, seed: int = 0) -> None:
         self.p = probability("p", p)
-        self._rng = np.random.default_rng(seed)
+        self._rng = np.random.default_rng(checked_seed("seed", seed))
 
     def forward(self, x: Any) -> Array:
         x = float_input(x)

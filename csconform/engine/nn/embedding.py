@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from csconform.engine.nn import init
-from csconform.engine.nn.checks import positive_int
+from csconform.engine.nn.checks import integer_input, positive_int
 from csconform.engine.nn.module import Array, Module
 from csconform.engine.nn.parameter import Parameter
 from csconform.engine.precision import compute_operand
@@ -21,9 +21,7 @@ class Embedding(Module):
         self.weight = Parameter(init.normal((self.num_embeddings, self.embedding_dim), 1.0))
 
     def forward(self, indices: Any) -> Array:
-        indices = np.asarray(indices)
-        if indices.dtype.kind not in "iu":
-            raise InvalidInputError(f"embedding indices must be integers, got dtype {indices.dtype}")
+        indices = integer_input(indices, name="embedding indices")
         if indices.size and (indices.min() < 0 or indices.max() >= self.num_embeddings):
             raise InvalidInputError(f"embedding indices must lie in [0, {self.num_embeddings})")
         self._indices = indices

@@ -10,21 +10,25 @@ import numpy as np
 from numpy.typing import NDArray
 
 from csconform.engine import context
+from csconform.engine.nn.checks import seed as checked_seed
+from csconform.engine.nn.checks import weight_shape
 
 DEFAULT_SEED = 0
 _generator = [np.random.default_rng(DEFAULT_SEED)]
 
 
 def manual_seed(seed: int) -> None:
-    _generator[0] = np.random.default_rng(seed)
+    _generator[0] = np.random.default_rng(checked_seed("seed", seed))
 
 
 def uniform(shape: tuple[int, ...], bound: float) -> NDArray[np.float32]:
     """Values drawn from U(-bound, bound), as float32."""
+    weight_shape("weight", *shape)
     return _generator[0].uniform(-bound, bound, size=shape).astype(np.float32)
 
 
 def normal(shape: tuple[int, ...], std: float) -> NDArray[np.float32]:
+    weight_shape("weight", *shape)
     return (_generator[0].standard_normal(size=shape) * std).astype(np.float32)
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from csconform.engine.nn import init
-from csconform.engine.nn.checks import float_input, positive_int
+from csconform.engine.nn.checks import flag, float_input, positive_int
 from csconform.engine.nn.module import Array, Module
 from csconform.engine.nn.parameter import Parameter
 from csconform.engine.precision import compute_operand
@@ -22,7 +22,7 @@ class Linear(Module):
         self.out_features = positive_int("out_features", out_features)
         bound = 1.0 / math.sqrt(self.in_features)
         self.weight = Parameter(init.uniform((self.out_features, self.in_features), bound))
-        self.bias = Parameter(init.uniform((self.out_features,), bound)) if bias else None
+        self.bias = Parameter(init.uniform((self.out_features,), bound)) if flag("bias", bias) else None
 
     def forward(self, x: Any) -> Array:
         x = float_input(x, last_dim=self.in_features)

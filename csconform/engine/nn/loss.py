@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from csconform.engine.nn.checks import float_input
+from csconform.engine.nn.checks import float_input, integer_input
 from csconform.engine.nn.module import Array, backpropagate
 from csconform.engine.precision import compute_operand
 from csconform.errors import InvalidInputError
@@ -63,7 +63,7 @@ def cross_entropy(logits: Any, targets: Any) -> Loss:
     """Mean softmax cross-entropy; ``logits`` (..., classes), integer ``targets`` (...)."""
     raw = logits
     logits = float_input(logits, name="logits")
-    targets = np.asarray(targets)
+    targets = integer_input(targets, name="targets")
     if logits.ndim < 1 or targets.shape != logits.shape[:-1]:
         raise InvalidInputError(f"targets shape {targets.shape} must equal logits shape without the class axis")
     if targets.dtype.kind not in "iu":

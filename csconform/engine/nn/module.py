@@ -18,13 +18,15 @@ Mixed precision lives in the operations, not here: every layer passes its operan
 
 from __future__ import annotations
 
+import functools
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from csconform.engine.nn.checks import float_input
 from csconform.engine.nn.parameter import Parameter
 from csconform.errors import InvalidInputError
 
@@ -58,10 +60,52 @@ def backpropagate(output: Array, grad: Array | None) -> None:
         output = model_input
 
 
+def forward_pass(forward: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """``forward`` that remembers the shape of its output, which ``backward`` checks against.
+
+    Every ``forward`` is wrapped so (see ``Module.__init_subclass__``); a layer with another entry
+    point to its forward pass (``LayerNorm.forward_rounded``) wraps that one too.
+    """
+
+    @functools.wraps(forward)
+    def run(self: Any, x: Any) -> Any:
+        output = forward(self, x)
+        self._output_shape = output.shape if isinstance(output, np.ndarray) else None
+        return output
+
+    return run
+
+
+def _backward_checked(backward: Callable[[Any, Array], Any]) -> Callable[[Any, Any], Any]:
+    """``backward`` that refuses to run before a forward pass, or on a gradient of another shape
+    than the forward output (one check for every layer and model, user-defined ones included)."""
+
+    @functools.wraps(backward)
+    def run(self: Any, grad_out: Any) -> Any:
+        shape = getattr(self, "_output_shape", None)
+        if shape is None:
+            raise InvalidInputError(f"{type(self).__name__}.backward() needs a forward pass first")
+        grad = float_input(grad_out, name="grad_out")
+        if grad.shape != shape:
+            raise InvalidInputError(
+                f"{type(self).__name__}.backward(): grad_out has shape {grad.shape}, the forward output {shape}"
+            )
+        return backward(self, grad)
+
+    return run
+
+
 class Module:
     """Base class of layers and models (PyTorch-like: parameters, train/eval, state dicts)."""
 
     training: bool = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "forward" in cls.__dict__:
+            setattr(cls, "forward", forward_pass(cls.__dict__["forward"]))  # noqa: B010 - replaces the method
+        if "backward" in cls.__dict__:
+            setattr(cls, "backward", _backward_checked(cls.__dict__["backward"]))  # noqa: B010
 
     def forward(self, x: Any) -> Array:
         raise NotImplementedError(f"{type(self).__name__} does not implement forward")
@@ -91,6 +135,8 @@ class Module:
                         yield f"{name}.{index}", item
 
     def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Parameter]]:
+        if not isinstance(prefix, str):
+            raise InvalidInputError(f"prefix must be a string, got {type(prefix).__name__}")
         for name, value in vars(self).items():
             if isinstance(value, Parameter):
                 yield prefix + name, value
@@ -120,17 +166,37 @@ class Module:
         return {name: parameter.data.copy() for name, parameter in self.named_parameters()}
 
     def load_state_dict(self, state: dict[str, ArrayLike]) -> None:
-        """Copy weights in place; names and shapes must match exactly."""
+        """Copy weights in place; names and shapes must match exactly and every value be finite.
+
+        Every weight is checked before any is copied, so a refused state dict changes nothing.
+        """
+        self._assign_weights(self._checked_weights(state))
+
+    def _checked_weights(self, state: Mapping[str, ArrayLike]) -> dict[str, Array]:
+        """The weights of ``state`` as float32 arrays, by name, once all are checked against the model."""
+        if not isinstance(state, Mapping):
+            raise InvalidInputError(f"a state dict must be a mapping of names to arrays, got {type(state).__name__}")
         own = dict(self.named_parameters())
         if set(state) != set(own):
             missing = sorted(set(own) - set(state))
-            unexpected = sorted(set(state) - set(own))
+            unexpected = sorted(map(str, set(state) - set(own)))
             raise InvalidInputError(f"state dict does not match the model: missing {missing}, unexpected {unexpected}")
+        checked = {}
         for name, parameter in own.items():
-            values = np.asarray(state[name], dtype=np.float32)
+            try:
+                values = np.asarray(state[name], dtype=np.float32)
+            except (TypeError, ValueError) as exc:
+                raise InvalidInputError(f"{name}: not an array of numbers ({exc})") from None
             if values.shape != parameter.shape:
                 raise InvalidInputError(f"{name}: shape {values.shape} does not match {parameter.shape}")
-            parameter.data[...] = values
+            if not np.isfinite(values).all():
+                raise InvalidInputError(f"{name}: holds non-finite values; parameter values must be finite")
+            checked[name] = values
+        return checked
+
+    def _assign_weights(self, weights: Mapping[str, Array]) -> None:
+        for name, parameter in self.named_parameters():
+            parameter.data[...] = weights[name]
 
 
 class Sequential(Module):

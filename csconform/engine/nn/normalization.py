@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from csconform.engine.nn.checks import float_input, positive_int
-from csconform.engine.nn.module import Array, Module
+from csconform.engine.nn.checks import float_input, positive_int, positive_real
+from csconform.engine.nn.module import Array, Module, forward_pass
 from csconform.engine.nn.parameter import Parameter
 from csconform.engine.precision import compute_operand
 
@@ -17,13 +17,14 @@ class LayerNorm(Module):
 
     def __init__(self, normalized_shape: int, eps: float = 1e-5) -> None:
         self.size = positive_int("normalized_shape", normalized_shape)
-        self.eps = np.float32(eps)
+        self.eps = np.float32(positive_real("eps", eps))
         self.weight = Parameter(np.ones(self.size, dtype=np.float32))
         self.bias = Parameter(np.zeros(self.size, dtype=np.float32))
 
     def forward(self, x: Any) -> Array:
         return self.forward_rounded(compute_operand(float_input(x, last_dim=self.size)))
 
+    @forward_pass
     def forward_rounded(self, x: Array) -> Array:
         """Forward on an operand the caller has already rounded (saves rounding it twice)."""
         centred = x - x.mean(axis=-1, keepdims=True)

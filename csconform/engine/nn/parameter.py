@@ -16,7 +16,10 @@ class Parameter:
     """
 
     def __init__(self, data: ArrayLike) -> None:
-        values = np.array(data, dtype=np.float32, copy=True)
+        try:
+            values = np.array(data, dtype=np.float32, copy=True)
+        except (TypeError, ValueError) as exc:  # a string, a ragged list, an object
+            raise InvalidInputError(f"parameter values must be an array of numbers ({exc})") from None
         if not np.all(np.isfinite(values)):
             raise InvalidInputError("parameter values must be finite")
         self.data: NDArray[np.float32] = values
@@ -35,7 +38,10 @@ class Parameter:
         if value is None:
             self._grad = None
             return
-        grad = np.asarray(value, dtype=np.float32)
+        try:
+            grad = np.asarray(value, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInputError(f"a gradient must be an array of numbers ({exc})") from None
         if grad.shape != self.data.shape:
             raise InvalidInputError(f"gradient shape {grad.shape} does not match parameter shape {self.shape}")
         self._grad = grad

@@ -76,6 +76,12 @@ def _integer(name: str, value: object, *, minimum: int) -> int:
     return number
 
 
+def _flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool | np.bool_):
+        raise InvalidInputError(f"{name} must be a bool, got {value!r}")
+    return bool(value)
+
+
 def _milestones(name: str, values: object) -> tuple[int, ...]:
     """Strictly increasing positive integer steps."""
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence | np.ndarray):
@@ -217,7 +223,7 @@ class ExponentialLR(LRScheduler):
         self.initial_learning_rate = _real("initial_learning_rate", initial_learning_rate, minimum=0.0)
         self.total_iters = _integer("total_iters", total_iters, minimum=1)
         self.decay_rate = _real("decay_rate", decay_rate, minimum=0.0, strict=True)
-        self.staircase = bool(staircase)
+        self.staircase = _flag("staircase", staircase)
 
     def _rates(self, steps: Steps) -> Rates:
         exponent = steps / self.total_iters
@@ -241,7 +247,7 @@ class InverseExponentialTimeDecayLR(LRScheduler):
         self.step_exponent = _real("step_exponent", step_exponent, minimum=0.0)
         self.total_iters = _integer("total_iters", total_iters, minimum=1)
         self.decay_rate = _real("decay_rate", decay_rate, minimum=0.0)
-        self.staircase = bool(staircase)
+        self.staircase = _flag("staircase", staircase)
 
     def _rates(self, steps: Steps) -> Rates:
         with np.errstate(over="ignore"):
@@ -427,7 +433,7 @@ class CyclicLR(LRScheduler):
         self.step_size_down = (
             self.step_size_up if step_size_down is None else _integer("step_size_down", step_size_down, minimum=1)
         )
-        if mode not in self.MODES:
+        if not isinstance(mode, str) or mode not in self.MODES:
             raise InvalidInputError(f"unknown CyclicLR mode {mode!r}; known modes: {', '.join(self.MODES)}")
         self.mode = mode
         self.gamma = _real("gamma", gamma, minimum=0.0, strict=True)
@@ -479,8 +485,8 @@ class OneCycleLR(LRScheduler):
         if self.pct_start >= 1.0:
             raise InvalidInputError(f"pct_start must be < 1, got {self.pct_start}")
         self.final_div_factor = _real("final_div_factor", final_div_factor, minimum=0.0, strict=True)
-        self.three_phase = bool(three_phase)
-        if anneal_strategy not in self.ANNEAL_STRATEGIES:
+        self.three_phase = _flag("three_phase", three_phase)
+        if not isinstance(anneal_strategy, str) or anneal_strategy not in self.ANNEAL_STRATEGIES:
             raise InvalidInputError(
                 f"unknown anneal_strategy {anneal_strategy!r}; known: {', '.join(self.ANNEAL_STRATEGIES)}"
             )

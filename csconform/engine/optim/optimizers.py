@@ -27,6 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from csconform.engine import context
+from csconform.engine.arguments import function, mapping
 from csconform.engine.nn.parameter import Parameter
 from csconform.engine.optim.lr_scheduler import ConstantLR
 from csconform.engine.optim.rounding import multiply_add
@@ -111,7 +112,7 @@ class Optimizer:
 
     @staticmethod
     def _groups(params: Any) -> list[Mapping[str, Any]]:
-        if isinstance(params, Parameter):
+        if isinstance(params, Parameter | str | bytes | Mapping) or not isinstance(params, Iterable):
             raise InvalidInputError("params must be an iterable of Parameters or of param-group dicts")
         items = list(params)
         if not items:
@@ -173,7 +174,7 @@ class Optimizer:
         As in PyTorch, a ``closure`` is called first (it may recompute the loss and the gradients)
         and its result is returned.
         """
-        result = None if closure is None else closure()
+        result = None if closure is None else function("closure", closure)()
         planned = []
         for index, param, group in self._indexed():
             if param.grad is None:
@@ -216,7 +217,17 @@ class Optimizer:
         return {"global_step": self.global_step, "state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
-        """Restore a ``state_dict()`` of an optimizer built over parameters of the same shapes."""
+        """Restore a ``state_dict()`` of an optimizer built over parameters of the same shapes.
+
+        Everything is checked before anything is applied, so a refused state dict changes nothing.
+        """
+        self._apply_state(*self._checked_state(state_dict))
+
+    def _checked_state(
+        self, state_dict: Mapping[str, Any]
+    ) -> tuple[int, dict[int, dict[str, Any]], list[dict[str, Any]]]:
+        """(global step, per-parameter state, each group's hyperparameters) of ``state_dict``, checked."""
+        mapping("state_dict", state_dict)
         try:
             global_step = state_dict["global_step"]
             groups = state_dict["param_groups"]
@@ -225,26 +236,41 @@ class Optimizer:
             raise InvalidInputError(f"not an optimizer state dict: missing {exc}") from exc
         if isinstance(global_step, bool) or not isinstance(global_step, numbers.Integral) or global_step < 0:
             raise InvalidInputError(f"global_step must be a non-negative integer, got {global_step!r}")
-        if len(groups) != len(self.param_groups) or any(
-            len(saved["params"]) != len(own["params"]) for saved, own in zip(groups, self.param_groups, strict=True)
+        if not isinstance(state, Mapping) or not isinstance(groups, list | tuple):
+            raise InvalidInputError("not an optimizer state dict: 'state' must be a mapping, 'param_groups' a list")
+        if (
+            len(groups) != len(self.param_groups)
+            or not all(isinstance(saved, Mapping) and isinstance(saved.get("params"), list | tuple) for saved in groups)
+            or any(
+                len(saved["params"]) != len(own["params"]) for saved, own in zip(groups, self.param_groups, strict=True)
+            )
         ):
             raise InvalidInputError("the state dict's param groups do not match this optimizer's")
         shapes = {index: param.shape for index, param, _group in self._indexed()}
         new_state: dict[int, dict[str, Any]] = {}
         for index, entries in state.items():
-            if index not in shapes:
-                raise InvalidInputError(f"state for unknown parameter position {index}")
+            if index not in shapes or not isinstance(entries, Mapping):
+                raise InvalidInputError(f"state for unknown parameter position {index!r}")
             new_state[index] = {key: np.copy(value) for key, value in entries.items()}
             for key, value in new_state[index].items():
                 if value.ndim and value.shape != shapes[index]:
                     raise InvalidInputError(f"state {key!r} of parameter {index} has shape {value.shape}")
+                if value.dtype.kind not in "biuf" or not np.isfinite(value).all():
+                    raise InvalidInputError(f"state {key!r} of parameter {index} must hold finite numbers")
+        hyperparameters = []
         for saved, own in zip(groups, self.param_groups, strict=True):
-            for key, value in saved.items():
-                if key != "params":
-                    own._values[key] = value  # restoring a checkpoint is not a mid-run scalar write
-            self._check_hyperparameters(own)
-        self.state = new_state
-        self.global_step = int(global_step)
+            values = {**own._values, **{key: value for key, value in saved.items() if key != "params"}}
+            self._check_hyperparameters(values)
+            hyperparameters.append(values)
+        return int(global_step), new_state, hyperparameters
+
+    def _apply_state(
+        self, global_step: int, state: dict[int, dict[str, Any]], hyperparameters: list[dict[str, Any]]
+    ) -> None:
+        for own, values in zip(self.param_groups, hyperparameters, strict=True):
+            own._values.update(values)  # restoring a checkpoint is not a mid-run scalar write
+        self.state = state
+        self.global_step = global_step
 
 
 def _real_in(name: str, value: object, low: float, high: float, high_open: bool = True) -> float:
@@ -269,6 +295,8 @@ class SGD(Optimizer):
     def _check_hyperparameters(self, group: Mapping[str, Any]) -> None:
         momentum = _real_in("momentum", group["momentum"], 0.0, 1.0, high_open=False)
         _real_in("weight_decay", group["weight_decay"], 0.0, np.inf)
+        if not isinstance(group["nesterov"], bool | np.bool_):
+            raise InvalidInputError(f"nesterov must be True or False, got {group['nesterov']!r}")
         if group["nesterov"] and momentum == 0.0:
             raise InvalidInputError("nesterov momentum requires momentum > 0")
 

@@ -130,7 +130,7 @@ def test_format_errors_name_the_line(text: str, line: int, words: str) -> None:
 
 
 def test_unreadable_file_is_invalid_input(tmp_path: Path) -> None:
-    with pytest.raises(InvalidInputError, match="cannot read"):
+    with pytest.raises(InvalidInputError, match="missing.kgraph: file not found"):
         ispd.parse_kgraph(tmp_path / "missing.kgraph")
 
 

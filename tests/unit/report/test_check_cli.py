@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from csconform.cli import main
+from csconform.errors import CsConformError
+from csconform.report.conformance import run_conformance
+from csconform.spec import load_spec
 
 
 def test_check_one_area_against_the_reference_engine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -33,4 +36,41 @@ def test_unknown_area_lists_the_known_ones(capsys: pytest.CaptureFixture[str]) -
 
 def test_unimportable_engine_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--area", "precision", "--engine", "no_such_engine"]) == 2
-    assert "produced no matrix" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "csconform: error: engine: cannot import the implementation 'no_such_engine': no module named 'no_such_engine'"
+    ]
+
+
+def test_expected_failures_reach_the_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broken engine's failing rule, listed with --expected-failures, is an expected failure: the run
+    passes and the matrix says xfailed (the option reaches the pytest run, read and checked first)."""
+    monkeypatch.chdir(Path(__file__).resolve().parents[3])  # where tests.meta.broken_engines imports
+    monkeypatch.setenv("CI", "1")
+    listed = tmp_path / "expected.txt"
+    listed.write_text("METRICS-001  # the broken engine accepts a dict of metrics\n", encoding="utf-8")
+    command = ["check", "--area", "metrics", "--engine", "tests.meta.broken_engines.accepts_dict_metrics"]
+    assert main([*command, "--expected-failures", str(listed), "--json", str(tmp_path / "m.json")]) == 0
+    matrix = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
+    assert matrix["rules"]["METRICS-001"]["outcome"] == "xfailed"
+    listed.write_bytes(b"\xff\xfe\x00M")  # refused before the suite starts
+    assert main([*command, "--expected-failures", str(listed)]) == 2
+
+
+def test_without_areas_the_whole_suite_is_the_run() -> None:
+    """No area: the run collects the whole suite (-k picks one of its tests); every rule in force is listed."""
+    matrix = run_conformance(
+        "csconform.engine", pytest_args=("-k", "test_amp_offers_the_three_entry_points"), echo=False
+    )
+    spec = load_spec()
+    assert set(matrix["rules"]) == {rule.id for rule in spec.active()}
+    assert matrix["rules"]["GRADSCALER-001"]["outcome"] == "passed"
+    assert {entry["outcome"] for rule_id, entry in matrix["rules"].items() if rule_id != "GRADSCALER-001"} == {
+        "skipped",
+        "pending",
+    }
+
+
+def test_a_run_that_stops_before_its_tests_is_an_error_not_an_empty_matrix() -> None:
+    with pytest.raises(CsConformError, match="stopped before running its tests"):
+        run_conformance("csconform.engine", areas=["precision"], pytest_args=("no/such/file.py",), echo=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -109,3 +110,92 @@ def test_our_matrix_from_an_older_csconform_is_left_out_with_a_note(tmp_path):
     triage.write_text(TRIAGE, encoding="utf-8")
     write_cstorch_report(tmp_path, triage_path=triage)
     assert "has no per-level results" in (tmp_path / "conformance_cstorch.md").read_text(encoding="utf-8")
+
+
+def test_the_command_writes_the_page_and_prints_what_it_wrote(tmp_path, capsys, monkeypatch):
+    _write(tmp_path, MATRIX_FILE, _matrix("vendor", {}))
+    assert main(["--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out.split()
+    assert printed == [
+        str(tmp_path / name)
+        for name in ("conformance_cstorch.csv", "conformance_cstorch_levels.csv", "conformance_cstorch.md")
+    ]
+    with pytest.raises(SystemExit) as exited:
+        main([])
+    assert exited.value.code == 2 and "the following arguments are required: --out" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    usage = " ".join(capsys.readouterr().out.split())
+    assert "write conformance_cstorch.md from the matrices in --out" in usage
+    assert f"--out OUT the folder holding {MATRIX_FILE}" in usage
+
+
+TRIAGE_SEVERAL = """\
+implementation: a package under test
+package: cerebras-pytorch
+version: "2.10.0"
+entries:
+  - ids: [GRADSCALER-024, GRADSCALER-007]
+    verdict: reference-choice
+    finding: two rules at once
+    evidence: amp/grad_scaler.py:1
+    resolution: informative
+  - ids: [GRADSCALER-024]
+    verdict: departs-from-docs
+    finding: and a second verdict
+    evidence: amp/grad_scaler.py:2
+    resolution: expected failure
+  - ids: ["csconform/conformance/test_grad_scaler.py::test_that_no_longer_exists"]
+    verdict: departs-from-docs
+    finding: a test that is gone
+    evidence: none
+    resolution: stale
+"""
+
+
+def test_several_verdicts_reasons_and_ids_are_listed_in_one_cell(tmp_path):
+    vendor = _matrix("vendor", {"APPLIANCE-001": "unsupported"})
+    vendor["rules"]["APPLIANCE-001"]["unsupported_reasons"] = ["no appliance", "no cluster"]
+    _write(tmp_path, MATRIX_FILE, vendor)
+    triage = tmp_path / "triage.yaml"
+    triage.write_text(TRIAGE_SEVERAL, encoding="utf-8")
+    write_cstorch_report(tmp_path, triage_path=triage)
+    rules = pd.read_csv(tmp_path / "conformance_cstorch.csv", keep_default_na=False).set_index("rule")
+    assert rules.loc["GRADSCALER-024", "triage"] == "reference-choice, departs-from-docs"
+    assert rules.loc["GRADSCALER-007", "triage"] == "reference-choice"
+    assert rules.loc["APPLIANCE-001", "unsupported because"] == "no appliance; no cluster"
+    assert list(rules.reset_index().columns) == [
+        "rule",
+        "level",
+        "title",
+        "reference engine",
+        "cerebras.pytorch",
+        "emulated",
+        "triage",
+        "unsupported because",
+    ]
+    assert list(pd.read_csv(tmp_path / "conformance_cstorch_levels.csv").columns)[:3] == [
+        "implementation",
+        "level",
+        "applicable",
+    ]
+    page = (tmp_path / "conformance_cstorch.md").read_text(encoding="utf-8")
+    assert re.search(r"\| GRADSCALER-024, GRADSCALER-007 +\| reference-choice +\|", page)
+    assert page.startswith("# Conformance of cerebras-pytorch 2.10.0\n\n")
+    assert "Produced by `tox -e cstorch`; the reference engine's column is `conformance.json` (not in this " in page
+    assert "folder: run csconform report)." in page
+
+
+def test_a_conforming_vendor_is_said_to_conform_and_our_column_is_named(tmp_path):
+    _write(tmp_path, MATRIX_FILE, _matrix("vendor", {}))
+    _write(tmp_path, REFERENCE_MATRIX_FILE, _matrix("reference", {}))
+    triage = tmp_path / "triage.yaml"
+    triage.write_text(TRIAGE, encoding="utf-8")
+    write_cstorch_report(tmp_path, triage_path=triage)
+    page = (tmp_path / "conformance_cstorch.md").read_text(encoding="utf-8")
+    assert "On the binding levels (documented, public) it conforms, counting" in page
+    assert "the reference engine's column is `conformance.json`.\n" in page
+    (tmp_path / REFERENCE_MATRIX_FILE).write_text('{"engine": "old", "rules": {}}', encoding="utf-8")
+    write_cstorch_report(tmp_path, triage_path=triage)
+    page = (tmp_path / "conformance_cstorch.md").read_text(encoding="utf-8")
+    assert "`conformance.json` (the one in this folder has no per-level results: run csconform report).\n" in page

@@ -68,7 +68,7 @@ def test_counts_and_kill_rate_per_module_exclude_only_matching_triage(tmp_path):
 {PRECISION}.x_f__mutmut_2: {{kind: internal, change: "- f(x) / + f(None)", reason: no interface reaches it}}
 """,
     )
-    write_mutation_report(tmp_path, _results(tmp_path, mutants), triage)
+    write_mutation_report(tmp_path, {"engine": _results(tmp_path, mutants)}, triage)
     table = pd.read_csv(tmp_path / "mutation.csv").set_index("module")
     amp = table.loc[AMP]
     assert (amp["mutants"], amp["killed"], amp["timed_out"], amp["survived"], amp["equivalent"]) == (10, 7, 1, 1, 1)
@@ -93,7 +93,7 @@ def test_counts_and_kill_rate_per_module_exclude_only_matching_triage(tmp_path):
 
 def test_a_module_at_the_goal_is_not_listed_below_it(tmp_path):
     mutants = [_mutant(AMP, n, "killed") for n in range(1, 10)] + [_mutant(AMP, 10, "survived", "- a / + b")]
-    write_mutation_report(tmp_path, _results(tmp_path, mutants), tmp_path / "none.yaml")
+    write_mutation_report(tmp_path, {"engine": _results(tmp_path, mutants)}, tmp_path / "none.yaml")
     assert "Every module meets the goal of 90%" in (tmp_path / "mutation.md").read_text()
 
 
@@ -104,7 +104,7 @@ def test_a_triage_entry_of_a_mutant_not_run_waits_instead_of_going_stale(tmp_pat
         f"{AMP}.x_f__mutmut_2: {{kind: identical, change: '- a / + b', reason: r}}\n"
         f"{AMP}.x_f__mutmut_3: {{kind: identical, change: '- a / + b', reason: r}}\n",
     )
-    write_mutation_report(tmp_path, _results(tmp_path, mutants), triage)
+    write_mutation_report(tmp_path, {"engine": _results(tmp_path, mutants)}, triage)
     page = (tmp_path / "mutation.md").read_text()
     assert "## Stale triage entries (1)" in page and f"`{AMP}.x_f__mutmut_3`" in page
     assert f"`{AMP}.x_f__mutmut_2`" not in page
@@ -113,14 +113,14 @@ def test_a_triage_entry_of_a_mutant_not_run_waits_instead_of_going_stale(tmp_pat
 
 def test_the_page_says_how_the_results_were_produced(tmp_path):
     mutants = [_mutant(AMP, 1, "killed")]
-    write_mutation_report(tmp_path, _results(tmp_path, mutants), tmp_path / "none.yaml")
-    assert "Produced by `tox -e mutation` (a clean run" in (tmp_path / "mutation.md").read_text()
+    write_mutation_report(tmp_path, {"engine": _results(tmp_path, mutants)}, tmp_path / "none.yaml")
+    assert "Produced by `tox -e mutation` in one clean run" in (tmp_path / "mutation.md").read_text()
     resumed = json.loads((tmp_path / "mutation.json").read_text()) | {"run": "amp alone, resumed."}
     (tmp_path / "mutation.json").write_text(json.dumps(resumed))
-    write_mutation_report(tmp_path, tmp_path / "mutation.json", tmp_path / "none.yaml")
+    write_mutation_report(tmp_path, {"engine": tmp_path / "mutation.json"}, tmp_path / "none.yaml")
     page = (tmp_path / "mutation.md").read_text()
     assert "How these results were produced: amp alone, resumed." in page
-    assert "a clean run" not in page
+    assert "one clean run" not in page
 
 
 @pytest.mark.parametrize(
@@ -142,11 +142,14 @@ def test_malformed_results_are_refused(tmp_path):
         write_mutation_report(tmp_path, triage_path=tmp_path / "none.yaml")
 
 
-def test_the_repository_triage_list_is_valid_and_names_engine_mutants():
+def test_the_repository_triage_list_is_valid_and_names_modules_of_the_package():
+    package = Path(__file__).resolve().parents[3] / "csconform"
     triage = load_triage(default_triage_path())
     assert triage, "tests/mutation/equivalent.yaml is empty"
     for mutant_id, entry in triage.items():
-        assert mutant_id.startswith("csconform.engine.") and "__mutmut_" in mutant_id
+        module = mutant_id.rsplit(".", 1)[0]
+        assert module.startswith("csconform.") and "__mutmut_" in mutant_id, mutant_id
+        assert (package.parent / (module.replace(".", "/") + ".py")).is_file(), f"{mutant_id}: no such module"
         assert entry["kind"] in TRIAGE_KINDS and entry["reason"].strip() and entry["change"].startswith("- ")
 
 
@@ -179,10 +182,65 @@ def test_out_of_reach_survivors_are_triaged_but_count_as_not_killed(tmp_path):
 {AMP}.x_f__mutmut_10: {{kind: message, change: "- m / + n", reason: wording}}
 """,
     )
-    write_mutation_report(tmp_path, _results(tmp_path, mutants), triage)
+    write_mutation_report(tmp_path, {"engine": _results(tmp_path, mutants)}, triage)
     amp = pd.read_csv(tmp_path / "mutation.csv").set_index("module").loc[AMP]
     assert (amp["survived"], amp["out_of_reach"], amp["unspecified"]) == (0, 1, 1)
     assert amp["kill_rate"] == pytest.approx(8 / 9, abs=1e-3)  # out of reach: still in the denominator
     assert amp["kill_rate_strict"] == pytest.approx(8 / 10, abs=1e-3)
     page = (tmp_path / "mutation.md").read_text()
     assert "## Not killed and not triaged (0)" in page and "- scale (1, out_of_reach)" in page
+
+
+MATRIX = "csconform.spec.matrix"
+
+
+def test_each_suite_has_its_table_goal_and_triage(tmp_path):
+    engine = _results(
+        tmp_path, [_mutant(AMP, n, "killed") for n in range(1, 10)] + [_mutant(AMP, 10, "survived", "- a")]
+    )
+    judge_mutants = [_mutant(MATRIX, n, "killed") for n in range(1, 10)]
+    judge_mutants += [_mutant(MATRIX, 10, "survived", "- b"), _mutant(MATRIX, 11, "survived", "- c")]
+    judge = tmp_path / "mutation_judge.json"
+    judge.write_text(
+        json.dumps(
+            {
+                "tool": "mutmut 3.8.1",
+                "generated": "2026-01-02 00:00 UTC",
+                "tests": ["tests/meta/test_verdicts.py", "tests/unit/report"],
+                "mutants": judge_mutants,
+            }
+        )
+    )
+    triage = _triage(
+        tmp_path,
+        f"{MATRIX}.x_f__mutmut_11: {{kind: identical, change: '- c', reason: r}}\n"
+        f"csconform.report.site.x_f__mutmut_1: {{kind: identical, change: '- d', reason: not run anywhere}}\n",
+    )
+    written = write_mutation_report(tmp_path, {"engine": engine, "judge": judge}, triage)
+    assert written == [tmp_path / "mutation.md", tmp_path / "mutation.csv", tmp_path / "mutation_judge.csv"]
+    engine_table = pd.read_csv(tmp_path / "mutation.csv").set_index("module")
+    judge_table = pd.read_csv(tmp_path / "mutation_judge.csv").set_index("module")
+    assert list(engine_table.index) == [AMP, "total"] and list(judge_table.index) == [MATRIX, "total"]
+    assert engine_table.loc[AMP, "kill_rate"] == pytest.approx(0.9)
+    assert (judge_table.loc[MATRIX, "equivalent"], judge_table.loc[MATRIX, "survived"]) == (1, 1)
+    assert judge_table.loc[MATRIX, "kill_rate"] == pytest.approx(0.9)
+    page = (tmp_path / "mutation.md").read_text()
+    engine_part, judge_part = page.split("## The reference engine, against the conformance suite")[1].split(
+        "## The judge, against the harness's unit and meta tests"
+    )
+    assert "Every module meets the goal of 90%" in engine_part
+    assert f"Below the goal of 95%: {MATRIX}." in judge_part
+    assert "ran, for each mutant, the tests of tests/meta/test_verdicts.py, tests/unit/report" in judge_part
+    assert "ran, for each mutant, the conformance tests (csconform/conformance" in engine_part
+    # an entry of a module no suite ran waits; it is not stale
+    assert "## Stale triage entries (0)" in page and "1 more triage entries name mutants not run here" in page
+
+
+def test_a_suite_without_results_says_how_to_produce_them(tmp_path):
+    engine = _results(tmp_path, [_mutant(AMP, 1, "killed")])
+    (tmp_path / "mutation_judge.csv").write_text("stale\n")
+    written = write_mutation_report(tmp_path, {"engine": engine}, tmp_path / "none.yaml")
+    assert written == [tmp_path / "mutation.md", tmp_path / "mutation.csv"]
+    assert not (tmp_path / "mutation_judge.csv").exists()
+    page = (tmp_path / "mutation.md").read_text()
+    assert "Not run yet: run `tox -e mutation` to produce reports/mutation_judge.json." in page

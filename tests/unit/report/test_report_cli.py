@@ -24,11 +24,12 @@ def test_report_into_an_empty_folder_renders_what_it_can_and_marks_the_rest(
     captured = capsys.readouterr()
     warnings = [line for line in captured.err.splitlines() if line]
     assert warnings == [
-        "csconform: warning: not generated, inputs missing: cstorch, placement, benchmarks, mutation "
+        "csconform: warning: not generated, inputs missing: cstorch, differential, placement, benchmarks, mutation "
         "(each one's page says how to produce them)"
     ]
     assert "tox -e mutation" in (out / "mutation.md").read_text()
     assert "tox -e cstorch" in (out / "conformance_cstorch.md").read_text()
+    assert "csconform diff --against csconform.adapters.cstorch" in (out / "differential_cstorch.md").read_text()
     benchmarks = (out / "benchmarks.md").read_text()
     assert benchmarks.startswith("# Benchmarks\n") and "Not generated" in benchmarks
     assert f"pytest tests/bench --benchmark-only -p no:xdist --benchmark-json {out / 'benchmarks.json'}" in benchmarks

@@ -36,7 +36,10 @@ class _Collector(HTMLParser):
 def _producer_output(out: Path) -> None:
     frame = pd.DataFrame({"rule": ["A-001", "A-002"], "outcome": ["passed", "failed"], "tests": [2, 1]})
     frame.to_csv(out / "conformance.csv", index=False)
-    (out / "conformance.md").write_text("# Conformance matrix\n\nTwo rules.\n\n| rule |\n|---|\n| A-001 |\n")
+    (out / "conformance.md").write_text(
+        "# Conformance matrix\n\nTwo rules.\n\n| rule |\n|---|\n| A-001 |\n\n"
+        "```python\nx = 1 < 2\n# not a heading\n```\n"
+    )
     (out / "figures").mkdir()
     figure, axes = plt.subplots()
     axes.plot([0, 1], [1, 2])
@@ -58,6 +61,7 @@ def test_index_lists_pages_tables_and_figures(tmp_path: Path) -> None:
     assert collector.images == ["figures/scaling_efficiency.png"]
     assert '<td class="failed">failed</td>' in page and '<td class="passed">passed</td>' in page
     assert "<p>Two rules.</p>" in page
+    assert "<pre>x = 1 &lt; 2\n# not a heading</pre>" in page
 
 
 def test_index_of_an_empty_folder_is_still_a_page(tmp_path: Path) -> None:

@@ -1,0 +1,55 @@
+"""Importing an implementation under test by its module name, whatever goes wrong while it imports.
+
+An implementation is the user's code: importing it can fail in any way, not only with
+``ImportError`` (a ``ValueError`` at module level, a ``SystemExit``, a syntax error). Every
+command and the pytest plugin import it through :func:`import_implementation`, so each of those
+failures is one typed, one-line refusal naming the module and where it failed, never a traceback
+(nor a pytest ``INTERNALERROR``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import traceback
+from types import ModuleType
+
+from csconform.errors import InterfaceError, InvalidInputError
+
+
+def check_module_name(name: object) -> str:
+    """``name`` if it is a dotted module path (``my_runtime.adapter``), else InvalidInputError."""
+    if not isinstance(name, str) or not name or not all(part.isidentifier() for part in name.split(".")):
+        raise InvalidInputError(
+            f"an implementation is named by its dotted module path (e.g. my_runtime.csconform_adapter), got {name!r}"
+        )
+    return name
+
+
+def where_it_failed(exc: BaseException) -> str:
+    """``file:line`` of the innermost frame of ``exc``'s traceback (empty when there is none)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f" ({exc.filename}:{exc.lineno})"
+    return f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+
+
+def import_implementation(name: object) -> ModuleType:
+    """The module ``name``, imported; an InvalidInputError when it cannot be found, an InterfaceError
+    when its own code fails while importing."""
+    module_name = check_module_name(name)
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and (module_name == exc.name or module_name.startswith(exc.name + ".")):
+            raise InvalidInputError(
+                f"cannot import the implementation {module_name!r}: no module named {exc.name!r}"
+            ) from None
+        raise InterfaceError(
+            f"the implementation {module_name!r} failed to import: {exc}{where_it_failed(exc)}"
+        ) from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the user's module may raise anything, SystemExit included
+        raise InterfaceError(
+            f"the implementation {module_name!r} failed to import: {type(exc).__name__}: {exc}{where_it_failed(exc)}"
+        ) from None

@@ -1,0 +1,128 @@
+"""``csconform diff``: run two implementations in lockstep, judge every class of difference, write the report."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from csconform.errors import InvalidInputError
+
+
+def _areas(text: str) -> list[str]:
+    from csconform.testing.differential.areas import AREA_NAMES
+
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [name for name in names if name not in AREA_NAMES]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(f"unknown areas {unknown}; known: {', '.join(AREA_NAMES)}")
+    return names
+
+
+def run(args: argparse.Namespace) -> int:
+    from csconform.testing.differential.campaign import PROFILES, parse_seeds, run_campaign
+    from csconform.testing.differential.explore import Pair, implementations
+    from csconform.testing.differential.report import report_data, triage_skeleton, write_report
+    from csconform.testing.differential.triage import FAILING, default_triage_path, load_triage
+    from csconform.testing.differential.verdicts import judge
+
+    if args.engine == args.against and args.triage:
+        raise InvalidInputError("an implementation compared with itself has no triage: leave --triage out")
+    if args.examples is not None and args.examples < 1:
+        raise InvalidInputError(f"--examples must be a positive number, got {args.examples}")
+    if args.shrink_budget is not None and args.shrink_budget < 0:
+        raise InvalidInputError(f"--shrink-budget must be >= 0 seconds, got {args.shrink_budget}")
+    if args.jobs < 1:
+        raise InvalidInputError(f"--jobs must be at least 1, got {args.jobs}")
+    pair = Pair(args.engine, args.against)
+    _a, b = implementations(pair)
+    triage_path = Path(args.triage) if args.triage else default_triage_path(b.module)
+    triage = load_triage(triage_path) if triage_path else None
+    seeds = parse_seeds(args.seeds) if args.seeds else None
+    say = (lambda line: None) if args.quiet else (lambda line: print(f"  {line}", flush=True))
+    print(f"csconform diff: {args.engine} (A) against {args.against} (B, {b.version}), profile {args.profile}")
+    campaign = run_campaign(
+        pair,
+        PROFILES[args.profile],
+        areas=args.areas,
+        seeds=seeds,
+        examples=args.examples,
+        scheduler=args.scheduler,
+        jobs=args.jobs,
+        progress=say,
+        scheduler_timeout_s=args.scheduler_timeout,
+        shrink_budget_s=args.shrink_budget,
+        known_repros={entry.signature: entry.repro for entry in (triage.entries(b.version) if triage else ())},
+    )
+    data = report_data(campaign, judge(campaign, triage), str(triage_path) if triage_path else None)
+    files = write_report(Path(args.out), data)
+    for area in data["areas"]:
+        if area["not_compared"]:
+            print(f"{area['area']:12} not compared: {area['not_compared']}")
+        else:
+            print(
+                f"{area['area']:12} {area['examples']:6} examples {area['examples_per_s']:7.1f}/s "
+                f"{area['classes']:3} classes ({area['triaged']} triaged, {area['untriaged']} untriaged, "
+                f"{area['stale']} stale, {area['regression']} regressions, {area['flaky']} flaky)"
+            )
+    for row in data["classes"]:
+        if row["verdict"] in FAILING:
+            print(f"\n{row['verdict'].upper()}: {row['signature']}\n  {row['note']}")
+            print("\n".join(f"    {line}" for line in row["repro"].splitlines()))
+            if row["verdict"] == "untriaged":
+                print(f"  a triage entry to fill in ({triage_path or 'a new differential.yaml'}):")
+                print(triage_skeleton(row, data["versions"]["against"]))
+    verdicts = data["summary"]["verdicts"]
+    print(
+        f"\n{data['summary']['examples']} examples, {data['summary']['classes_found']} classes: "
+        f"{verdicts['triaged']} triaged, {verdicts['untriaged']} untriaged, {verdicts['stale']} stale, "
+        f"{verdicts['regression']} regressions, {verdicts['flaky']} flaky, {verdicts['fixed']} fixed engine bugs; "
+        f"{data['seconds']} s -> {', '.join(str(f) for f in files[:2])}"
+    )
+    return 0 if data["passed"] else 1
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from csconform.testing.differential.areas import AREA_NAMES
+    from csconform.testing.differential.campaign import PROFILES
+
+    parser = subparsers.add_parser(
+        "diff",
+        help="run two implementations in lockstep and judge every class of difference",
+        description=(
+            "Drive two implementations through the same random call sequences (Hypothesis), compare every "
+            "observable, shrink each class of difference to a minimal repro and judge it against B's triage. "
+            "Exits 1 when a class is untriaged, a triage entry is stale, a fixed engine bug shows again or a class "
+            "does not show twice."
+        ),
+    )
+    parser.add_argument(
+        "--engine", default="csconform.engine", metavar="MODULE", help="implementation A (default: csconform.engine)"
+    )
+    parser.add_argument(
+        "--against", required=True, metavar="MODULE", help="implementation B, e.g. csconform.adapters.cstorch"
+    )
+    parser.add_argument(
+        "--profile", choices=sorted(PROFILES), default="ci", help="ci (bounded, fixed seeds; default) or nightly"
+    )
+    parser.add_argument(
+        "--areas", type=_areas, default=list(AREA_NAMES), help=f"comma-separated, default all: {','.join(AREA_NAMES)}"
+    )
+    parser.add_argument("--seeds", default=None, help="seeds to explore, e.g. 0-99 or 3,5 (default: the profile's)")
+    parser.add_argument(
+        "--examples", type=int, default=None, help="examples per area and seed (default: the profile's)"
+    )
+    parser.add_argument(
+        "--triage", default=None, metavar="FILE", help="B's differential triage (default: differential.yaml beside B)"
+    )
+    parser.add_argument(
+        "--shrink-budget",
+        type=float,
+        default=None,
+        help="seconds of Hypothesis shrinking per class (default: the profile's)",
+    )
+    parser.add_argument("--out", default="reports", help="directory for differential_<B>.{json,md} (default reports)")
+    parser.add_argument("--jobs", type=int, default=1, help="local worker processes (default 1)")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler address (tcp://host:port)")
+    parser.add_argument("--scheduler-timeout", type=float, default=10.0, help="seconds to wait for the Dask scheduler")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.set_defaults(handler=run)

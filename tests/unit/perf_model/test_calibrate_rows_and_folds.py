@@ -1,0 +1,346 @@
+"""The calibration as a judge of the performance model: each measured row's model, the fit, and the
+leave-one-out cross-validation that the published error is computed from (csconform/perf/calibrate.py).
+
+Expectations are written by hand from the module's documentation; the data are the shipped calibration
+set, or measurements synthesized from known figures so that the right answer is known exactly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import hashlib
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from csconform.errors import InvalidInputError
+from csconform.perf.calibrate import (
+    MEANINGS,
+    UNITS,
+    Run,
+    calibration_record,
+    error,
+    fit,
+    leave_one_out,
+    measured_csv,
+    read_measured,
+    row_config,
+    row_mode,
+    row_model,
+    runs,
+    worst,
+)
+from csconform.perf.efficiency import PARAMETERS, Calibration
+from csconform.perf.pipeline import pipelined
+from csconform.perf.streaming import weight_streaming
+from csconform.perf.zoo import get_model
+
+ROW = {
+    "id": "r",
+    "layers": 2,
+    "d_model": 4096,
+    "heads": 32,
+    "seq_len": 128,
+    "global_batch": 8,
+    "systems": 1,
+    "system": "CS-2",
+    "samples_per_s": 1.0,
+}
+TRUTH = Calibration(matmul_efficiency=0.5, attention_efficiency=0.25, layer_latency_s=1e-3, input_tokens_per_s=1.5e6)
+# twelve runs of the calibration set that between them depend on all four figures
+SUBSET = (0, 3, 6, 9, 12, 14, 16, 18, 20, 22, 24, 25)
+
+
+def _row(**values: object) -> pd.Series:
+    return pd.Series({**ROW, **values})
+
+
+def _synthetic(indices: tuple[int, ...] = SUBSET) -> list[Run]:
+    data = runs(read_measured(measured_csv()))
+    return [dataclasses.replace(data[i], measured_samples_per_s=data[i].predict(TRUTH)) for i in indices]
+
+
+# --- a measured row's model ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "seq_len", "expected"),
+    [
+        (
+            "BERT-base",
+            128,
+            {
+                "model_type": "bert",
+                "architectures": ["BertForSequenceClassification"],
+                "num_hidden_layers": 2,
+                "hidden_size": 4096,
+                "num_attention_heads": 32,
+                "intermediate_size": 16384,
+                "vocab_size": 30522,
+                "max_position_embeddings": 512,
+            },
+        ),
+        (
+            "Llama-2",
+            128,
+            {
+                "model_type": "llama",
+                "num_hidden_layers": 2,
+                "hidden_size": 4096,
+                "num_attention_heads": 32,
+                "num_key_value_heads": 32,
+                "intermediate_size": 11008,
+                "vocab_size": 32000,
+                "max_position_embeddings": 4096,
+            },
+        ),
+        (
+            "Pythia-1b",
+            128,
+            {
+                "model_type": "gpt_neox",
+                "num_hidden_layers": 2,
+                "hidden_size": 4096,
+                "num_attention_heads": 32,
+                "intermediate_size": 16384,
+                "vocab_size": 50432,
+                "max_position_embeddings": 2048,
+            },
+        ),
+        (
+            "GPT-J-6B",
+            128,
+            {
+                "model_type": "gptj",
+                "n_layer": 2,
+                "n_embd": 4096,
+                "n_head": 32,
+                "n_inner": None,
+                "vocab_size": 50400,
+                "n_positions": 2048,
+                "tie_word_embeddings": False,
+            },
+        ),
+        (
+            "gpt3_xl",
+            128,
+            {
+                "model_type": "gpt2",
+                "n_layer": 2,
+                "n_embd": 4096,
+                "n_head": 32,
+                "n_inner": None,
+                "vocab_size": 50257,
+                "n_positions": 2048,
+                "tie_word_embeddings": True,
+            },
+        ),
+    ],
+)
+def test_each_family_gets_its_defaults(model: str, seq_len: int, expected: dict) -> None:
+    assert row_config(_row(model=model, seq_len=seq_len)) == expected
+
+
+@pytest.mark.parametrize(
+    ("model", "field"),
+    [
+        ("bert", "max_position_embeddings"),
+        ("llama", "max_position_embeddings"),
+        ("neox", "max_position_embeddings"),
+        ("gptj", "n_positions"),
+        ("gpt", "n_positions"),
+    ],
+)
+def test_a_long_sequence_gets_as_many_positions(model: str, field: str) -> None:
+    assert row_config(_row(model=model, seq_len=8192))[field] == 8192
+
+
+def test_the_optional_columns_replace_the_defaults() -> None:
+    given = {"ffn": 1000, "vocab_size": 777, "kv_heads": 8}
+    assert row_config(_row(model="bert", **given))["intermediate_size"] == 1000
+    assert row_config(_row(model="bert", **given))["vocab_size"] == 777
+    llama = row_config(_row(model="llama", **given))
+    assert (llama["intermediate_size"], llama["vocab_size"], llama["num_key_value_heads"]) == (1000, 777, 8)
+    neox = row_config(_row(model="neox", **given))
+    assert (neox["intermediate_size"], neox["vocab_size"]) == (1000, 777)
+    for name in ("gptj", "gpt"):
+        config = row_config(_row(model=name, **given))
+        assert (config["n_inner"], config["vocab_size"]) == (1000, 777)
+    # empty cells (NaN in a CSV, an empty string) are "not given"
+    for empty in (float("nan"), "", None):
+        assert row_config(_row(model="llama", ffn=empty, kv_heads=empty))["num_key_value_heads"] == 32
+    assert row_config(_row(model="llama", kv_heads=4.0))["num_key_value_heads"] == 4
+
+
+def test_a_row_whose_family_cannot_be_told_is_refused_by_id() -> None:
+    with pytest.raises(InvalidInputError) as refused:
+        row_config(_row(model="Mamba-2.8B", id="row-17"))
+    assert str(refused.value) == (
+        "row row-17: cannot tell the family of model 'Mamba-2.8B' (bert, llama, neox, gptj or gpt); "
+        "give a config column"
+    )
+
+
+def test_the_config_column_names_a_zoo_model_or_a_file(tmp_path) -> None:
+    zoo = row_model(_row(model="anything", config="gpt3_xl", seq_len=512))
+    assert zoo.name == "gpt3_xl" and zoo.seq_len == 512 and zoo.params == get_model("gpt3_xl", seq_len=512).params
+    path = tmp_path / "tiny.json"
+    path.write_text(
+        json.dumps(
+            {"model_type": "gpt2", "n_layer": 1, "n_embd": 64, "n_head": 2, "vocab_size": 100, "n_positions": 64}
+        )
+    )
+    from_file = row_model(_row(model="anything", config=str(path), seq_len=32))
+    assert from_file.name == "tiny" and from_file.seq_len == 32 and from_file.family == "gpt2"
+    for blank in (" ", float("nan")):
+        shaped = row_model(_row(model="gpt_small_row", config=blank, seq_len=64))
+        assert shaped.name == "gpt_small_row" and shaped.seq_len == 64
+
+
+@pytest.mark.parametrize(
+    ("stated", "mode"),
+    [
+        ("pipelined", "pipelined"),
+        ("Pipelined", "pipelined"),
+        (" pipelined ", "pipelined"),
+        ("weight streaming", "weight_streaming"),
+        ("weight-streaming", "weight_streaming"),
+        ("not stated", "weight_streaming"),
+        ("", "weight_streaming"),
+        (None, "weight_streaming"),
+    ],
+)
+def test_the_mode_is_weight_streaming_unless_the_row_says_pipelined(stated: object, mode: str) -> None:
+    assert row_mode(_row(execution_mode=stated)) == mode
+    assert row_mode(pd.Series(ROW)) == "weight_streaming"
+
+
+def test_a_measured_table_becomes_runs(tmp_path) -> None:
+    path = tmp_path / "runs.csv"
+    rows = [
+        {**ROW, "id": 7, "model": "gpt", "system": "CS-3", "systems": 4, "global_batch": 64, "samples_per_s": 12},
+        {**ROW, "id": "b", "model": "bert", "execution_mode": "pipelined", "samples_per_s": 3.5},
+    ]
+    pd.DataFrame(rows).to_csv(path, index=False)
+    first, second = runs(read_measured(path))
+    assert (first.id, first.wafer, first.systems, first.global_batch, first.mode) == (
+        "7",
+        "wse3",
+        4,
+        64,
+        "weight_streaming",
+    )
+    assert first.measured_samples_per_s == 12.0 and isinstance(first.measured_samples_per_s, float)
+    assert (second.id, second.wafer, second.mode, second.measured_samples_per_s) == ("b", "wse2", "pipelined", 3.5)
+    # a weight-streaming run predicts as its systems, each with its share of the global batch
+    assert first.predict(TRUTH) == weight_streaming(first.model.layers, "wse3", 4, 16, TRUTH).samples_per_s
+    expected = pipelined(second.model.layers, "wse2", batch=8, calibration=TRUTH).samples_per_s
+    assert second.predict(TRUTH) == expected
+    pd.DataFrame([{**ROW, "id": "odd", "model": "gpt", "systems": 3, "global_batch": 8}]).to_csv(path, index=False)
+    with pytest.raises(InvalidInputError) as refused:
+        runs(read_measured(path))
+    assert str(refused.value) == "row odd: global batch 8 does not split over 3 systems"
+    pd.DataFrame(columns=list(ROW) + ["model"]).to_csv(path, index=False)
+    with pytest.raises(InvalidInputError, match="no measured runs"):
+        read_measured(path)
+
+
+# --- the measures ----------------------------------------------------------------------------------
+
+
+def test_error_is_the_geometric_mean_of_the_ratio_either_way_and_worst_its_largest() -> None:
+    logs = np.log([1.1, 1 / 1.3, 1.0, 2.0])
+    assert error(logs) == pytest.approx((1.1 * 1.3 * 1.0 * 2.0) ** 0.25)
+    assert worst(logs) == pytest.approx(2.0)
+    assert worst(np.log([1 / 3, 2.0])) == pytest.approx(3.0)
+    assert error([0.0]) == worst([0.0]) == 1.0
+
+
+# --- the fit ----------------------------------------------------------------------------------------
+
+
+def test_the_fit_reports_log_predicted_over_measured_per_run() -> None:
+    data = _synthetic()
+    doubled = [dataclasses.replace(r, measured_samples_per_s=2 * r.measured_samples_per_s) for r in data]
+    result = fit(doubled)  # every run measured twice as fast: no figure set within bounds explains it all
+    for run, log_ratio in zip(doubled, result.log_ratios, strict=True):
+        assert log_ratio == pytest.approx(math.log(run.predict(result.calibration) / run.measured_samples_per_s))
+    assert result.calibration.matmul_efficiency <= 1.0 and result.calibration.attention_efficiency <= 1.0
+    assert set(result.standard_errors) == set(PARAMETERS)
+    assert all(value > 0 for value in result.standard_errors.values())  # the residuals are not zero
+
+
+def test_the_fit_may_start_on_the_bounds() -> None:
+    """Efficiencies of exactly 1 are a valid start: the fit moves it just inside its bounds."""
+    on_the_bound = Calibration(
+        matmul_efficiency=1.0, attention_efficiency=1.0, layer_latency_s=1e-3, input_tokens_per_s=1.5e6
+    )
+    result = fit(_synthetic(), on_the_bound)
+    assert result.calibration.matmul_efficiency <= 1.0 and result.calibration.attention_efficiency <= 1.0
+    assert error(result.log_ratios) < 1.5
+
+
+def test_the_fit_needs_more_runs_than_figures() -> None:
+    data = _synthetic()
+    with pytest.raises(InvalidInputError) as refused:
+        fit(data[:4])
+    assert str(refused.value) == "need more than 4 measured runs to fit 4 figures"
+    assert fit(data[:5]).log_ratios.shape == (5,)
+
+
+# --- leave-one-out ------------------------------------------------------------------------------------
+
+
+def test_each_run_is_predicted_by_a_fit_that_did_not_see_it() -> None:
+    """One run measured twice as fast as the known figures give: a fit without it recovers the figures
+    exactly, so its left-out prediction is off by exactly 2; every other run's fit saw the odd one."""
+    data = _synthetic()
+    odd = 2
+    data[odd] = dataclasses.replace(data[odd], measured_samples_per_s=2 * data[odd].measured_samples_per_s)
+    seen: list[tuple[int, int]] = []
+    ratios, fits = leave_one_out(data, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(i, len(data)) for i in range(1, len(data) + 1)]
+    assert len(fits) == len(data) and ratios.shape == (len(data),)
+    assert ratios[odd] == pytest.approx(math.log(0.5), abs=1e-6)
+    for name, value in TRUTH.as_dict().items():
+        assert getattr(fits[odd], name) == pytest.approx(value, rel=1e-5)
+    for index, (run, held_out) in enumerate(zip(data, fits, strict=True)):
+        assert ratios[index] == pytest.approx(math.log(run.predict(held_out) / run.measured_samples_per_s))
+    others = [ratio for index, ratio in enumerate(ratios) if index != odd]
+    assert max(abs(ratio) for ratio in others) > 0.05  # the fits that saw the odd run are pulled off
+    assert error(ratios) > error(fit(data).log_ratios)  # predicting unseen runs is harder
+
+
+def test_the_calibration_record_holds_the_fit_and_its_cross_validation(tmp_path) -> None:
+    path = tmp_path / "measured.csv"
+    path.write_bytes(b"the data")
+    data = _synthetic()
+    data[0] = dataclasses.replace(data[0], measured_samples_per_s=1.3 * data[0].measured_samples_per_s)
+    full = fit(data)
+    loo, loo_fits = leave_one_out(data)
+    record = calibration_record(path, full, loo, loo_fits, today=datetime.date(2026, 1, 2))
+    assert record["fitted_on"] == "2026-01-02"
+    assert record["data"]["sha256"] == hashlib.sha256(b"the data").hexdigest()
+    assert record["data"]["rows"] == len(data) and record["data"]["file"] == str(path)  # not the shipped set
+    assert set(record["parameters"]) == set(PARAMETERS)
+    for name, entry in record["parameters"].items():
+        values = [getattr(c, name) for c in loo_fits]
+        assert entry["value"] == float(f"{getattr(full.calibration, name):.4g}")
+        assert entry["unit"] == UNITS[name] and entry["meaning"] == MEANINGS[name]
+        assert entry["relative_standard_error"] == float(f"{full.standard_errors[name]:.3g}")
+        assert entry["leave_one_out_range"] == [float(f"{min(values):.4g}"), float(f"{max(values):.4g}")]
+        assert entry["leave_one_out_range"][0] <= entry["leave_one_out_range"][1]
+    assert record["fit"] == {
+        "error": float(f"{error(full.log_ratios):.4f}"),
+        "worst_row": float(f"{worst(full.log_ratios):.4f}"),
+        "leave_one_out_error": float(f"{error(loo):.4f}"),
+        "leave_one_out_worst_row": float(f"{worst(loo):.4f}"),
+        "error_measure": "exp(mean |log(predicted / measured)|)",
+    }
+    assert record["fit"]["leave_one_out_error"] > record["fit"]["error"] > 1.0
+    today = calibration_record(path, full, loo, loo_fits)["fitted_on"]
+    assert today == datetime.date.today().isoformat()
