@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,61 +45,97 @@ def run_conformance(
     """Run the suite (or the files of some areas) against ``engine``; return the matrix.
 
     ``blas_threads`` caps the subprocess's BLAS/OpenMP threads (the report runs the suite beside
-    its other sections and gives it one core).
+    its other sections and gives it one core). Everything but the subprocess itself is built and
+    read back by the functions below, which are tested without running the suite.
     """
-    targets = [str(SUITE_DIR)]
-    if areas:
-        known = sorted(p.stem.removeprefix("test_") for p in SUITE_DIR.glob("test_*.py"))
-        unknown = [a for a in areas if a not in known]
-        if unknown:
-            raise InvalidInputError(f"unknown area(s) {', '.join(unknown)}; known: {', '.join(known)}")
-        targets = [str(SUITE_DIR / f"test_{area}.py") for area in areas]
+    targets = suite_targets(areas)
     with tempfile.TemporaryDirectory() as folder:
         matrix_path = Path(folder) / "matrix.json"
-        # The same pytest settings wherever csconform is installed: our own ini (not a pyproject.toml
-        # that happens to sit above the environment) and test ids rooted at the folder holding the
-        # package. The caller's working directory stays the subprocess's, so a module beside them
-        # (their implementation) imports as it would with python -m.
         ini_path = Path(folder) / "pytest.ini"
         ini_path.write_text(SUITE_INI, encoding="utf-8")
-        command = [
-            sys.executable,
-            "-m",
-            "pytest",
-            *targets,
-            "-c",
-            str(ini_path),
-            "--rootdir",
-            str(SUITE_DIR.parents[1]),
-            "--engine",
-            engine,
-            "--conformance-json",
-            str(matrix_path),
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            *pytest_args,
-        ]
-        environment = {**os.environ, "HYPOTHESIS_PROFILE": os.environ.get("HYPOTHESIS_PROFILE") or "ci"}
-        if blas_threads is not None:
-            for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-                environment[variable] = str(blas_threads)
-        completed = subprocess.run(command, env=environment, capture_output=not echo, text=True, check=False)
-        detail = "" if echo else (completed.stdout[-2000:] + completed.stderr[-2000:])
-        if not matrix_path.is_file():
-            refusal = _csconform_refusal(completed.stderr or "")
-            if refusal:  # the plugin refused the engine or the expected failures: say why, in one line
-                raise CsConformError(refusal)
-            raise CsConformError(
-                f"the conformance run against {engine!r} produced no matrix (pytest exit {completed.returncode})"
-                + (f":\n{detail}" if detail else "")
-            )
-        if completed.returncode in STOPPED_EXIT_CODES:  # e.g. a collection error: its matrix says nothing ran
-            raise CsConformError(
-                f"the conformance run against {engine!r} stopped before running its tests (pytest exit "
-                f"{completed.returncode})" + (f":\n{detail}" if detail else "")
-            )
-        return json.loads(matrix_path.read_text(encoding="utf-8"))
+        completed = subprocess.run(
+            suite_command(engine, targets, ini_path, matrix_path, pytest_args),
+            env=suite_environment(os.environ, blas_threads),
+            capture_output=not echo,
+            text=True,
+            check=False,
+        )
+        return matrix_of_run(engine, completed, matrix_path)
+
+
+def suite_targets(areas: Sequence[str] = ()) -> list[str]:
+    """What pytest collects: the whole suite, or the test file of each area named (an unknown area
+    is refused, listing the known ones)."""
+    if not areas:
+        return [str(SUITE_DIR)]
+    known = sorted(p.stem.removeprefix("test_") for p in SUITE_DIR.glob("test_*.py"))
+    unknown = [a for a in areas if a not in known]
+    if unknown:
+        raise InvalidInputError(f"unknown area(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    return [str(SUITE_DIR / f"test_{area}.py") for area in areas]
+
+
+def suite_command(
+    engine: str, targets: Sequence[str], ini_path: Path, matrix_path: Path, pytest_args: Sequence[str] = ()
+) -> list[str]:
+    """The pytest command line of a run: this Python, our own ini (not a pyproject.toml that happens to
+    sit above the environment) and test ids rooted at the folder holding the package, so the settings
+    and ids are the same wherever csconform is installed. The caller's working directory stays the
+    subprocess's, so a module beside them (their implementation) imports as it would with python -m.
+    The caller's ``pytest_args`` come last."""
+    return [
+        sys.executable,
+        "-m",
+        "pytest",
+        *targets,
+        "-c",
+        str(ini_path),
+        "--rootdir",
+        str(SUITE_DIR.parents[1]),
+        "--engine",
+        engine,
+        "--conformance-json",
+        str(matrix_path),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        *pytest_args,
+    ]
+
+
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def suite_environment(environ: Mapping[str, str], blas_threads: int | None = None) -> dict[str, str]:
+    """The run's environment: the caller's, with the derandomized ``ci`` Hypothesis profile unless
+    ``HYPOTHESIS_PROFILE`` names another, and the BLAS thread variables set when ``blas_threads`` is given."""
+    environment = {**environ, "HYPOTHESIS_PROFILE": environ.get("HYPOTHESIS_PROFILE") or "ci"}
+    if blas_threads is not None:
+        for variable in BLAS_THREAD_VARIABLES:
+            environment[variable] = str(blas_threads)
+    return environment
+
+
+def matrix_of_run(engine: str, completed: subprocess.CompletedProcess[str], matrix_path: Path) -> dict:
+    """The matrix a finished run wrote, or a CsConformError saying why there is none to trust: the
+    plugin's own refusal (of the engine, of the expected failures) in one line; no matrix written; or a
+    run that stopped before its tests (a collection or usage error), whose matrix says nothing ran.
+    Output pytest did not echo (``capture_output``) is quoted, its last 2,000 characters of each stream."""
+    detail = (completed.stdout or "")[-2000:] + (completed.stderr or "")[-2000:]
+    if not matrix_path.is_file():
+        refusal = _csconform_refusal(completed.stderr or "")
+        if refusal:
+            raise CsConformError(refusal)
+        raise CsConformError(
+            f"the conformance run against {engine!r} produced no matrix (pytest exit {completed.returncode})"
+            + (f":\n{detail}" if detail else "")
+        )
+    if completed.returncode in STOPPED_EXIT_CODES:
+        raise CsConformError(
+            f"the conformance run against {engine!r} stopped before running its tests (pytest exit "
+            f"{completed.returncode})" + (f":\n{detail}" if detail else "")
+        )
+    return json.loads(matrix_path.read_text(encoding="utf-8"))
 
 
 def check_matrix(matrix: Any, source: str, hint: str = "") -> dict:

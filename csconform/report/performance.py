@@ -1,33 +1,21 @@
-"""The performance report: modeled throughput by model x wafer x mode x cluster size, scaling
-efficiency, a per-kernel breakdown, the hardware figures with their sources, the model's figures
-against published ones, and figures (throughput, scaling, kernel breakdown, placement map, pipeline
-timeline, weight-streaming occupancy); then the model against measured runs
-(:mod:`csconform.report.validation`, ``performance_validation.md``).
+"""The tables of the performance page: modeled throughput by model x wafer x mode x cluster size,
+scaling efficiency, a per-kernel breakdown, the hardware figures with their sources and the model's
+figures against published ones; and the cuts of them the page shows (the CSVs hold them whole).
 
-Markdown and CSV go to the report folder, PNG files to ``figures/`` inside it.  Everything is
-computed from :mod:`csconform.perf`; nothing here is a hard-coded result.
+Pure functions from :mod:`csconform.perf` to frames, nothing here is a hard-coded result;
+:mod:`csconform.report.performance_page` writes them, with the page's prose and figures.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import pandas as pd
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from csconform.errors import CapacityError  # noqa: E402
-from csconform.output_guard import save_figure, write_csv, write_text
-from csconform.perf import hardware  # noqa: E402
-from csconform.perf.efficiency import calibration_record  # noqa: E402
-from csconform.perf.figures import pipeline_timeline, wafer_map  # noqa: E402
-from csconform.perf.pipeline import fits_pipelined  # noqa: E402
-from csconform.perf.plan import plan  # noqa: E402
-from csconform.perf.streaming import scaling_efficiency, strong_scaling_efficiency  # noqa: E402
-from csconform.perf.zoo import ZOO_NAMES, get_model  # noqa: E402
-from csconform.report.validation import write_validation_report  # noqa: E402
+from csconform.errors import CapacityError
+from csconform.perf import hardware
+from csconform.perf.pipeline import fits_pipelined
+from csconform.perf.plan import plan
+from csconform.perf.streaming import scaling_efficiency, strong_scaling_efficiency
+from csconform.perf.zoo import ZOO_NAMES, get_model
 
 CLUSTER_SIZES = {"wse1": (1,), "wse2": (1, 4, 16, 64, 192), "wse3": (1, 16, 192, 2048)}
 TOKENS_PER_SYSTEM = 2**17  # weight streaming: 131k tokens per system per step (64 sequences of 2,048)
@@ -193,77 +181,9 @@ def published_table() -> pd.DataFrame:
     return frame
 
 
-# --- figures ----------------------------------------------------------------------------------------
-
-
-def _throughput_figure(frame: pd.DataFrame, out: Path) -> Path:
-    single = frame[frame["systems"] == 1]
-    labels = [f"{m}\n{mode[:8]}" for m, mode in zip(single["model"], single["mode"], strict=True)]
-    figure, axes = plt.subplots(figsize=(12, 4))
-    colours = {"wse1": "tab:gray", "wse2": "tab:blue", "wse3": "tab:green"}
-    positions = range(len(single))
-    axes.bar(positions, single["samples_per_s"], color=[colours[w] for w in single["wafer"]])
-    axes.set_yscale("log")
-    axes.set_xticks(list(positions), labels, rotation=90, fontsize=6)
-    axes.set_ylabel("samples/s (one system)")
-    axes.set_title("Modeled throughput by model x wafer x mode (grey WSE-1, blue WSE-2, green WSE-3)", fontsize=9)
-    save_figure(figure, out, dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    return out
-
-
-def _scaling_figure(frame: pd.DataFrame, out: Path) -> Path:
-    figure, axes = plt.subplots(figsize=(6, 4))
-    for name, group in frame.groupby("model", sort=False):
-        (line,) = axes.plot(group["systems"], group["weak_efficiency"], marker="o", label=f"{name} weak")
-        axes.plot(
-            group["systems"],
-            group["strong_efficiency"],
-            marker="x",
-            linestyle="--",
-            color=line.get_color(),
-            label=f"{name} strong",
-        )
-    axes.axhline(0.9, color="black", linewidth=0.8, linestyle=":")
-    axes.set_xscale("log", base=2)
-    axes.set_xlabel("CS-2 systems")
-    axes.set_ylabel("scaling efficiency")
-    axes.set_ylim(0, 1.05)
-    axes.set_title(
-        f"Weight streaming: weak ({TOKENS_PER_SYSTEM} tokens/system) and strong (global {STRONG_GLOBAL_BATCH}) scaling",
-        fontsize=9,
-    )
-    axes.legend(fontsize=7)
-    save_figure(figure, out, dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    return out
-
-
-def _kernel_figure(frame: pd.DataFrame, out: Path) -> Path:
-    figure, axes = plt.subplots(figsize=(10, 3.5))
-    positions = range(len(frame))
-    axes.bar(positions, frame["compute_cycles_per_sample"], label="compute cycles/sample")
-    axes.bar(positions, frame["communication_cycles_per_sample"], label="fabric cycles/sample", alpha=0.7)
-    axes.set_xticks(list(positions), frame["kernel"], rotation=90, fontsize=6)
-    axes.set_yscale("log")
-    axes.set_ylabel("cycles per sample")
-    axes.legend(fontsize=7)
-    axes.set_title("BERT-large pipelined on WSE-2: per-kernel compute and fabric time", fontsize=9)
-    save_figure(figure, out, dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    return out
-
-
-def _markdown_table(frame: pd.DataFrame) -> str:
-    return frame.to_markdown(index=False, floatfmt=".4g")
-
-
-def write_performance_reports(out_dir: Path) -> list[Path]:
-    """Write reports/performance.md, its CSV tables and the figures; return the paths written."""
-    out_dir = Path(out_dir)
-    figures = out_dir / "figures"
-    figures.mkdir(parents=True, exist_ok=True)
-    tables = {
+def performance_tables() -> dict[str, pd.DataFrame]:
+    """Every table of the performance page, by name: ``performance_NAME.csv`` holds each whole."""
+    return {
         "throughput": throughput_table(),
         "scaling": scaling_table(),
         "kernels": kernel_table(),
@@ -271,113 +191,41 @@ def write_performance_reports(out_dir: Path) -> list[Path]:
         "published": published_table(),
         "hardware": hardware_table(),
     }
-    written: list[Path] = []
-    for key, frame in tables.items():
-        path = out_dir / f"performance_{key}.csv"
-        write_csv(frame, path, index=False)
-        written.append(path)
 
-    written.append(_throughput_figure(tables["throughput"], figures / "performance_throughput.png"))
-    written.append(_scaling_figure(tables["scaling"], figures / "performance_scaling.png"))
-    written.append(_kernel_figure(tables["kernels"], figures / "performance_kernels.png"))
-    written.append(
-        wafer_map(plan("gpt2_medium", "wse2", mode="pipelined"), figures / "performance_placement_gpt2_medium.png")
-    )
-    written.append(
-        wafer_map(
-            plan("gpt3_xl", "wse2", systems=16, batch=16 * batch_per_system("gpt3_xl")),
-            figures / "performance_streaming_gpt3_xl.png",
-        )
-    )
-    fc = [k["name"] for k in plan("fc_mnist", "wse2", mode="pipelined").kernels]
-    written.append(pipeline_timeline(fc, 8, figures / "performance_pipeline_timeline.png"))
 
+SINGLE_SYSTEM_COLUMNS = [
+    "model",
+    "params",
+    "wafer",
+    "mode",
+    "global_batch",
+    "samples_per_s",
+    "bound_samples_per_s",
+    "tokens_per_s",
+    "model_flops_utilisation",
+]
+PAGE_SCALING_SYSTEMS = 192  # the cluster size of the 'near-perfect linear scaling' claim
+PAGE_KERNELS = 12  # kernels of the per-kernel breakdown shown on the page
+PAGE_STREAMING_LAYERS = 6  # layers of the weight-streaming breakdown shown on the page
+
+
+def page_tables(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """The cuts of :func:`performance_tables` the page shows: one system of every model, wafer and mode;
+    the scaling at 192 systems; the first kernels and streamed layers; the published figures whole."""
+    throughput, scaling = tables["throughput"], tables["scaling"]
+    return {
+        "single_system": throughput[throughput["systems"] == 1][SINGLE_SYSTEM_COLUMNS],
+        "scaling": scaling[scaling["systems"] == PAGE_SCALING_SYSTEMS],
+        "kernels": tables["kernels"].head(PAGE_KERNELS),
+        "streaming_layers": tables["streaming_layers"].head(PAGE_STREAMING_LAYERS),
+        "published": tables["published"],
+    }
+
+
+def pipelined_refusal(name: str = "gpt3_175b") -> str:
+    """What the page says of a model too large for pipelined mode: the planner's refusal, quoted."""
     try:
-        plan("gpt3_175b", "wse2", mode="pipelined")
-        refusal = "GPT-3 175B was accepted in pipelined mode (unexpected)."
+        plan(name, "wse2", mode="pipelined")
     except CapacityError as error:
-        refusal = f"Asking for GPT-3 175B in pipelined mode is refused: `{error}`"
-
-    throughput = tables["throughput"]
-    single = throughput[(throughput["systems"] == 1)]
-    weak = tables["scaling"]
-    at_192 = weak[weak["systems"] == 192]
-    lines = [
-        "# Performance model",
-        "",
-        "Modeled with `csconform.perf`: hardware presets (every figure sourced, see "
-        "`performance_hardware.csv`), per-kernel cost models, the cvxpy placement for pipelined mode "
-        "and the weight-streaming / SwarmX / MemoryX model for clusters, with compute at the efficiencies, "
-        "the per-layer latency and the input rate calibrated on measured runs "
-        "([performance_validation.md](performance_validation.md): leave-one-out error "
-        f"{calibration_record()['fit']['leave_one_out_error']:.3f} on 26 CS-2 runs). Regenerate with "
-        "`csconform report --skip conformance,placement,benchmarks`; plan one model with "
-        "`csconform plan --model NAME --json OUT` or `csconform plan --model-config config.json`.",
-        "",
-        "## Throughput on one system",
-        "",
-        "Pipelined where the model (weights, FP32 optimizer state, in-flight activations) fits the "
-        "wafer, at the model's default batch (each batch fills and drains the pipeline); weight streaming "
-        f"with {TOKENS_PER_SYSTEM:,} tokens per system (64 sequences of 2,048). "
-        "`model_flops_utilisation` is model FLOPs x samples/s over the peak of the placeable fabric. "
-        "Pipelined figures use the efficiencies fitted on weight-streaming runs (no measured pipelined run "
-        "was available). The full table over cluster sizes is `performance_throughput.csv`.",
-        "",
-        _markdown_table(
-            single[
-                [
-                    "model",
-                    "params",
-                    "wafer",
-                    "mode",
-                    "global_batch",
-                    "samples_per_s",
-                    "bound_samples_per_s",
-                    "tokens_per_s",
-                    "model_flops_utilisation",
-                ]
-            ]
-        ),
-        "",
-        refusal,
-        "",
-        "## Scaling of weight streaming on CS-2 clusters",
-        "",
-        f"Weak scaling keeps {TOKENS_PER_SYSTEM:,} tokens per system (the data-parallel "
-        "sharding of seed 004): only the SwarmX tree depth grows, so efficiency stays near 1 — the "
-        "'near-perfect linear scaling' claim (PERF-006, threshold 0.9 at 192 systems). Strong scaling "
-        f"splits a fixed global batch of {STRONG_GLOBAL_BATCH}: shards shrink until the per-layer latency "
-        "and the weight broadcast over each system's 1.2 Tb/s link are no longer hidden by compute. More "
-        "models and CS-3 clusters: [performance_validation.md](performance_validation.md).",
-        "",
-        _markdown_table(at_192),
-        "",
-        "![scaling](figures/performance_scaling.png)",
-        "",
-        "## Per-kernel breakdown (BERT-large, pipelined, WSE-2)",
-        "",
-        _markdown_table(tables["kernels"].head(12)),
-        "",
-        "(first 12 kernels; all in `performance_kernels.csv`)",
-        "",
-        "## Weight streaming, per layer (GPT-3 XL, 16 CS-2)",
-        "",
-        _markdown_table(tables["streaming_layers"].head(6)),
-        "",
-        "## The model's figures against published ones",
-        "",
-        _markdown_table(tables["published"]),
-        "",
-        "## Figures",
-        "",
-        "![throughput](figures/performance_throughput.png)",
-        "![placement](figures/performance_placement_gpt2_medium.png)",
-        "![timeline](figures/performance_pipeline_timeline.png)",
-        "![streaming](figures/performance_streaming_gpt3_xl.png)",
-        "![kernels](figures/performance_kernels.png)",
-        "",
-    ]
-    markdown = out_dir / "performance.md"
-    write_text(markdown, "\n".join(lines), encoding="utf-8")
-    written.append(markdown)
-    return written + write_validation_report(out_dir)
+        return f"Asking for {name} in pipelined mode is refused: `{error}`"
+    return f"{name} was accepted in pipelined mode (unexpected)."

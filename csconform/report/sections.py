@@ -90,7 +90,7 @@ def _conformance(options: ReportOptions) -> list[Path]:
 
 
 def _performance(options: ReportOptions) -> list[Path]:
-    from csconform.report.performance import write_performance_reports
+    from csconform.report.performance_page import write_performance_reports
 
     return write_performance_reports(options.out)
 

@@ -1,44 +1,31 @@
-"""The performance model against measured runs: ``performance_validation.{md,csv}`` and its figures.
+"""The tables of the performance model against measured runs (``performance_validation.md``).
 
-Every run of the calibration set is predicted twice: by the stored fit (all 26 runs) and by a fit
-that left that run out (leave-one-out cross-validation). The report also shows why the runs are
+Every run of the calibration set is predicted twice: by the stored fit (all runs) and by a fit
+that left that run out (leave-one-out cross-validation). The tables also show why the runs are
 planned in weight streaming, how predictions scale with the number of systems and the wafer
-generation, and how they compare with public statements. Everything is computed here from
-:mod:`csconform.perf`; nothing is a hard-coded result.
+generation, and how they compare with public statements; :func:`fit_summary`, :func:`batch_rise`
+and :func:`data_figures` are the numbers the page's prose quotes. Pure functions from
+:mod:`csconform.perf` and the measured runs to frames and numbers, nothing here is a hard-coded
+result; :mod:`csconform.report.validation_page` writes them, with the page's prose and figures.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from pathlib import Path
 from typing import Any
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from csconform.perf import hardware
+from csconform.perf.calibrate import Run, error, leave_one_out, worst
+from csconform.perf.efficiency import IDEAL, PARAMETERS, calibration_record, fitted
+from csconform.perf.model_config import model_from_config
+from csconform.perf.pipeline import fits_pipelined, pipelined
+from csconform.perf.streaming import weight_streaming
+from csconform.perf.zoo import get_model
 
-from csconform.output_guard import save_figure, write_csv, write_text
-from csconform.perf.calibrate import (  # noqa: E402
-    Run,
-    error,
-    fit,
-    leave_one_out,
-    measured_csv,
-    read_measured,
-    runs,
-    worst,
-)
-from csconform.perf.efficiency import IDEAL, PARAMETERS, calibration_record, fitted  # noqa: E402
-from csconform.perf.model_config import model_from_config  # noqa: E402
-from csconform.perf.pipeline import fits_pipelined, pipelined  # noqa: E402
-from csconform.perf.streaming import weight_streaming  # noqa: E402
-from csconform.perf.zoo import get_model  # noqa: E402
-
-BAND = 1.25  # the +-25 % band of the parity plot
 SCALING_MODELS = {  # model -> (batch per system for weak scaling, global batch for strong scaling)
     "bert_large": (1024, 8192),
     "gpt3_xl": (64, 1024),
@@ -183,6 +170,7 @@ def public_checks(scaling: pd.DataFrame, generation: pd.DataFrame) -> pd.DataFra
     weak = scaling[(scaling["model"] == "gpt3_xl") & (scaling["wafer"] == "wse2")].set_index("systems")
     strong_two = weak.loc[2, "strong_efficiency"]
     mfu = _mfu("gpt3_13b", 128)
+    peak = hardware.CS2_PUBLISHED_PEAK_FLOPS_PER_S / 1e15
     days = _cerebras_gpt_days(16)
     return pd.DataFrame(
         [
@@ -202,9 +190,9 @@ def public_checks(scaling: pd.DataFrame, generation: pd.DataFrame) -> pd.DataFra
                 + ", ".join(f"{r.model} {r.wse3_over_wse2:.2f}x" for r in generation.itertuples()),
             },
             {
-                "statement": "large GPT models reach about a quarter of the CS-2's 7.5 PFLOP/s "
+                "statement": f"large GPT models reach about a quarter of the CS-2's {peak:g} PFLOP/s "
                 "(measured, calibration README)",
-                "model": f"GPT-3 13B, batch 128: model FLOPs {mfu:.3f} of 7.5 PFLOP/s",
+                "model": f"GPT-3 13B, batch 128: model FLOPs {mfu:.3f} of {peak:g} PFLOP/s",
             },
             {
                 "statement": "all seven Cerebras-GPT models (111M to 13B, 20 tokens per parameter) trained on "
@@ -219,7 +207,7 @@ def public_checks(scaling: pd.DataFrame, generation: pd.DataFrame) -> pd.DataFra
 def _mfu(name: str, batch: int) -> float:
     model = get_model(name)
     rate = weight_streaming(model.layers, "wse2", 1, batch).samples_per_s
-    return rate * model.flops_per_sample / 7.5e15
+    return rate * model.flops_per_sample / hardware.CS2_PUBLISHED_PEAK_FLOPS_PER_S
 
 
 def _cerebras_gpt_days(systems: int, global_batch: int = 1024) -> float:
@@ -233,265 +221,98 @@ def _cerebras_gpt_days(systems: int, global_batch: int = 1024) -> float:
     return total_s / 86400
 
 
-# --- figures ----------------------------------------------------------------------------------------
+# --- what the page shows and quotes -----------------------------------------------------------------
 
 
-def _parity_figure(frame: pd.DataFrame, out: Path) -> Path:
-    figure, axes = plt.subplots(figsize=(5.5, 5.5))
-    low = 0.5 * min(frame["measured_samples_per_s"].min(), frame["predicted_samples_per_s"].min())
-    high = 2.0 * max(frame["measured_samples_per_s"].max(), frame["predicted_samples_per_s"].max())
-    line = np.array([low, high])
-    axes.fill_between(line, line / BAND, line * BAND, color="0.9", label="+-25 %")
-    axes.plot(line, line, color="black", linewidth=0.8, label="y = x")
-    for family, marker in (("gpt", "o"), ("bert", "s")):
-        part = frame[frame["model"].str.startswith(family)]
-        axes.scatter(
-            part["measured_samples_per_s"],
-            part["predicted_samples_per_s"],
-            marker=marker,
-            s=28,
-            label=f"{family}: stored fit",
-            zorder=3,
-        )
-        if "loo_predicted_samples_per_s" in part:
-            axes.scatter(
-                part["measured_samples_per_s"],
-                part["loo_predicted_samples_per_s"],
-                marker=marker,
-                s=60,
-                facecolors="none",
-                edgecolors="tab:red",
-                label=f"{family}: left out of the fit",
-                zorder=2,
-            )
-    axes.set_xscale("log")
-    axes.set_yscale("log")
-    axes.set_xlim(low, high)
-    axes.set_ylim(low, high)
-    axes.set_xlabel("measured samples/s (one CS-2)")
-    axes.set_ylabel("predicted samples/s")
-    axes.set_title("Calibrated model against 26 measured runs", fontsize=9)
-    axes.legend(fontsize=7, loc="upper left")
-    save_figure(figure, out, dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    return out
-
-
-def _batch_figure(modes: pd.DataFrame, out: Path) -> Path:
-    figure, axes = plt.subplots(figsize=(6, 4))
-    for name, group in modes.groupby("model", sort=False):
-        (line,) = axes.plot(group["global_batch"], group["measured_samples_per_s"], "o-", label=f"{name} measured")
-        axes.plot(
-            group["global_batch"],
-            group["weight_streaming_samples_per_s"],
-            "x--",
-            color=line.get_color(),
-            label=f"{name} weight streaming (model)",
-        )
-        axes.plot(
-            group["global_batch"],
-            group["pipelined_samples_per_s"],
-            ":",
-            color=line.get_color(),
-            label=f"{name} pipelined (model)",
-        )
-    axes.set_xscale("log", base=2)
-    axes.set_yscale("log")
-    axes.set_xlabel("global batch (sequences of 128 tokens)")
-    axes.set_ylabel("samples/s (one CS-2)")
-    axes.set_title("BERT fine-tuning: the measured rise with batch is weight streaming's", fontsize=9)
-    axes.legend(fontsize=6)
-    save_figure(figure, out, dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    return out
-
-
-def _scaling_figure(scaling: pd.DataFrame, out: Path) -> Path:
-    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-    colours = dict(zip(SCALING_MODELS, ("tab:blue", "tab:orange", "tab:green", "tab:red"), strict=True))
-    for (name, wafer), group in scaling.groupby(["model", "wafer"], sort=False):
-        style = dict(color=colours[name], linestyle="-" if wafer == "wse2" else "--", marker="o", markersize=3)
-        left.plot(group["systems"], group["weak_samples_per_s"], label=f"{name} {wafer}", **style)
-        right.plot(group["systems"], group["strong_efficiency"], label=f"{name} {wafer}", **style)
-    left.set_xscale("log", base=2)
-    left.set_yscale("log")
-    left.set_xlabel("systems")
-    left.set_ylabel("samples/s, fixed batch per system")
-    right.set_xscale("log", base=2)
-    right.set_ylim(0, 1.05)
-    right.set_xlabel("systems")
-    right.set_ylabel("strong-scaling efficiency (fixed global batch)")
-    left.legend(fontsize=6)
-    figure.suptitle("Calibrated weight streaming on CS-2 (solid) and CS-3 (dashed) clusters", fontsize=9)
-    save_figure(figure, out, dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    return out
-
-
-# --- the page ---------------------------------------------------------------------------------------
-
-
-def _md(frame: pd.DataFrame) -> str:
-    return frame.to_markdown(index=False, floatfmt=".4g")
-
-
-def write_validation_report(out_dir: Path, cross_validate: bool = True) -> list[Path]:
-    """Write performance_validation.md, its CSV tables and figures; return the paths written."""
-    out_dir = Path(out_dir)
-    figures = out_dir / "figures"
-    figures.mkdir(parents=True, exist_ok=True)
-    data = runs(read_measured(measured_csv()))
-    table = validation_table(data, cross_validate)
-    record = calibration_record()
-    refit = fit(data, fitted())  # the stored values are this fit's, rounded
-    modes = mode_table(data)
-    scaling = scaling_table()
-    generation = generation_table()
-    checks = public_checks(scaling, generation)
-    tables = {
-        "": table,
-        "_parameters": parameter_table(),
-        "_modes": modes,
-        "_scaling": scaling,
-        "_generations": generation,
-        "_public": checks,
+def validation_tables(data: list[Run], cross_validate: bool = True) -> dict[str, pd.DataFrame]:
+    """Every table of the page, by name: ``performance_validation_NAME.csv`` holds each whole (the
+    runs' table is ``performance_validation.csv``)."""
+    scaling, generations = scaling_table(), generation_table()
+    return {
+        "runs": validation_table(data, cross_validate),
+        "parameters": parameter_table(),
+        "modes": mode_table(data),
+        "scaling": scaling,
+        "generations": generations,
+        "public": public_checks(scaling, generations),
     }
-    written: list[Path] = []
-    for suffix, frame in tables.items():
-        path = out_dir / f"performance_validation{suffix}.csv"
-        write_csv(frame, path, index=False)
-        written.append(path)
-    written.append(_parity_figure(table, figures / "performance_validation_parity.png"))
-    written.append(_batch_figure(modes, figures / "performance_validation_bert_batch.png"))
-    written.append(_scaling_figure(scaling, figures / "performance_validation_scaling.png"))
 
-    logs = np.log(table["ratio"])
-    loo = np.log(table["loo_ratio"]) if "loo_ratio" in table else None
-    gpt = table[table["model"].str.startswith("gpt")]
-    ideal = np.log(table["peak_model_ratio"])
-    summary = [
-        f"- stored fit: error **{error(logs):.3f}**, worst run {worst(logs):.3f} "
-        f"({table.loc[np.argmax(np.abs(logs)), 'id']})",
-    ]
-    if loo is not None:
-        summary.append(
-            f"- leave-one-out cross-validation (each run predicted by a fit without it): error **{error(loo):.3f}**, "
-            f"worst run {worst(loo):.3f} ({table.loc[np.argmax(np.abs(loo)), 'id']})"
-        )
-    summary += [
-        f"- refitting now gives error {error(refit.log_ratios):.3f} (the stored figures are rounded to 4 digits)",
-        f"- the uncalibrated model (peak compute, no latency, unlimited input) is off by {error(ideal):.2f} on "
-        f"average and up to {worst(ideal):.1f}x",
-        f"- GPT runs alone: error {error(np.log(gpt['ratio'])):.3f}; BERT runs alone: "
-        f"{error(np.log(table[table['model'].str.startswith('bert')]['ratio'])):.3f}",
-    ]
-    mode_ratio = modes.groupby("model").agg(
-        measured=("measured_samples_per_s", lambda s: s.iloc[-1] / s.iloc[0]),
-        streaming=("weight_streaming_samples_per_s", lambda s: s.iloc[-1] / s.iloc[0]),
-        pipelined=("pipelined_samples_per_s", lambda s: s.iloc[-1] / s.iloc[0]),
+
+PAGE_SYSTEMS = (1, 2, 16, 192, 2048)  # the cluster sizes of the scaling table shown on the page
+
+
+def page_scaling(scaling: pd.DataFrame) -> pd.DataFrame:
+    """The scaling rows the page shows (every size is in the CSV)."""
+    return scaling[scaling["systems"].isin(PAGE_SYSTEMS)]
+
+
+def fit_summary(table: pd.DataFrame, refit_log_ratios: np.ndarray) -> dict[str, Any]:
+    """The errors the page opens with, from the runs' table (:func:`validation_table`): the stored fit's
+    and its worst run, the leave-one-out fits' (when the table has them), a fit made now, the
+    uncalibrated model's, and the GPT and BERT runs' apart."""
+    logs = np.log(table["ratio"].to_numpy())
+    ideal = np.log(table["peak_model_ratio"].to_numpy())
+    family = table["model"].str
+    summary: dict[str, Any] = {
+        "runs": len(table),
+        "error": error(logs),
+        "worst": worst(logs),
+        "worst_run": table["id"].iloc[int(np.argmax(np.abs(logs)))],
+        "refit_error": error(refit_log_ratios),
+        "uncalibrated_error": error(ideal),
+        "uncalibrated_worst": worst(ideal),
+        "gpt_error": error(np.log(table[family.startswith("gpt")]["ratio"].to_numpy())),
+        "bert_error": error(np.log(table[family.startswith("bert")]["ratio"].to_numpy())),
+    }
+    if "loo_ratio" in table:
+        loo = np.log(table["loo_ratio"].to_numpy())
+        summary |= {
+            "loo_error": error(loo),
+            "loo_worst": worst(loo),
+            "loo_worst_run": table["id"].iloc[int(np.argmax(np.abs(loo)))],
+        }
+    return summary
+
+
+def batch_rise(modes: pd.DataFrame) -> pd.DataFrame:
+    """Per BERT model of :func:`mode_table`: samples/s at its largest batch over its smallest, measured,
+    in weight streaming and in a resident pipeline."""
+
+    def rise(rates: pd.Series) -> float:
+        return float(rates.iloc[-1] / rates.iloc[0])
+
+    ordered = modes.sort_values(["model", "global_batch"])
+    return ordered.groupby("model").agg(
+        measured=("measured_samples_per_s", rise),
+        streaming=("weight_streaming_samples_per_s", rise),
+        pipelined=("pipelined_samples_per_s", rise),
     )
-    lines = [
-        "# Performance model against measured runs",
-        "",
-        f"The performance model (`csconform.perf`) predicts the {len(table)} published training runs of the "
-        f"calibration set ({record['data']['source']}; `csconform/perf/measured/`) from the hardware presets, "
-        "the models' shapes and four fitted figures. Error = exp(mean |log(predicted / measured)|), the "
-        "geometric mean of the ratio taken both ways. Regenerate with `csconform report --skip "
-        "conformance,placement,benchmarks`; refit with `csconform calibrate --write-shipped`; score other "
-        "measured runs (same CSV columns) with `csconform calibrate --evaluate RUNS.csv`.",
-        "",
-        *summary,
-        "",
-        "![parity](figures/performance_validation_parity.png)",
-        "",
-        "## What makes real runs slower than the peak: four figures",
-        "",
-        f"Fitted {record['fitted_on']} with scipy's least squares on log throughput ({record['method']}); the "
-        "file `csconform/perf/calibration.json` keeps the values, the date and the sha256 of the data. "
-        "Relative standard errors come from the fit's Jacobian; the range is over the 26 leave-one-out fits. "
-        "No figure belongs to a model or a run: the same four serve every model, batch, cluster and wafer, "
-        "and wafer generations differ only in their presets (cores, clock, SIMD width, memory, I/O).",
-        "",
-        _md(tables["_parameters"]),
-        "",
-        "- **matmul_efficiency** and **attention_efficiency**: compute time is FLOPs / (efficiency x peak). "
-        "The attention core (Q K^T, softmax, x V: no weights, per-head matrices of width 64-128) runs at less "
-        "than half the rate of the weight kernels; it is what lowers the measured FLOP rate of the small GPT "
-        "models, whose attention is a larger share at 2,048 tokens (20 % of the FLOPs at 256M, 5 % at 20B). "
-        "A dependence on the width d_model (tile shape against the SIMD width) was tried and the fit drove it "
-        "to zero: these data show none beyond attention's share.",
-        "- **layer_latency_s**: each weight layer costs a fixed time per pass that compute does not hide "
-        "(the wafer switching to the next streamed layer). At small batches it dominates: it is why BERT's "
-        "throughput rises seven-fold from batch 128 to 2,048 and then levels off. It is paid once per step "
-        "whatever the batch (the shard runs layer by layer under one broadcast), which is why the GPT runs "
-        "give the same rate at batch 128 and 256. Weight traffic at the system's 1.2 Tb/s is modeled too but "
-        "is hidden behind compute in every calibration run.",
-        "- **input_tokens_per_s**: one system's input workers (seed 004: the worker nodes stream the training "
-        "data) deliver at most this many tokens per second; it caps BERT-Base from batch 2,048 on (the "
-        "measured rate even falls a little, 16,190 to 12,135 samples/s, which the model does not reproduce: "
-        "its worst runs) and never binds the GPT runs (under 0.8M tokens/s).",
-        "",
-        "## Which execution mode the runs used",
-        "",
-        "The paper does not say. The documents put models below about a billion parameters in pipelined mode "
-        "(002, 004; FACTS.md), which would cover BERT and the 256M and 590M GPT models. The data say weight "
-        "streaming for all 26: (1) the 256M and 590M GPT runs lie on the same curve as the 2.7B-20B runs, "
-        "and like them give the same rate at batch 128 and 256; (2) BERT's throughput rises "
-        + ", ".join(f"{m} {r.measured:.1f}x" for m, r in mode_ratio.iterrows())
-        + " from its smallest to its largest batch; a resident pipeline only fills and drains once per batch "
-        "(a few dozen kernel times), so with the same efficiencies it predicts "
-        + ", ".join(f"{m} {r.pipelined:.2f}x" for m, r in mode_ratio.iterrows())
-        + " and is far above the measured rate at small batches, while weight streaming predicts "
-        + ", ".join(f"{m} {r.streaming:.1f}x" for m, r in mode_ratio.iterrows())
-        + ". So the validation plans every run in weight streaming (a measured run that states its mode is "
-        "planned in that mode), and so does `csconform plan` without `--mode` on a WSE-2 or WSE-3 (PERF-031); "
-        "pipelined mode stays available on request for a model that fits, and its plan's notes give the "
-        "weight-streaming figure beside it.",
-        "",
-        _md(modes),
-        "",
-        "![BERT batch sweep](figures/performance_validation_bert_batch.png)",
-        "",
-        "## Every run",
-        "",
-        "`ratio` = predicted / measured with the stored fit; `loo_ratio` with a fit that did not see the run; "
-        "`peak_model_ratio` with the uncalibrated figures.",
-        "",
-        _md(table),
-        "",
-        "## Clusters and wafer generations",
-        "",
-        "The calibration runs are all on one CS-2; beyond them the model extrapolates through physics only: "
-        "data-parallel shards, the weights broadcast to every system over its own 1.2 Tb/s link, SwarmX adding "
-        "the gradients at line rate with a latency of ceil(log2 N) hops, the per-layer latency paid by every "
-        "system in parallel, and the presets of each wafer. With a fixed batch per system (weak scaling) the "
-        "efficiency stays near 1; with a fixed global batch (strong scaling) the shards shrink until the "
-        "per-layer latency and the weight traffic dominate.",
-        "",
-        _md(scaling[scaling["systems"].isin([1, 2, 16, 192, 2048])]),
-        "",
-        "(every size in `performance_validation_scaling.csv`)",
-        "",
-        "![scaling](figures/performance_validation_scaling.png)",
-        "",
-        _md(generation),
-        "",
-        "## Against public statements",
-        "",
-        _md(checks),
-        "",
-        "## Not modeled",
-        "",
-        "- The software release: Cerebras reported large GPT training 50 % faster with release 2.0 than before "
-        "(2023-11); runs on other releases can differ by more than the model's error. The calibration "
-        "runs' release is not stated.",
-        "- The traffic of activation checkpoints offloaded off the wafer when a large shard does not fit, "
-        "MemoryX's optimizer throughput, and the host-side data pipeline beyond one token rate.",
-        "- Pipelined mode is predicted with the efficiencies fitted on weight-streaming runs; no measured "
-        "pipelined run was available to check it.",
-        "",
-    ]
-    markdown = out_dir / "performance_validation.md"
-    write_text(markdown, "\n".join(lines), encoding="utf-8")
-    written.append(markdown)
-    return written
+
+
+def data_figures(data: list[Run]) -> dict[str, Any]:
+    """What the page's prose says of the measured runs themselves: how far BERT-Base rises from batch
+    128 to 2,048, its peak and where its rate ends, the GPT runs' largest input rate, and the share of
+    the attention core in the smallest and the largest GPT model's forward FLOPs."""
+    bert_base = sorted((run.global_batch, run.measured_samples_per_s) for run in data if run.model.name == "bert_base")
+    rate = dict(bert_base)
+    gpt = sorted((run for run in data if run.model.family == "gpt2"), key=lambda run: run.model.params)
+
+    def attention_share(run: Run) -> float:
+        layers = run.model.layers
+        return sum(layer.attention_core_forward_flops for layer in layers) / sum(
+            layer.forward_flops for layer in layers
+        )
+
+    peak_batch, peak = max(bert_base, key=lambda entry: entry[1])
+    return {
+        "bert_base_rise_128_to_2048": rate[2048] / rate[128],
+        "bert_base_peak_samples_per_s": peak,
+        "bert_base_peak_batch": peak_batch,
+        "bert_base_last_samples_per_s": bert_base[-1][1],
+        "bert_base_last_batch": bert_base[-1][0],
+        "gpt_max_tokens_per_s": max(run.measured_samples_per_s * (run.model.seq_len or 1) for run in gpt),
+        "smallest_gpt": gpt[0].model.name,
+        "smallest_gpt_attention_share": attention_share(gpt[0]),
+        "largest_gpt": gpt[-1].model.name,
+        "largest_gpt_attention_share": attention_share(gpt[-1]),
+    }

@@ -71,6 +71,15 @@ def test_without_areas_the_whole_suite_is_the_run() -> None:
     }
 
 
-def test_a_run_that_stops_before_its_tests_is_an_error_not_an_empty_matrix() -> None:
-    with pytest.raises(CsConformError, match="stopped before running its tests"):
+def test_a_run_that_stops_before_its_tests_is_an_error_not_an_empty_matrix(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """Not echoed (``echo=False``), pytest's own complaint is quoted in the error; echoed, it went to the terminal."""
+    with pytest.raises(CsConformError, match="stopped before running its tests") as stopped:
         run_conformance("csconform.engine", areas=["precision"], pytest_args=("no/such/file.py",), echo=False)
+    assert "file or directory not found: no/such/file.py" in str(stopped.value)
+    assert "no/such/file.py" not in capfd.readouterr().out
+    with pytest.raises(CsConformError, match="stopped before running its tests") as echoed:
+        run_conformance("csconform.engine", areas=["precision"], pytest_args=("no/such/file.py",), echo=True)
+    assert "no/such/file.py" not in str(echoed.value)
+    assert "file or directory not found: no/such/file.py" in "".join(capfd.readouterr())

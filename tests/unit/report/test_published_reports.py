@@ -15,8 +15,9 @@ import tomllib
 from collections import Counter
 from pathlib import Path
 
+import pandas as pd
 import pytest
-from markdown_tables import number, tables
+from markdown_tables import assert_table_shows, number, tables
 
 from csconform import __version__
 from csconform.report.conformance import OUTCOMES, STAMP_DIGITS, summary_line
@@ -77,6 +78,36 @@ def test_each_conformance_page_shows_the_json_it_was_built_from(page: str):
             level = row["level"].split(" ")[0]
             source = matrix if row["implementation"].startswith("cerebras-pytorch") else _matrix("conformance.json")
             assert number(row["applicable"]) == source["levels"][level]["applicable"], row
+
+
+def _csv(name: str) -> pd.DataFrame:
+    return pd.read_csv(REPORTS / name)
+
+
+def test_each_performance_page_shows_the_csv_tables_beside_it():
+    """The committed performance pages show the numbers of the CSVs written with them (all of a table,
+    or the cut the heading names)."""
+    page = tables((REPORTS / "performance.md").read_text(encoding="utf-8"))
+    throughput, scaling = _csv("performance_throughput.csv"), _csv("performance_scaling.csv")
+    assert_table_shows(page["Throughput on one system"], throughput[throughput["systems"] == 1].drop(columns="systems"))
+    assert_table_shows(page["Scaling of weight streaming on CS-2 clusters"], scaling[scaling["systems"] == 192])
+    assert_table_shows(
+        page["Per-kernel breakdown (BERT-large, pipelined, WSE-2)"], _csv("performance_kernels.csv")[:12]
+    )
+    layers = _csv("performance_streaming_layers.csv")[:6]
+    assert_table_shows(page["Weight streaming, per layer (GPT-3 XL, 16 CS-2)"], layers)
+    assert_table_shows(page["The model's figures against published ones"], _csv("performance_published.csv"))
+    validation = tables((REPORTS / "performance_validation.md").read_text(encoding="utf-8"))
+    parameters = _csv("performance_validation_parameters.csv")
+    assert_table_shows(validation["What makes real runs slower than the peak: four figures"], parameters)
+    assert_table_shows(validation["Which execution mode the runs used"], _csv("performance_validation_modes.csv"))
+    assert_table_shows(validation["Every run"], _csv("performance_validation.csv"))
+    scaling = _csv("performance_validation_scaling.csv")
+    shown = scaling[scaling["systems"].isin([1, 2, 16, 192, 2048])]
+    assert_table_shows(validation["Clusters and wafer generations"], shown)
+    generations = _csv("performance_validation_generations.csv")
+    assert_table_shows(validation["Clusters and wafer generations (2)"], generations)
+    assert_table_shows(validation["Against public statements"], _csv("performance_validation_public.csv"))
 
 
 def test_the_index_says_which_csconform_and_spec_made_it():
