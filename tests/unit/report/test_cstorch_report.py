@@ -10,7 +10,15 @@ import pandas as pd
 import pytest
 
 from csconform.errors import CsConformError
-from csconform.report.cstorch import MATRIX_FILE, REFERENCE_MATRIX_FILE, main, write_cstorch_report
+from csconform.report.cstorch import (
+    MATRIX_FILE,
+    PRODUCED_BY,
+    REFERENCE_MATRIX_FILE,
+    expectations_section,
+    main,
+    read_matrix,
+    write_cstorch_report,
+)
 from csconform.spec import LEVELS, load_spec
 from csconform.spec.verdict import levels_summary
 
@@ -199,3 +207,50 @@ def test_a_conforming_vendor_is_said_to_conform_and_our_column_is_named(tmp_path
     write_cstorch_report(tmp_path, triage_path=triage)
     page = (tmp_path / "conformance_cstorch.md").read_text(encoding="utf-8")
     assert "`conformance.json` (the one in this folder has no per-level results: run csconform report).\n" in page
+
+
+def test_the_expected_failures_section_lists_every_stale_expectation_and_its_verdicts():
+    """The section as a reader sees it: heading, the list's size, file and release, every stale entry."""
+    expected = {
+        "file": "/somewhere/triage.yaml",
+        "release": "cerebras-pytorch 2.10.0",
+        "entries": 3,
+        "unexpected_passes": {"t.py::a": ["X-001", "X-002"], "t.py::b": ["X-003"]},
+        "unmatched": ["t.py::gone"],
+    }
+    assert expectations_section({"expected_failures": expected}) == (
+        "## Expected failures\n\n"
+        "3 entries of `triage.yaml`, the verdicts for cerebras-pytorch 2.10.0. "
+        "Stale expectations (each fails the run):\n\n"
+        "- `t.py::a` passed although expected to fail (X-001, X-002)\n"
+        "- `t.py::b` passed although expected to fail (X-003)\n"
+        "- `t.py::gone` matches no test\n\n"
+    )
+    only_unmatched = {k: v for k, v in expected.items() if k != "unexpected_passes"}
+    assert expectations_section({"expected_failures": only_unmatched}).endswith(
+        "(each fails the run):\n\n- `t.py::gone` matches no test\n\n"
+    )
+    only_passes = {k: v for k, v in expected.items() if k != "unmatched"}
+    assert expectations_section({"expected_failures": only_passes}).endswith("(X-003)\n\n")
+
+
+def test_an_expected_failures_block_without_stale_entries_or_details_says_so():
+    assert expectations_section({"expected_failures": {}}) == (
+        "## Expected failures\n\n"
+        "0 entries of ``, the verdicts for an unversioned list. Stale expectations (each fails the run):\n\n"
+        "None: every expected failure failed, and every entry matched a test.\n\n"
+    )
+
+
+def test_a_matrix_that_is_missing_or_not_a_matrix_says_how_to_produce_it(tmp_path):
+    missing = tmp_path / "absent.json"
+    with pytest.raises(CsConformError) as refused:
+        read_matrix(missing)
+    assert str(refused.value) == f"{missing}: file not found (expected a conformance matrix (JSON))"
+    broken = tmp_path / MATRIX_FILE
+    broken.write_text('{"rules": {}}', encoding="utf-8")
+    with pytest.raises(CsConformError) as refused:
+        read_matrix(broken)
+    assert str(refused.value) == (
+        f"{broken}: not a conformance matrix with per-level results (rerun: {PRODUCED_BY}): no 'engine' or 'levels'"
+    )

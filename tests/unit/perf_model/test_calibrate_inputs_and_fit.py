@@ -1,0 +1,310 @@
+"""The calibration's reading of a measured-runs table, its least-squares fit and its record, checked
+against what csconform/perf/calibrate.py documents: a bad cell is an InputFileError naming the file,
+the line and the column; the fit starts from the figures it is given (moved just inside the bounds
+when on them) and its standard errors come from the Jacobian of the log residuals.
+
+The fit is checked on runs whose modelled throughput is a product of powers of the four figures, so
+that log throughput is linear in the fitted parameters: the least-squares answer and its standard
+errors are then those of ordinary linear least squares, computed here with numpy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import csconform.perf.calibrate as calibrate
+from csconform.errors import InputFileError, InvalidInputError
+from csconform.perf.calibrate import (
+    SHIPPED_SOURCE,
+    calibration_record,
+    fit,
+    leave_one_out,
+    measured_csv,
+    read_measured,
+    row_config,
+    runs,
+)
+from csconform.perf.efficiency import PARAMETERS, Calibration
+from csconform.perf.pipeline import pipelined
+
+HEADER = "id,model,layers,d_model,heads,seq_len,global_batch,systems,system,samples_per_s"
+GOOD = "r1,gpt,2,256,4,128,8,1,CS-2,3.5"
+
+
+def _table(tmp_path: Path, *lines: str, name: str = "runs.csv") -> Path:
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8", newline="")
+    return path
+
+
+def _refusal(path: Path) -> str:
+    with pytest.raises(InputFileError) as refused:
+        read_measured(path)
+    return str(refused.value)
+
+
+# --- the measured-runs table ----------------------------------------------------------------------
+
+
+def test_a_missing_table_is_named_as_a_measured_runs_table(tmp_path) -> None:
+    missing = tmp_path / "absent.csv"
+    assert _refusal(missing) == f"{missing}: file not found (expected a measured-runs table (CSV))"
+
+
+def test_an_empty_table_asks_for_the_header(tmp_path) -> None:
+    path = tmp_path / "empty.csv"
+    path.write_text("", encoding="utf-8")
+    assert _refusal(path) == (
+        f"{path}: empty; expected a header line with id, model, layers, d_model, heads, seq_len, global_batch, "
+        "systems, system, samples_per_s"
+    )
+
+
+def test_a_header_or_line_the_csv_reader_cannot_read_is_named(tmp_path) -> None:
+    too_long = "x" * 200_000  # beyond the csv module's field size limit
+    path = _table(tmp_path, f"{HEADER},{too_long}")
+    assert _refusal(path).startswith(f"{path}: line 1: not a CSV header: field larger than field limit")
+    path = _table(tmp_path, HEADER, GOOD, f"r2,{too_long}")
+    assert _refusal(path).startswith(f"{path}: line 3: not valid CSV: field larger than field limit")
+
+
+def test_missing_and_repeated_columns_are_listed(tmp_path) -> None:
+    path = _table(tmp_path, "id,model,layers,d_model,seq_len,global_batch,systems,samples_per_s", "x")
+    assert _refusal(path) == f"{path}: missing column(s) heads, system"
+    path = _table(tmp_path, f"{HEADER},model", GOOD + ",gpt")
+    assert _refusal(path) == f"{path}: line 1: column(s) model appear more than once"
+    path = _table(tmp_path, f"{HEADER},model,layers", GOOD + ",gpt,2")
+    assert _refusal(path) == f"{path}: line 1: column(s) layers, model appear more than once"
+
+
+def test_blank_lines_are_skipped_not_the_end_of_the_table(tmp_path) -> None:
+    frame = read_measured(_table(tmp_path, HEADER, GOOD, "", " , ,", "r2,gpt,3,256,4,128,8,1,CS-2,4"))
+    assert frame["id"].tolist() == ["r1", "r2"]
+
+
+def test_a_row_with_the_wrong_number_of_fields_is_named(tmp_path) -> None:
+    path = _table(tmp_path, HEADER, GOOD, "r2,gpt,2")
+    assert _refusal(path) == f"{path}: line 3: 3 fields, the header has 10"
+
+
+def test_a_cell_keeps_its_line_breaks_as_written(tmp_path) -> None:
+    """The CSV module reads quoted cells with embedded line breaks only when the text is not translated."""
+    path = tmp_path / "runs.csv"
+    path.write_bytes((HEADER + '\r\n"r\r\n1",gpt,2,256,4,128,8,1,CS-2,3.5\r\n').encode())
+    assert read_measured(path)["id"].tolist() == ["r\r\n1"]
+
+
+@pytest.mark.parametrize(
+    ("cells", "message"),
+    [
+        ({"layers": "two"}, "column 'layers' must be an integer, got 'two'"),
+        ({"layers": "2.5"}, "column 'layers' must be an integer, got '2.5'"),
+        ({"layers": "0"}, "column 'layers' must lie in 1..10000, got '0'"),
+        ({"layers": "10001"}, "column 'layers' must lie in 1..10000, got '10001'"),
+        ({"d_model": "-256"}, "column 'd_model' must lie in 1..1048576, got '-256'"),
+        ({"ffn": "many"}, "column 'ffn' must be an integer, got 'many'"),
+        ({"kv_heads": "0"}, "column 'kv_heads' must lie in 1..65536, got '0'"),
+        ({"vocab_size": "16777217"}, "column 'vocab_size' must lie in 1..16777216, got '16777217'"),
+        ({"samples_per_s": "fast"}, "column 'samples_per_s' must be a finite number in (0, 1e+09], got 'fast'"),
+        ({"samples_per_s": "0"}, "column 'samples_per_s' must be a finite number in (0, 1e+09], got '0'"),
+        ({"samples_per_s": "-3"}, "column 'samples_per_s' must be a finite number in (0, 1e+09], got '-3'"),
+        ({"samples_per_s": "inf"}, "column 'samples_per_s' must be a finite number in (0, 1e+09], got 'inf'"),
+        ({"samples_per_s": "1e9.5"}, "column 'samples_per_s' must be a finite number in (0, 1e+09], got '1e9.5'"),
+        ({"id": " "}, "column 'id' is empty"),
+    ],
+)
+def test_a_bad_cell_is_named_by_file_line_and_column(tmp_path, cells: dict[str, str], message: str) -> None:
+    columns = HEADER.split(",") + ["ffn", "kv_heads", "vocab_size"]
+    good = dict(zip(columns, GOOD.split(",") + ["", "", ""], strict=True))
+    bad = {**good, "id": "r2", **cells}
+    path = _table(tmp_path, ",".join(columns), ",".join(good.values()), ",".join(bad[c] for c in columns))
+    assert _refusal(path) == f"{path}: line 3: {message}"
+
+
+def test_a_repeated_id_names_the_line_that_first_used_it(tmp_path) -> None:
+    path = _table(tmp_path, HEADER, GOOD, GOOD.replace("r1", "r0"), GOOD)
+    assert _refusal(path) == f"{path}: line 4: id 'r1' was already used on line 2"
+
+
+def test_the_cells_the_model_reads_become_numbers_at_their_limits(tmp_path) -> None:
+    path = _table(
+        tmp_path,
+        HEADER + ",ffn,kv_heads,vocab_size",
+        "r1,gpt,10000,256.0,4,128,8,1,CS-2,1e9,1024,2.0,",  # pandas writes integers as 2.0 beside empty cells
+    )
+    frame = read_measured(path)
+    row = frame.iloc[0]
+    assert (row["layers"], row["d_model"], row["ffn"], row["kv_heads"], row["vocab_size"]) == (10000, 256, 1024, 2, "")
+    assert row["samples_per_s"] == 1e9 and isinstance(row["samples_per_s"], float)
+    assert list(frame.columns) == HEADER.split(",") + ["ffn", "kv_heads", "vocab_size"]
+
+
+# --- a row's model and prediction -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("width", [4040, 4096, 5120, 1000, 257])
+def test_llama_rows_round_the_ffn_up_to_a_multiple_of_256(width: int) -> None:
+    """Llama's feed-forward width: two thirds of 4 * d_model, rounded up to a multiple of 256."""
+    config = row_config(
+        pd.Series({"id": "r", "model": "llama", "layers": 2, "d_model": width, "heads": 1, "seq_len": 8})
+    )
+    ffn = config["intermediate_size"]
+    assert ffn % 256 == 0 and ffn - 256 < int(8 * width / 3) <= ffn
+
+
+@pytest.mark.parametrize("model", ["gptj-6b", "GPTJ", "gpt_j", "GPT-J-6B"])
+def test_every_spelling_of_gpt_j_is_gpt_j(model: str) -> None:
+    row = {"id": "r", "model": model, "layers": 2, "d_model": 256, "heads": 4, "seq_len": 8}
+    assert row_config(pd.Series(row))["model_type"] == "gptj"
+
+
+def test_a_pipelined_run_is_predicted_on_its_own_wafer(tmp_path) -> None:
+    path = _table(tmp_path, HEADER + ",execution_mode", "r1,gpt,2,256,4,128,8,1,CS-3,3.5,pipelined")
+    (run,) = runs(read_measured(path))
+    cal = Calibration(matmul_efficiency=0.5, attention_efficiency=0.25, layer_latency_s=1e-3, input_tokens_per_s=1e9)
+    assert run.predict(cal) == pipelined(run.model.layers, "wse3", batch=8, calibration=cal).samples_per_s
+    assert run.predict(cal) != pipelined(run.model.layers, "wse2", batch=8, calibration=cal).samples_per_s
+
+
+# --- the fit ----------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class PowerLawRun:
+    """A run whose modelled throughput is ``scale * prod(figure ** exponent)``: log-linear in the fit."""
+
+    id: str
+    exponents: tuple[float, ...]
+    scale: float
+    measured_samples_per_s: float
+
+    def predict(self, cal: Calibration) -> float:
+        return self.scale * math.prod(getattr(cal, n) ** e for n, e in zip(PARAMETERS, self.exponents, strict=True))
+
+
+TRUE_LOG_FIGURES = np.log([0.5, 0.25, 1e-3, 1.5e6])
+
+
+def _power_law_runs(count: int, seed: int = 7) -> list[PowerLawRun]:
+    generator = np.random.default_rng(seed)
+    exponents = generator.uniform(-1.0, 1.0, size=(count, len(PARAMETERS)))
+    noise = generator.normal(0.0, 0.05, size=count)
+    return [
+        PowerLawRun(f"run{i}", tuple(row), 3.0, float(3.0 * np.exp(row @ TRUE_LOG_FIGURES + noise[i])))
+        for i, row in enumerate(exponents)
+    ]
+
+
+@pytest.mark.parametrize("count", [5, 6, 12])
+def test_the_fit_and_its_standard_errors_are_those_of_least_squares_in_log_space(count: int) -> None:
+    data = _power_law_runs(count)
+    design = np.array([run.exponents for run in data])
+    target = np.array([math.log(run.measured_samples_per_s / run.scale) for run in data])
+    solution = np.linalg.lstsq(design, target, rcond=None)[0]
+    assert solution[0] < 0 and solution[1] < 0  # the efficiencies' bounds are not active
+    residuals = design @ solution - target
+    variance = float(residuals @ residuals) / max(1, count - len(PARAMETERS))
+    standard_errors = np.sqrt(np.diag(np.linalg.inv(design.T @ design)) * variance)
+    result = fit(data)
+    assert [getattr(result.calibration, n) for n in PARAMETERS] == pytest.approx(np.exp(solution), rel=1e-6)
+    assert result.log_ratios == pytest.approx(residuals, abs=1e-7)
+    assert [result.standard_errors[n] for n in PARAMETERS] == pytest.approx(standard_errors, rel=1e-4)
+
+
+def test_a_figure_no_run_depends_on_has_no_standard_error() -> None:
+    data = [dataclasses.replace(run, exponents=(*run.exponents[:3], 0.0)) for run in _power_law_runs(8)]
+    result = fit(data)
+    assert all(math.isnan(value) for value in result.standard_errors.values())
+    record = calibration_record(measured_csv(), result, result.log_ratios, [result.calibration])
+    assert all(entry["relative_standard_error"] is None for entry in record["parameters"].values())
+
+
+def test_runs_the_model_cannot_predict_at_the_start_are_named() -> None:
+    data = _power_law_runs(12)
+    for index in (1, 3, 4, 6, 8, 9):
+        data[index] = dataclasses.replace(data[index], measured_samples_per_s=math.nan)
+    with pytest.raises(InvalidInputError) as refused:
+        fit(data)
+    assert str(refused.value) == "the model predicts no finite throughput for run(s) run1, run3, run4, run6, run8"
+
+
+def test_the_finiteness_check_uses_the_start_figures() -> None:
+    """A run whose prediction is infinite under the start figures (not under others) is refused."""
+
+    @dataclasses.dataclass(frozen=True)
+    class InfiniteAtSlowLayers(PowerLawRun):
+        def predict(self, cal: Calibration) -> float:
+            return math.inf if cal.layer_latency_s > 0.1 else super().predict(cal)
+
+    data = _power_law_runs(8)
+    data[2] = InfiniteAtSlowLayers(**dataclasses.asdict(data[2]))
+    slow = Calibration(matmul_efficiency=0.5, attention_efficiency=0.25, layer_latency_s=1.0, input_tokens_per_s=1e6)
+    with pytest.raises(InvalidInputError, match=r"no finite throughput for run\(s\) run2$"):
+        fit(data, slow)
+    assert fit(data).calibration.layer_latency_s < 0.1
+
+
+@pytest.fixture
+def starts(monkeypatch) -> list[np.ndarray]:
+    """Where each least-squares search starts (log figures), recorded around scipy's solver."""
+    recorded: list[np.ndarray] = []
+    solver = calibrate.least_squares
+
+    def recording(function, x0, **options):
+        recorded.append(np.array(x0, dtype=float))
+        return solver(function, x0, **options)
+
+    monkeypatch.setattr(calibrate, "least_squares", recording)
+    return recorded
+
+
+def test_the_fit_starts_from_the_figures_it_is_given(starts) -> None:
+    start = Calibration(matmul_efficiency=0.7, attention_efficiency=0.9, layer_latency_s=2e-3, input_tokens_per_s=3e5)
+    fit(_power_law_runs(6), start)
+    assert starts[0] == pytest.approx(np.log([0.7, 0.9, 2e-3, 3e5]), rel=1e-12)
+    on_the_bound = dataclasses.replace(start, matmul_efficiency=1.0, attention_efficiency=1.0)
+    fit(_power_law_runs(6), on_the_bound)
+    assert -1e-8 < starts[1][0] < 0 and -1e-8 < starts[1][1] < 0  # just inside efficiency <= 1
+    assert starts[1][2:] == pytest.approx(np.log([2e-3, 3e5]), rel=1e-12)
+
+
+def test_each_leave_one_out_fit_starts_from_the_given_figures(starts) -> None:
+    start = Calibration(matmul_efficiency=0.7, attention_efficiency=0.9, layer_latency_s=2e-3, input_tokens_per_s=3e5)
+    leave_one_out(_power_law_runs(6), start)
+    assert len(starts) == 6
+    for x0 in starts:
+        assert x0 == pytest.approx(np.log([0.7, 0.9, 2e-3, 3e5]), rel=1e-12)
+
+
+# --- the record -------------------------------------------------------------------------------------
+
+
+def test_the_record_of_the_shipped_set_names_it_as_the_shipped_calibration_does() -> None:
+    shipped = json.loads((Path(calibrate.__file__).parent / "calibration.json").read_text(encoding="utf-8"))
+    result = fit(_power_law_runs(6))
+    record = calibration_record(measured_csv(), result, result.log_ratios, [result.calibration])
+    assert record["data"]["file"] == shipped["data"]["file"] == "csconform/perf/measured/calibration.csv"
+    assert record["data"]["source"] == shipped["data"]["source"] == SHIPPED_SOURCE
+    assert record["data"]["sha256"] == shipped["data"]["sha256"]
+    assert record["method"] == shipped["method"]
+    assert list(record) == list(shipped)
+
+
+def test_the_record_of_a_users_table_names_its_file_and_source(tmp_path) -> None:
+    path = _table(tmp_path, HEADER, GOOD)
+    result = fit(_power_law_runs(6))
+    record = calibration_record(path, result, result.log_ratios, [result.calibration], datetime.date(2026, 5, 6))
+    assert record["data"]["file"] == str(path)
+    assert record["data"]["source"] == "measured runs supplied by the user"
+    missing = tmp_path / "gone.csv"
+    with pytest.raises(InputFileError) as refused:
+        calibration_record(missing, result, result.log_ratios, [result.calibration])
+    assert str(refused.value) == f"{missing}: file not found (expected a measured-runs table (CSV))"
