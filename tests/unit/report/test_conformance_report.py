@@ -15,10 +15,12 @@ import pandas as pd
 import pytest
 from markdown_tables import number, tables
 
+from csconform.errors import InputFileError
 from csconform.report.conformance import (
     MATRIX_COLUMNS,
     OUTCOMES,
     area_frame,
+    check_matrix,
     level_lines,
     matrix_frame,
     selected,
@@ -268,3 +270,28 @@ def test_a_page_says_which_implementation_csconform_and_spec_it_describes() -> N
 
 def test_an_empty_matrix_still_has_its_columns() -> None:
     assert list(matrix_frame({"engine": "e", "rules": {}}, SPEC).columns) == MATRIX_COLUMNS
+
+
+def _refusal_of(matrix: object, hint: str | None = None) -> str:
+    with pytest.raises(InputFileError) as refused:
+        check_matrix(matrix, "m.json") if hint is None else check_matrix(matrix, "m.json", hint)
+    return str(refused.value)
+
+
+def test_check_matrix_accepts_what_the_plugin_writes_and_names_what_is_wrong() -> None:
+    """Every rule needs a known outcome (or inconclusive, from a differential run) and a whole number of tests;
+    the refusal names the file, what it is not, the hint when one is given, and the entry at fault."""
+    good = _matrix("e", 0)
+    assert check_matrix(good, "m.json") is good
+    inconclusive = {**good, "rules": {**good["rules"], "X-001": {"outcome": "inconclusive", "tests": 1}}}
+    assert check_matrix(inconclusive, "m.json") is inconclusive
+    where = "m.json: not a conformance matrix with per-level results"
+    assert _refusal_of([]) == f"{where}: no 'rules' mapping"
+    assert _refusal_of({}, "rerun: x") == f"{where} (rerun: x): no 'rules' mapping"
+    outcomes = "passed, failed, xfailed, unsupported, skipped, pending"
+    for entry in ("passed", {"outcome": "great", "tests": 1}, {"tests": 1}):
+        broken = {**good, "rules": {"X-001": entry}}
+        assert _refusal_of(broken) == f"{where}: rules.X-001: expected an outcome of {outcomes}"
+    for tests in (True, "3", 1.0, None):
+        broken = {**good, "rules": {"X-001": {"outcome": "passed", "tests": tests}}}
+        assert _refusal_of(broken) == f"{where}: rules.X-001.tests: expected a number of tests"
