@@ -629,3 +629,13 @@ def test_the_data_figures_come_from_the_measured_runs(measured: list) -> None:
     assert (
         0.19 < figures["smallest_gpt_attention_share"] < 0.21 and 0.045 < figures["largest_gpt_attention_share"] < 0.055
     )
+
+
+def test_a_model_without_a_sequence_counts_one_token_per_sample() -> None:
+    """tokens_per_s is samples/s times the sequence length; an image or MLP model has no sequence, so its
+    samples are its tokens. (Called directly: the module's fixture computes the table once for all tests.)"""
+    throughput = performance.throughput_table()
+    for name, rows in throughput.groupby("model"):
+        tokens = get_model(str(name)).seq_len or 1
+        assert rows["tokens_per_s"].tolist() == pytest.approx((rows["samples_per_s"] * tokens).tolist())
+    assert {"fc_mnist", "resnet50"} <= set(throughput["model"])
