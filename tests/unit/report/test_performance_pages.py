@@ -631,11 +631,29 @@ def test_the_data_figures_come_from_the_measured_runs(measured: list) -> None:
     )
 
 
-def test_a_model_without_a_sequence_counts_one_token_per_sample() -> None:
-    """tokens_per_s is samples/s times the sequence length; an image or MLP model has no sequence, so its
-    samples are its tokens. (Called directly: the module's fixture computes the table once for all tests.)"""
-    throughput = performance.throughput_table()
+def test_the_tables_are_named_by_what_they_hold_and_count_tokens_and_hardware_figures() -> None:
+    """performance_tables() called directly (the module's fixture computes it once, for every test): each table
+    under its name; tokens_per_s is samples/s times the sequence length, and an image or MLP model, which has no
+    sequence, counts one token per sample; the hardware table lists each figure, its value and its source."""
+    tables = performance.performance_tables()
+    assert list(tables) == ["throughput", "scaling", "kernels", "streaming_layers", "published", "hardware"]
+    assert tables["hardware"].equals(performance.hardware_table())
+    assert tables["streaming_layers"].equals(performance.streaming_layer_table())
+    throughput = tables["throughput"]
     for name, rows in throughput.groupby("model"):
         tokens = get_model(str(name)).seq_len or 1
         assert rows["tokens_per_s"].tolist() == pytest.approx((rows["samples_per_s"] * tokens).tolist())
     assert {"fc_mnist", "resnet50"} <= set(throughput["model"])
+    figures = tables["hardware"]
+    assert list(figures.columns)[:2] == ["wafer", "figure"] and {"value", "source"} <= set(figures.columns)
+    assert not figures[["wafer", "figure", "value", "source"]].isna().any().any()
+    memoryx = figures[figures["wafer"] == "MemoryX"].set_index("figure")
+    assert memoryx.loc["max_parameters", "value"] == hardware.MEMORYX.max_parameters
+
+
+def test_the_per_layer_table_is_by_default_the_one_the_page_heads_gpt3_xl_on_16_cs2() -> None:
+    """The heading "Weight streaming, per layer (GPT-3 XL, 16 CS-2)" describes streaming_layer_table()'s defaults."""
+    streamed = plan("gpt3_xl", "wse2", systems=16, batch=16 * performance.batch_per_system("gpt3_xl")).streaming
+    layers = performance.streaming_layer_table()
+    assert layers["layer"].tolist() == [layer.name for layer in streamed.layers]
+    assert layers["latency_ms"].tolist() == pytest.approx([1e3 * layer.latency_s for layer in streamed.layers])
