@@ -33,6 +33,10 @@ from csconform.report.validation_page import validation_markdown
 # --- the performance page ---------------------------------------------------------------------------
 
 
+def _perf_page(perf_tables: dict[str, pd.DataFrame]) -> str:
+    return performance_markdown(perf_tables, calibration_record(), performance.pipelined_refusal())
+
+
 @pytest.fixture(scope="module")
 def perf_tables() -> dict[str, pd.DataFrame]:
     return performance.performance_tables()
@@ -40,7 +44,7 @@ def perf_tables() -> dict[str, pd.DataFrame]:
 
 @pytest.fixture(scope="module")
 def perf_page(perf_tables: dict[str, pd.DataFrame]) -> str:
-    return performance_markdown(perf_tables, calibration_record(), performance.pipelined_refusal())
+    return _perf_page(perf_tables)
 
 
 def test_the_performance_page_shows_its_tables_from_the_csv_frames(
@@ -114,15 +118,15 @@ def test_every_zoo_model_on_every_wafer_pipelined_where_it_fits_and_streamed_on_
     assert {"pipelined", "weight_streaming"} == set(throughput["mode"])
 
 
-@pytest.mark.parametrize(
-    ("name", "wafer", "mode", "systems", "batch_per_system"),
-    [
-        ("gpt3_xl", "wse2", "weight_streaming", 16, 64),  # 131,072 tokens of 2,048 per system
-        ("bert_large", "wse3", "weight_streaming", 192, 2**17 // 128),  # sequences of 128
-        ("resnet50", "wse2", "weight_streaming", 4, 256),  # an image model: 256 images per system
-        ("bert_large", "wse2", "pipelined", 1, None),  # the model's default batch
-    ],
-)
+THROUGHPUT_ROWS = [
+    ("gpt3_xl", "wse2", "weight_streaming", 16, 64),  # 131,072 tokens of 2,048 per system
+    ("bert_large", "wse3", "weight_streaming", 192, 2**17 // 128),  # sequences of 128
+    ("resnet50", "wse2", "weight_streaming", 4, 256),  # an image model: 256 images per system
+    ("bert_large", "wse2", "pipelined", 1, None),  # the model's default batch
+]
+
+
+@pytest.mark.parametrize(("name", "wafer", "mode", "systems", "batch_per_system"), THROUGHPUT_ROWS)
 def test_a_throughput_row_is_the_plan_of_its_model_wafer_mode_and_cluster(
     perf_tables: dict[str, pd.DataFrame],
     name: str,
@@ -269,8 +273,7 @@ def measured() -> list:
     return runs(read_measured(measured_csv()))
 
 
-@pytest.fixture(scope="module")
-def validation_tables(measured: list) -> dict[str, pd.DataFrame]:
+def _validation_tables(measured: list) -> dict[str, pd.DataFrame]:
     """The page's tables; the leave-one-out columns stand in for the (slow) cross-validation, made up
     so that each run's differs: the page only shows them."""
     found = validation.validation_tables(measured, cross_validate=False)
@@ -280,11 +283,20 @@ def validation_tables(measured: list) -> dict[str, pd.DataFrame]:
     return found
 
 
-@pytest.fixture(scope="module")
-def validation_page(validation_tables: dict[str, pd.DataFrame], measured: list) -> str:
+def _validation_page(validation_tables: dict[str, pd.DataFrame], measured: list) -> str:
     refit_logs = np.log(validation_tables["runs"]["ratio"].to_numpy() * 1.001)
     summary = validation.fit_summary(validation_tables["runs"], refit_logs)
     return validation_markdown(validation_tables, calibration_record(), summary, validation.data_figures(measured))
+
+
+@pytest.fixture(scope="module")
+def validation_tables(measured: list) -> dict[str, pd.DataFrame]:
+    return _validation_tables(measured)
+
+
+@pytest.fixture(scope="module")
+def validation_page(validation_tables: dict[str, pd.DataFrame], measured: list) -> str:
+    return _validation_page(validation_tables, measured)
 
 
 def test_the_validation_page_shows_its_tables_from_the_csv_frames(
@@ -657,3 +669,37 @@ def test_the_per_layer_table_is_by_default_the_one_the_page_heads_gpt3_xl_on_16_
     layers = performance.streaming_layer_table()
     assert layers["layer"].tolist() == [layer.name for layer in streamed.layers]
     assert layers["latency_ms"].tolist() == pytest.approx([1e3 * layer.latency_s for layer in streamed.layers])
+
+
+# --- the same checks on tables computed inside one test ----------------------------------------------
+# The module fixtures above compute the tables once, inside whichever test runs first; mutmut maps a
+# function to the tests that call it, so the other tests would never be run against its mutants. These
+# two tests compute the tables themselves and run every check that reads the fixtures.
+
+
+def test_every_performance_page_check_on_tables_computed_here() -> None:
+    perf_tables = performance.performance_tables()
+    perf_page = _perf_page(perf_tables)
+    test_the_performance_page_shows_its_tables_from_the_csv_frames(perf_tables, perf_page)
+    test_the_performance_page_s_prose_quotes_the_calibration_and_the_presets(perf_page)
+    test_a_model_too_large_to_pipeline_is_quoted_with_the_planner_s_refusal(perf_tables)
+    test_every_zoo_model_on_every_wafer_pipelined_where_it_fits_and_streamed_on_each_cluster_size(perf_tables)
+    for row in THROUGHPUT_ROWS:
+        test_a_throughput_row_is_the_plan_of_its_model_wafer_mode_and_cluster(perf_tables, *row)
+    test_weak_and_strong_scaling_are_samples_over_n_times_one_system(perf_tables)
+    test_the_kernel_and_streamed_layer_tables_hold_the_plans_figures_in_their_units(perf_tables)
+    test_every_hardware_figure_is_listed_with_its_source(perf_tables)
+    test_the_published_figures_are_modeled_published_and_their_ratio(perf_tables)
+
+
+def test_every_validation_page_check_on_tables_computed_here() -> None:
+    measured = runs(read_measured(measured_csv()))
+    validation_tables = _validation_tables(measured)
+    validation_page = _validation_page(validation_tables, measured)
+    test_the_validation_page_shows_its_tables_from_the_csv_frames(validation_tables, validation_page)
+    test_the_validation_summary_quotes_the_errors_of_the_runs_table(validation_tables, validation_page)
+    test_the_validation_prose_quotes_the_measured_runs(validation_page)
+    test_the_validation_prose_quotes_the_batch_sweep(validation_tables, validation_page)
+    test_the_parameter_table_is_the_calibration_record(validation_tables)
+    test_the_public_statements_quote_the_tables_beside_them(validation_tables)
+    test_the_data_figures_come_from_the_measured_runs(measured)
