@@ -253,6 +253,11 @@ def test_the_published_figures_are_modeled_published_and_their_ratio(perf_tables
     assert frame.loc["Andromeda, 16 CS-2 (FLOP/s)", "modeled"] == 16 * peak
     assert frame.loc["Andromeda, 16 CS-2 (FLOP/s)", "published"] == hardware.ANDROMEDA["peak_flops_per_s"]
     assert frame.loc["cores in 192 CS-2", ["modeled", "published"]].tolist() == [192 * w2.published_cores, 150e6]
+    # the two cluster figures cite the Hardware section of FACTS.md (the design notes' public figures)
+    assert frame.loc[["CS-2 dense FP16 peak (FLOP/s)", "Andromeda, 16 CS-2 (FLOP/s)"], "source"].tolist() == [
+        "FACTS.md#Hardware",
+        "FACTS.md#Hardware",
+    ]
     for name in ZOO_NAMES:
         model = get_model(name)
         row = frame.loc[f"{name} parameters"]
