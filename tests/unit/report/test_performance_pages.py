@@ -258,6 +258,7 @@ def test_the_published_figures_are_modeled_published_and_their_ratio(perf_tables
         "FACTS.md#Hardware",
         "FACTS.md#Hardware",
     ]
+    assert frame.loc["cores in 192 CS-2", "source"] == "004_c9ec3295e05dfa7b.txt#Introduction (more than)"
     for name in ZOO_NAMES:
         model = get_model(name)
         row = frame.loc[f"{name} parameters"]
@@ -267,6 +268,7 @@ def test_the_published_figures_are_modeled_published_and_their_ratio(perf_tables
         row = frame.loc[f"{name} training FLOPs per token / 6N"]
         assert row["modeled"] == pytest.approx(model.flops_per_sample / model.seq_len)
         assert row["published"] == 6 * model.params
+        assert row["source"] == "FACTS.md#Hardware (6N)"
     assert len(frame) == 3 + len(ZOO_NAMES) + 2
 
 
