@@ -20,7 +20,7 @@ import pytest
 from markdown_tables import assert_table_shows, tables
 
 from csconform.perf import hardware
-from csconform.perf.calibrate import measured_csv, read_measured, runs
+from csconform.perf.calibrate import Run, measured_csv, read_measured, runs
 from csconform.perf.efficiency import IDEAL, PARAMETERS, calibration_record, fitted
 from csconform.perf.pipeline import fits_pipelined, pipelined
 from csconform.perf.plan import plan
@@ -583,7 +583,16 @@ def test_the_seven_cerebras_gpt_models_take_their_tokens_over_the_modeled_rate()
         )
         assert model.params == pytest.approx(params, rel=0.15)  # the shapes are the published models'
         total_s += 20 * params / 2048 / weight_streaming(model.layers, "wse2", 4, 1024 // 4).samples_per_s
-    assert validation._cerebras_gpt_days(4) == pytest.approx(total_s / 86400)
+    assert validation._cerebras_gpt_days(4) == pytest.approx(total_s / 86400, rel=1e-12)
+    # on one system the whole global batch of 1,024 sequences runs on it (the default batch)
+    one_system_s = 0.0
+    for layers, width, heads, params in validation.CEREBRAS_GPT.values():
+        model = model_from_config(
+            {"model_type": "gpt2", "n_layer": layers, "n_embd": width, "n_head": heads, "vocab_size": 50257}
+            | {"n_positions": 2048}
+        )
+        one_system_s += 20 * params / 2048 / weight_streaming(model.layers, "wse2", 1, 1024).samples_per_s
+    assert validation._cerebras_gpt_days(1) == pytest.approx(one_system_s / 86400, rel=1e-12)
     assert validation._cerebras_gpt_days(16, global_batch=512) < validation._cerebras_gpt_days(4, global_batch=512)
 
 
@@ -710,3 +719,58 @@ def test_every_validation_page_check_on_tables_computed_here() -> None:
     test_the_parameter_table_is_the_calibration_record(validation_tables)
     test_the_public_statements_quote_the_tables_beside_them(validation_tables)
     test_the_data_figures_come_from_the_measured_runs(measured)
+
+
+def test_the_public_statements_are_quoted_with_their_sources() -> None:
+    """The statements column quotes each public statement and names where it was said."""
+    checks = validation.public_checks(validation.scaling_table(), validation.generation_table())
+    assert checks["statement"].tolist() == [
+        "'near-perfect linear scaling' to 192 CS-2 (seed 004, Introduction)",
+        "'from one CS-2 to two, the time to train is cut in half' (Cerebras glossary, Wafer-Scale Cluster)",
+        "the WSE-3 'delivers twice the performance' of the WSE-2 (Cerebras, 2024-03)",
+        "large GPT models reach about a quarter of the CS-2's 7.5 PFLOP/s (measured, calibration README)",
+        "all seven Cerebras-GPT models (111M to 13B, 20 tokens per parameter) trained on Andromeda's 16 CS-2 "
+        "'in just a few weeks' (Cerebras, 2023-03)",
+    ]
+    assert (
+        checks["model"]
+        .iloc[4]
+        .endswith(
+            "days for the seven at 16 systems, batch 1024 (an older software release than the calibration runs' may "
+            "have been slower)"
+        )
+    )
+
+
+def test_the_validation_tables_cross_validate_unless_told_not_to(monkeypatch: pytest.MonkeyPatch) -> None:
+    measured = runs(read_measured(measured_csv()))
+    calls = []
+
+    def known_log_ratios(data: list, start: object) -> tuple[np.ndarray, list]:
+        calls.append(len(data))
+        return np.zeros(len(data)), []
+
+    monkeypatch.setattr(validation, "leave_one_out", known_log_ratios)
+    assert "loo_ratio" in validation.validation_tables(measured)["runs"].columns and calls == [len(measured)]
+    assert "loo_ratio" not in validation.validation_tables(measured, cross_validate=False)["runs"].columns
+    assert calls == [len(measured)]
+
+
+def test_the_data_figures_name_the_smallest_and_largest_gpt_model_of_the_runs_given() -> None:
+    """With one run per GPT model (the shipped set has several), the smallest and the largest are the first
+    and the last by parameters, and their attention shares are those models' own."""
+    measured = runs(read_measured(measured_csv()))
+    one_each = {run.model.name: run for run in measured if run.model.family == "gpt2"}
+    data = [run for run in measured if run.model.name == "bert_base"] + list(one_each.values())
+    by_size = sorted(one_each.values(), key=lambda run: run.model.params)
+    assert len(by_size) >= 3
+    figures = validation.data_figures(data)
+    assert (figures["smallest_gpt"], figures["largest_gpt"]) == (by_size[0].model.name, by_size[-1].model.name)
+
+    def share(run: Run) -> float:
+        layers = run.model.layers
+        return sum(x.attention_core_forward_flops for x in layers) / sum(x.forward_flops for x in layers)
+
+    assert figures["smallest_gpt_attention_share"] == share(by_size[0])
+    assert figures["largest_gpt_attention_share"] == share(by_size[-1])
+    assert share(by_size[0]) != share(by_size[1]) and share(by_size[-1]) != share(by_size[-2])
