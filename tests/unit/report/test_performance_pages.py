@@ -774,3 +774,12 @@ def test_the_data_figures_name_the_smallest_and_largest_gpt_model_of_the_runs_gi
     assert figures["smallest_gpt_attention_share"] == share(by_size[0])
     assert figures["largest_gpt_attention_share"] == share(by_size[-1])
     assert share(by_size[0]) != share(by_size[1]) and share(by_size[-1]) != share(by_size[-2])
+
+
+def test_the_batch_sweep_places_the_pipeline_on_the_run_s_own_wafer() -> None:
+    bert = next(run for run in runs(read_measured(measured_csv())) if run.model.name == "bert_large")
+    on_wse3 = dataclasses.replace(bert, wafer="wse3")
+    (row,) = validation.mode_table([on_wse3]).to_dict("records")
+    placed = pipelined(bert.model.layers, "wse3", batch=bert.global_batch, calibration=fitted())
+    assert row["pipelined_samples_per_s"] == placed.samples_per_s
+    assert row["pipelined_samples_per_s"] != validation.mode_table([bert]).loc[0, "pipelined_samples_per_s"]
