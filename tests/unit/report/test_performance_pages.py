@@ -22,6 +22,7 @@ from markdown_tables import assert_table_shows, tables
 from csconform.perf import hardware
 from csconform.perf.calibrate import Run, measured_csv, read_measured, runs
 from csconform.perf.efficiency import IDEAL, PARAMETERS, calibration_record, fitted
+from csconform.perf.model_config import model_from_config
 from csconform.perf.pipeline import fits_pipelined, pipelined
 from csconform.perf.plan import plan
 from csconform.perf.streaming import weight_streaming
@@ -783,3 +784,26 @@ def test_the_batch_sweep_places_the_pipeline_on_the_run_s_own_wafer() -> None:
     placed = pipelined(bert.model.layers, "wse3", batch=bert.global_batch, calibration=fitted())
     assert row["pipelined_samples_per_s"] == placed.samples_per_s
     assert row["pipelined_samples_per_s"] != validation.mode_table([bert]).loc[0, "pipelined_samples_per_s"]
+    assert list(validation.mode_table([on_wse3, bert]).columns) == [
+        "model",
+        "global_batch",
+        "measured_samples_per_s",
+        "weight_streaming_samples_per_s",
+        "pipelined_samples_per_s",
+        "fits_pipelined",
+    ]
+    # whether the model fits is asked of the run's wafer: a 1.9B-parameter BERT fits a WSE-3, not a WSE-2
+    big = model_from_config(
+        {
+            "model_type": "bert",
+            "num_hidden_layers": 36,
+            "hidden_size": 2048,
+            "num_attention_heads": 16,
+            "intermediate_size": 8192,
+            "vocab_size": 30522,
+            "max_position_embeddings": 512,
+        },
+        seq_len=128,
+    )
+    fits = validation.mode_table([dataclasses.replace(on_wse3, model=big)]).loc[0, "fits_pipelined"]
+    assert fits and not fits_pipelined(big.layers, "wse2")
