@@ -919,6 +919,10 @@ def model_from_config(
     family = config.get("model_type")
     if family is None:
         raise f.error(f"missing field model_type (one of {', '.join(FAMILIES)})", "model_type")
+    if not isinstance(family, str):
+        raise f.error(
+            f"field model_type must be a string (one of {', '.join(FAMILIES)}), got {shown(family)}", "model_type"
+        )
     if family in ENCODER_DECODER or (f.flag("is_encoder_decoder", False) and family not in FAMILIES):
         raise f.error(
             f"model_type {shown(family)} is an encoder-decoder model, which csconform does not model: its encoder and "
@@ -927,7 +931,7 @@ def model_from_config(
             "model_type",
             UnsupportedModelError,
         )
-    if not isinstance(family, str) or family not in FAMILIES:
+    if family not in FAMILIES:
         message = f"unknown model_type {shown(family)}; known model types: {', '.join(FAMILIES)}"
         if family in FORMER_FORMATS:
             message += f" ({family} is {FORMER_FORMATS[family]})"

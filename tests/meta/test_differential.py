@@ -73,7 +73,7 @@ def _entry(row: dict, category: str = "reference-choice", signature: str | None 
         "signature": signature or row["signature"],
         "category": category,
         "finding": "the wrapper differs on purpose",
-        "cause": "tests/meta/differential_wrappers",
+        "cause": "tests/meta/differential_wrappers/scaler_starts_halved.py:16 (the starting scale halved)",
         "resolution": "none",
         "reason": "a meta-test",
         "target": row["target"],

@@ -30,6 +30,7 @@ does is a **regression** and fails the run.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,10 @@ CATEGORIES = {
 
 FIELDS = ("signature", "category", "finding", "cause", "resolution", "target", "repro")
 OPTIONAL = ("reason",)
+
+SOURCE_LOCATION = re.compile(r"[\w./-]+\.(?:py|h|cpp|c|pyx):\d+")
+"""A file and line, as in ``amp/grad_scaler.py:545``: what every verdict but ``our-bug`` must name (an
+engine bug's cause is code that was changed, so its lines no longer exist)."""
 
 FAILING = ("untriaged", "stale", "regression", "flaky")
 """Verdicts that fail the run."""
@@ -94,6 +99,10 @@ def _entry(raw: Any, where: str) -> Entry:
             raise InstanceFormatError(f"{where}: '{name}' must be non-empty text")
     if raw["category"] not in CATEGORIES:
         raise InstanceFormatError(f"{where}: category {raw['category']!r} is not one of {', '.join(CATEGORIES)}")
+    if raw["category"] != "our-bug" and not SOURCE_LOCATION.search(raw["cause"]):
+        raise InstanceFormatError(
+            f"{where}: 'cause' must locate the difference in the implementation's source as file:line"
+        )
     if raw["category"] == "reference-choice" and "reason" not in raw:
         raise InstanceFormatError(
             f"{where}: a reference-choice entry says why the reference differs from the package ('reason')"

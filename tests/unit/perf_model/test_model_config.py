@@ -140,3 +140,13 @@ def test_our_own_families_and_the_csconform_block():
 )
 def test_new_zoo_aliases(alias, name):
     assert canonical_name(alias) == name
+
+
+@pytest.mark.parametrize("model_type", [["gpt2"], {"gpt2": 1}, 3, True])
+def test_a_model_type_that_is_not_text_is_refused_naming_the_field(model_type: object) -> None:
+    # found by the conformance suite's any-JSON property under the judge's mutation run: a list here
+    # ended in "TypeError: unhashable type: 'list'"
+    config = {"model_type": model_type, "n_layer": 5, "n_embd": 48, "n_head": 6, "n_positions": 246, "vocab_size": 52}
+    with pytest.raises(InvalidInputError, match="field model_type must be a string") as error:
+        model_from_config(config, source="config.json")
+    assert "config.json" in str(error.value)
