@@ -13,10 +13,11 @@ plans. Families (what each reads beyond the sizes, as Hugging Face's own model c
 ``gpt_neox``    rotary, two LNs per block, biased projections (``attention_bias``), untied output
 ``llama``       rotary, RMSNorm, gated SiLU MLP, grouped-query attention (``num_key_value_heads``),
                 ``attention_bias``/``mlp_bias``, ``head_dim``; LLaMA-1's ``max_sequence_length``
-``mistral``     llama's block without biases, sliding-window attention (``sliding_window``)
+``mistral``     llama's block without biases, sliding-window attention (``sliding_window``); an
+                absent ``num_key_value_heads`` is transformers' default 8 (Qwen2: 32), not one per head
 ``qwen2``       mistral's, with Q, K and V biases (not the output's); the window only when
                 ``use_sliding_window``, from block ``max_window_layers`` on
-``mixtral``     mistral's attention, a mixture of ``num_local_experts`` gated MLPs of which
+``mixtral``     mistral's attention, a mixture of ``num_local_experts`` (or ``num_experts``) gated MLPs of which
                 ``num_experts_per_tok`` run per token, a router without bias
 ``phi``         phi-1/1.5/2: partial rotary, one LN feeding attention and MLP in parallel, biases
                 on every dense layer and the LM head, optional ``qk_layernorm``
@@ -491,12 +492,19 @@ def head_dim(f: Fields, s: Shape) -> int:
     return even_heads(f, s)
 
 
-def kv_heads(f: Fields, heads: int, names: Sequence[str] = ("num_key_value_heads",)) -> int:
-    groups = f.integer("number of key/value heads", names, default=heads, limit=MAX_WIDTH)
+def kv_heads(f: Fields, heads: int, names: Sequence[str] = ("num_key_value_heads",), default: int | None = None) -> int:
+    """Key/value heads: the config's, else ``default`` (the family's transformers default; one per head)."""
+    absent = not f.present(names)
+    groups = f.integer(
+        "number of key/value heads", names, default=heads if default is None else default, limit=MAX_WIDTH
+    )
     if groups > heads or heads % groups:
+        stated = f"absent, transformers' default {groups}" if absent else groups
         raise f.error(
-            f"contradictory fields: {f.key(names[0])} ({groups}) must divide the {heads} attention heads", names[0]
+            f"contradictory fields: {f.key(names[0])} ({stated}) must divide the {heads} attention heads", names[0]
         )
+    if absent and default is not None:
+        f.notes.append(f"{f.key(names[0])} absent: transformers' default {groups} key/value heads")
     return groups
 
 
@@ -598,6 +606,11 @@ def _gpt_neox(f: Fields, seq_len: int | None) -> list[Layer]:
     return trunk(t) + decoder_head(f, t, tied_default=False, bias=False)
 
 
+# transformers' MistralConfig and MixtralConfig default num_key_value_heads to 8, Qwen2Config to 32 (not to
+# the number of attention heads, as LlamaConfig and PhiConfig do)
+KV_HEADS_DEFAULT = {"mistral": 8, "mixtral": 8, "qwen2": 32}
+
+
 def _llama_like(f: Fields, seq_len: int | None, family: str) -> list[Layer]:
     """LLaMA and its descendants: RMSNorm, gated SiLU MLP, grouped-query attention, rotary positions."""
     positions: tuple[str, ...] = ("max_position_embeddings",)
@@ -612,7 +625,7 @@ def _llama_like(f: Fields, seq_len: int | None, family: str) -> list[Layer]:
     s = shape(f, positions, seq_len)
     f.activation(("hidden_act",), "silu")
     dim = head_dim(f, s)
-    groups = kv_heads(f, s.heads)
+    groups = kv_heads(f, s.heads, default=KV_HEADS_DEFAULT.get(family))
     ffn = f.integer("MLP width", ("intermediate_size",), limit=4 * MAX_WIDTH)
     qkv_bias = output_bias = mlp_bias = False
     window, windowed = 0, None
@@ -636,7 +649,8 @@ def _llama_like(f: Fields, seq_len: int | None, family: str) -> list[Layer]:
         )
         f.notes.append(f"sliding-window attention: each query attends to at most {window} keys in {where}")
     if family == "mixtral":
-        experts = f.integer("number of experts", ("num_local_experts",), default=8, limit=2**16)
+        # MixtralConfig maps num_experts onto num_local_experts
+        experts = f.integer("number of experts", ("num_local_experts", "num_experts"), default=8, limit=2**16)
         per_token = f.integer("experts per token", ("num_experts_per_tok",), default=2, limit=2**16)
         if per_token > experts:
             raise f.error(

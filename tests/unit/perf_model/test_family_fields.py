@@ -1,0 +1,284 @@
+"""Each family's optional fields as transformers reads them: defaults, alternative spellings, notes, refusals.
+
+``data/hf_configs/variants.json`` holds small configs that set each family's optional fields away
+from their defaults, or leave them out, or spell them the way transformers' config classes also
+accept (Falcon's and BLOOM's ``n_embed``, Mixtral's ``num_experts``). Their parameter counts were
+written by ``count_with_transformers.py`` from transformers' own model classes (``variants`` in
+``transformers_counts.json``), so a reader that loses a field, a default or a spelling disagrees
+with a count no one here wrote.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from csconform.errors import ModelConfigError
+from csconform.perf.model_config import MAX_WIDTH, model_from_config, read_config
+
+DATA = Path(__file__).parent / "data" / "hf_configs"
+VARIANTS = json.loads((DATA / "variants.json").read_text())
+TRANSFORMERS = json.loads((DATA / "transformers_counts.json").read_text())["variants"]
+
+FALCON_2048 = "max_position_embeddings absent: transformers' default 2048 is the longest sequence"
+TIED, UNTIED = "head: the LM head (tied to the token embedding)", "head: the LM head (its own weights)"
+MOE = "weight streaming moves every expert's weights each step, compute uses the active ones"
+NOTES = {
+    "falcon-defaults": (
+        FALCON_2048,
+        "rotary positions, 1 key/value head, 1 LayerNorm per block, attention and MLP in parallel",
+        TIED,
+    ),
+    "falcon-sequential-biased": (FALCON_2048, "rotary positions, 4 key/value heads, 2 LayerNorms per block", TIED),
+    "falcon-new-one-norm": (
+        "alibi positions, 2 key/value heads, 1 LayerNorm per block, attention and MLP in parallel",
+        TIED,
+    ),
+    "falcon-untied": (
+        "rotary positions, 4 key/value heads, 1 LayerNorm per block, attention and MLP in parallel",
+        UNTIED,
+    ),
+    "phi-qk-norm-gqa": (UNTIED,),
+    "bloom-hub-spelling": (
+        "ALiBi positions: no position table; 2048 (no seq_length given) is the default sequence length, not a limit",
+        TIED,
+    ),
+    "gpt2-n_inner-untied": (UNTIED,),
+    "gpt2-sequence-classifier": ("head: a score layer over 3 labels (sequence classification), no LM head",),
+    "gptj-n_inner": (UNTIED,),
+    "gpt_neox-unbiased": (UNTIED,),
+    "llama-biases-gqa-head_dim": (UNTIED,),
+    "mistral-defaults": (
+        "num_key_value_heads absent: transformers' default 8 key/value heads",
+        "sliding-window attention: each query attends to at most 4096 keys in every block",
+        UNTIED,
+    ),
+    "qwen2-tied-windowed": (
+        "num_key_value_heads absent: transformers' default 32 key/value heads",
+        "sliding-window attention: each query attends to at most 16 keys in blocks 1..1",
+        TIED,
+    ),
+    "mixtral-num_experts": (
+        "num_key_value_heads absent: transformers' default 8 key/value heads",
+        UNTIED,
+        "mixture of experts: 189,248 parameters in all (4 experts per block), 78,656 active per token (top 1); " + MOE,
+    ),
+    "opt-projected-unbiased": ("OPT's learned position table has max_position_embeddings + 2 = 66 rows", TIED),
+    "bert-sequence-classifier": (
+        "heads counted (*ForSequenceClassification): a pooler-sized dense layer and a classifier",
+    ),
+    "roberta-sequence-classifier": (
+        "heads counted (*ForSequenceClassification): a pooler-sized dense layer and a classifier",
+    ),
+}
+
+
+def test_every_variant_has_its_notes_written_down():
+    assert sorted(NOTES) == sorted(VARIANTS) == sorted(TRANSFORMERS)
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_optional_fields_count_what_transformers_builds_from_the_same_config(name):
+    model = model_from_config(VARIANTS[name])
+    assert model.params == TRANSFORMERS[name]["params"]
+    assert model.active_params == TRANSFORMERS[name].get("active_params", TRANSFORMERS[name]["params"])
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_each_family_notes_how_it_read_the_config(name):
+    assert model_from_config(VARIANTS[name]).notes == NOTES[name]
+
+
+# (variant, the spelling it uses -> another spelling the reader accepts for the same field)
+SPELLINGS = [
+    ("falcon-new-one-norm", {"hidden_size": "n_embed", "num_hidden_layers": "n_layer"}),
+    ("falcon-new-one-norm", {"num_attention_heads": "n_head", "num_kv_heads": "n_head_kv"}),
+    ("falcon-defaults", {"hidden_size": "n_embed", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head"}),
+    ("bloom-hub-spelling", {"n_embed": "hidden_size", "n_layer": "num_hidden_layers"}),
+    ("bloom-hub-spelling", {"num_attention_heads": "n_head"}),
+    ("gpt2-n_inner-untied", {"n_embd": "hidden_size", "n_layer": "num_hidden_layers", "n_head": "num_attention_heads"}),
+    ("gpt2-n_inner-untied", {"n_positions": "max_position_embeddings"}),
+    ("gptj-n_inner", {"n_positions": "max_position_embeddings", "n_embd": "hidden_size"}),
+    ("mixtral-num_experts", {"num_experts": "num_local_experts"}),
+]
+
+
+def respelled(config: dict, renames: dict[str, str]) -> dict:
+    return {renames.get(key, key): value for key, value in config.items()}
+
+
+@pytest.mark.parametrize(("name", "renames"), SPELLINGS)
+def test_every_accepted_spelling_of_a_field_builds_the_same_model(name, renames):
+    model = model_from_config(VARIANTS[name])
+    other = model_from_config(respelled(VARIANTS[name], renames))
+    assert other.layers == model.layers and other.notes == model.notes and other.max_seq_len == model.max_seq_len
+
+
+@pytest.mark.parametrize(("name", "renames"), SPELLINGS)
+def test_two_spellings_of_a_field_that_disagree_are_refused_naming_both(name, renames):
+    for spelled, other in renames.items():
+        config = {**VARIANTS[name], other: VARIANTS[name][spelled] * 2}
+        with pytest.raises(ModelConfigError, match="contradictory fields for the") as info:
+            model_from_config(config)
+        assert {spelled, other} <= set(info.value.message.replace("=", " ").replace(",", " ").split())
+        assert info.value.key in (spelled, other)
+
+
+WIDEST_MLP = 4 * MAX_WIDTH
+REFUSED = [
+    (
+        "falcon-sequential-biased",
+        {"ffn_hidden_size": WIDEST_MLP + 1},
+        f"field ffn_hidden_size (MLP width) must be an integer in 1..{WIDEST_MLP}, got {WIDEST_MLP + 1}",
+        "ffn_hidden_size",
+    ),
+    (
+        "falcon-new-one-norm",
+        {"num_ln_in_parallel_attn": 3},
+        "field num_ln_in_parallel_attn (norms per block) must be an integer in 1..2, got 3",
+        "num_ln_in_parallel_attn",
+    ),
+    (
+        "falcon-new-one-norm",
+        {"num_kv_heads": 3},
+        "contradictory fields: num_kv_heads (3) must divide the 4 attention heads",
+        "num_kv_heads",
+    ),
+    (
+        "falcon-defaults",
+        {"num_attention_heads": 5},
+        "contradictory fields: the model width (64) must be a multiple of the number of attention heads (5)",
+        "num_attention_heads",
+    ),
+    (
+        "falcon-defaults",
+        {"multi_query": "yes"},
+        "field multi_query must be true or false, got 'yes'",
+        "multi_query",
+    ),
+    (
+        "falcon-defaults",
+        {"parallel_attn": 1},
+        "field parallel_attn must be true or false, got 1",
+        "parallel_attn",
+    ),
+    ("falcon-defaults", {"bias": "no"}, "field bias must be true or false, got 'no'", "bias"),
+    ("falcon-defaults", {"alibi": 0}, "field alibi must be true or false, got 0", "alibi"),
+    (
+        "falcon-defaults",
+        {"new_decoder_architecture": "true"},
+        "field new_decoder_architecture must be true or false, got 'true'",
+        "new_decoder_architecture",
+    ),
+    (
+        "phi-qk-norm-gqa",
+        {"intermediate_size": WIDEST_MLP + 1},
+        f"field intermediate_size (MLP width) must be an integer in 1..{WIDEST_MLP}, got {WIDEST_MLP + 1}",
+        "intermediate_size",
+    ),
+    (
+        "phi-qk-norm-gqa",
+        {"partial_rotary_factor": 1.5},
+        "field partial_rotary_factor must be a number in [0.0, 1.0], got 1.5",
+        "partial_rotary_factor",
+    ),
+    (
+        "phi-qk-norm-gqa",
+        {"hidden_act": "gelu_old"},
+        "field hidden_act: unknown activation 'gelu_old'; known: gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, "
+        "gelu_python, quick_gelu, relu, silu, swish, tanh, sigmoid",
+        "hidden_act",
+    ),
+    ("phi-qk-norm-gqa", {"qk_layernorm": "no"}, "field qk_layernorm must be true or false, got 'no'", "qk_layernorm"),
+    (
+        "bloom-hub-spelling",
+        {"num_attention_heads": 5},
+        "contradictory fields: the model width (64) must be a multiple of the number of attention heads (5)",
+        "num_attention_heads",
+    ),
+    (
+        "mistral-defaults",
+        {"num_attention_heads": 4},
+        "contradictory fields: num_key_value_heads (absent, transformers' default 8) must divide the 4 attention heads",
+        "num_key_value_heads",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "change", "message", "key"), REFUSED)
+def test_out_of_range_and_contradictory_fields_are_refused_saying_which_and_why(name, change, message, key):
+    with pytest.raises(ModelConfigError) as info:
+        model_from_config({**VARIANTS[name], **change}, source="config.json")
+    assert info.value.message == message and info.value.key == key
+    assert str(info.value) == f"config.json: {message}"
+
+
+@pytest.mark.parametrize(
+    ("name", "field"),
+    [("falcon-sequential-biased", "ffn_hidden_size"), ("phi-qk-norm-gqa", "intermediate_size")],
+)
+def test_the_widest_mlp_allowed_is_read(name, field):
+    model = model_from_config({**VARIANTS[name], field: WIDEST_MLP})
+    assert any(layer.out_features == WIDEST_MLP for layer in model.layers if layer.name.endswith(".fc1"))
+
+
+def test_phi_defaults_its_optional_fields():
+    config = dict(VARIANTS["phi-qk-norm-gqa"])  # no partial_rotary_factor, no hidden_act: 0.5 and gelu_new
+    assert "partial_rotary_factor" not in config and "hidden_act" not in config
+    assert model_from_config({**config, "partial_rotary_factor": 1.0, "hidden_act": "gelu_new"}).params == (
+        model_from_config(config).params
+    )
+
+
+def test_bloom_plans_any_sequence_length_and_says_where_its_default_comes_from():
+    bloom = VARIANTS["bloom-hub-spelling"]
+    assert model_from_config(bloom).seq_len == 2048 and model_from_config(bloom).max_seq_len is None
+    trained = model_from_config({**bloom, "seq_length": 32}, seq_len=4096)  # ALiBi: the length is no limit
+    assert trained.seq_len == 4096 and trained.max_seq_len is None
+    assert trained.notes[0] == (
+        "ALiBi positions: no position table; 32 (seq_length, the training length) is the default sequence length, "
+        "not a limit"
+    )
+    assert model_from_config({**bloom, "seq_length": 32}).seq_len == 32
+
+
+def test_falcon_without_max_position_embeddings_allows_transformers_default_2048():
+    falcon = VARIANTS["falcon-defaults"]
+    assert model_from_config(falcon).max_seq_len == model_from_config(falcon).seq_len == 2048
+    with pytest.raises(ModelConfigError, match="longer than the config's max_position_embeddings"):
+        model_from_config(falcon, seq_len=2049)
+    stated = model_from_config({**falcon, "max_position_embeddings": 4096}, seq_len=4096)
+    assert stated.max_seq_len == 4096 and FALCON_2048 not in stated.notes
+
+
+# --- reading the file: keys given twice, YAML anchors -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("twice.json", '{"model_type": "mlp",\n "layer_widths": [2, 3],\n "layer_widths": [4]}', "given twice"),
+        ("twice.yaml", "model_type: mlp\nlayer_widths: [2, 3]\nlayer_widths: [4]\n", "given twice (line 3)"),
+    ],
+)
+def test_a_field_given_twice_is_refused_with_the_line_where_yaml_knows_it(tmp_path, name, text, message):
+    (tmp_path / name).write_text(text)
+    with pytest.raises(ModelConfigError) as info:
+        read_config(tmp_path / name)
+    assert info.value.message == f"field layer_widths is {message}" and info.value.key == "layer_widths"
+
+
+def test_yaml_is_read_as_pyyaml_safe_load_reads_it_keys_given_twice_aside(tmp_path):
+    """Anchors, aliases, merge keys and a node that refers to itself come out as yaml.safe_load builds them."""
+    text = (
+        "model_type: mlp\nlayer_widths: [2, 3]\nbase: &b {x: 1, y: [1, 2]}\nother: {<<: *b, z: 2}\n"
+        "same: *b\nloop: &l {self: *l, n: 1}\n"
+    )
+    (tmp_path / "anchors.yaml").write_text(text)
+    read, expected = read_config(tmp_path / "anchors.yaml"), yaml.safe_load(text)
+    assert read["other"] == expected["other"] == {"x": 1, "y": [1, 2], "z": 2}
+    assert read["same"] is read["base"] and read["loop"]["self"] is read["loop"] and read["loop"]["n"] == 1
+    assert model_from_config(read).params == 9
