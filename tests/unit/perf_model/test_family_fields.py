@@ -67,6 +67,7 @@ NOTES = {
         "mixture of experts: 189,248 parameters in all (4 experts per block), 78,656 active per token (top 1); " + MOE,
     ),
     "opt-projected-unbiased": ("OPT's learned position table has max_position_embeddings + 2 = 66 rows", TIED),
+    "opt-no-final-norm": ("OPT's learned position table has max_position_embeddings + 2 = 66 rows", TIED),
     "bert-sequence-classifier": (
         "heads counted (*ForSequenceClassification): a pooler-sized dense layer and a classifier",
     ),
@@ -200,6 +201,80 @@ REFUSED = [
         "num_attention_heads",
     ),
     (
+        "gptj-n_inner",
+        {"n_inner": WIDEST_MLP + 1},
+        f"field n_inner (MLP width) must be an integer in 1..{WIDEST_MLP}, got {WIDEST_MLP + 1}",
+        "n_inner",
+    ),
+    (
+        "gptj-n_inner",
+        {"rotary_dim": 17},
+        "contradictory fields: rotary_dim 17 exceeds the head dimension 16",
+        "rotary_dim",
+    ),
+    (
+        "gptj-n_inner",
+        {"rotary_dim": MAX_WIDTH + 1},
+        f"field rotary_dim (rotary dimension) must be an integer in 1..{MAX_WIDTH}, got {MAX_WIDTH + 1}",
+        "rotary_dim",
+    ),
+    (
+        "gptj-n_inner",
+        {"n_head": 5},
+        "contradictory fields: the model width (64) must be a multiple of the number of attention heads (5)",
+        "n_head",
+    ),
+    (
+        "gptj-n_inner",
+        {"activation_function": "gelu_old"},
+        "field activation_function: unknown activation 'gelu_old'; known: gelu, gelu_new, gelu_fast, "
+        "gelu_pytorch_tanh, gelu_python, quick_gelu, relu, silu, swish, tanh, sigmoid",
+        "activation_function",
+    ),
+    (
+        "opt-projected-unbiased",
+        {"activation_function": "gelu_old"},
+        "field activation_function: unknown activation 'gelu_old'; known: gelu, gelu_new, gelu_fast, "
+        "gelu_pytorch_tanh, gelu_python, quick_gelu, relu, silu, swish, tanh, sigmoid",
+        "activation_function",
+    ),
+    (
+        "opt-projected-unbiased",
+        {"layer_norm_elementwise_affine": False},
+        "field layer_norm_elementwise_affine: LayerNorms without weights are not modelled",
+        "layer_norm_elementwise_affine",
+    ),
+    (
+        "opt-projected-unbiased",
+        {"ffn_dim": WIDEST_MLP + 1},
+        f"field ffn_dim (MLP width) must be an integer in 1..{WIDEST_MLP}, got {WIDEST_MLP + 1}",
+        "ffn_dim",
+    ),
+    (
+        "opt-projected-unbiased",
+        {"word_embed_proj_dim": MAX_WIDTH + 1},
+        f"field word_embed_proj_dim (word embedding width) must be an integer in 1..{MAX_WIDTH}, got {MAX_WIDTH + 1}",
+        "word_embed_proj_dim",
+    ),
+    (
+        "opt-projected-unbiased",
+        {"num_attention_heads": 5},
+        "contradictory fields: the model width (64) must be a multiple of the number of attention heads (5)",
+        "num_attention_heads",
+    ),
+    (
+        "opt-projected-unbiased",
+        {"enable_bias": "no"},
+        "field enable_bias must be true or false, got 'no'",
+        "enable_bias",
+    ),
+    (
+        "opt-no-final-norm",
+        {"_remove_final_layer_norm": 1},
+        "field _remove_final_layer_norm must be true or false, got 1",
+        "_remove_final_layer_norm",
+    ),
+    (
         "mistral-defaults",
         {"num_attention_heads": 4},
         "contradictory fields: num_key_value_heads (absent, transformers' default 8) must divide the 4 attention heads",
@@ -218,11 +293,30 @@ def test_out_of_range_and_contradictory_fields_are_refused_saying_which_and_why(
 
 @pytest.mark.parametrize(
     ("name", "field"),
-    [("falcon-sequential-biased", "ffn_hidden_size"), ("phi-qk-norm-gqa", "intermediate_size")],
+    [
+        ("falcon-sequential-biased", "ffn_hidden_size"),
+        ("phi-qk-norm-gqa", "intermediate_size"),
+        ("gptj-n_inner", "n_inner"),
+        ("opt-projected-unbiased", "ffn_dim"),
+    ],
 )
 def test_the_widest_mlp_allowed_is_read(name, field):
     model = model_from_config({**VARIANTS[name], field: WIDEST_MLP})
     assert any(layer.out_features == WIDEST_MLP for layer in model.layers if layer.name.endswith(".fc1"))
+
+
+def test_the_widest_rotary_dimension_and_opt_projection_allowed_are_read():
+    wide_heads = {**VARIANTS["gptj-n_inner"], "n_embd": MAX_WIDTH, "n_head": 1, "rotary_dim": MAX_WIDTH}
+    assert model_from_config(wide_heads).params > MAX_WIDTH**2
+    projected = model_from_config({**VARIANTS["opt-projected-unbiased"], "word_embed_proj_dim": MAX_WIDTH})
+    assert any(layer.name == "project_out" and layer.out_features == MAX_WIDTH for layer in projected.layers)
+
+
+def test_opt_without_word_embed_proj_dim_projects_nothing():
+    unprojected = {k: v for k, v in VARIANTS["opt-projected-unbiased"].items() if k != "word_embed_proj_dim"}
+    model = model_from_config(unprojected)
+    assert model.layers == model_from_config({**unprojected, "word_embed_proj_dim": 64}).layers
+    assert not any(layer.name.startswith("project_") for layer in model.layers)
 
 
 def test_phi_defaults_its_optional_fields():
