@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from csconform.errors import ModelConfigError
+from csconform.errors import ModelConfigError, UnsupportedModelError
 from csconform.perf.model_config import MAX_WIDTH, model_from_config, read_config
 
 DATA = Path(__file__).parent / "data" / "hf_configs"
@@ -37,6 +37,7 @@ NOTES = {
         "alibi positions, 2 key/value heads, 1 LayerNorm per block, attention and MLP in parallel",
         TIED,
     ),
+    "falcon-new-sequential": ("rotary positions, 2 key/value heads, 2 LayerNorms per block", TIED),
     "falcon-untied": (
         "rotary positions, 4 key/value heads, 1 LayerNorm per block, attention and MLP in parallel",
         UNTIED,
@@ -289,6 +290,21 @@ def test_out_of_range_and_contradictory_fields_are_refused_saying_which_and_why(
         model_from_config({**VARIANTS[name], **change}, source="config.json")
     assert info.value.message == message and info.value.key == key
     assert str(info.value) == f"config.json: {message}"
+    assert type(info.value) is (UnsupportedModelError if "not modelled" in message else ModelConfigError)
+
+
+RESNET = {"model_type": "resnet", "depths": [1, 2], "hidden_sizes": [16, 32], "embedding_size": 8, "image_size": 32}
+
+
+def test_resnet_is_bottleneck_unless_told_otherwise_and_has_no_sequence_length():
+    assert model_from_config(RESNET).layers == model_from_config({**RESNET, "layer_type": "bottleneck"}).layers
+    with pytest.raises(ModelConfigError) as info:
+        model_from_config({**RESNET, "layer_type": "basic"})
+    assert info.value.message == "field layer_type: only 'bottleneck' is supported, got 'basic'"
+    assert info.value.key == "layer_type"
+    with pytest.raises(ModelConfigError) as info:
+        model_from_config(RESNET, seq_len=128)
+    assert info.value.message == "a resnet has no sequence length to set" and info.value.key is None
 
 
 @pytest.mark.parametrize(
