@@ -29,7 +29,8 @@ plans. Families (what each reads beyond the sizes, as Hugging Face's own model c
 ``bloom``       ALiBi (no position table), LN after the embedding, biased fused QKV, MLP 4d
 ``bert``        learned positions and token types, embedding LN, post-LN encoder
 ``roberta``     bert's encoder (its position table has ``max_position_embeddings`` rows)
-``resnet``      Hugging Face ResNetConfig (bottleneck blocks); ``image_size`` (default 224) is ours
+``resnet``      Hugging Face ResNetConfig (bottleneck blocks; a block's shortcut has a projection only
+                where the shape changes; ``downsample_in_first_stage``); ``image_size`` (default 224) is ours
 ``mlp``         ours: a fully connected network, ``layer_widths`` from input to output
 ==============  ===============================================================================
 
@@ -859,8 +860,9 @@ def _resnet(f: Fields, seq_len: int | None) -> list[Layer]:
     channels = f.integer("input channels", ("num_channels",), default=3, limit=2**16)
     stem_out = f.integer("stem width", ("embedding_size",), default=64, limit=2**16)
     image = f.integer("image size", ("image_size",), default=224, limit=2**14)
-    labels = f.labels(default=1000)
-    if image < 4 * 2 ** (len(depths) - 1):
+    labels = f.labels(default=2)  # transformers' default; an ImageNet checkpoint's config gives its 1000 labels
+    first_stride = 2 if f.flag("downsample_in_first_stage", False) else 1
+    if image < 4 * first_stride * 2 ** (len(depths) - 1):
         raise f.error(f"field image_size {image} is too small for {len(depths)} stages", "image_size")
     stem = image // 2
     layers = [
@@ -869,10 +871,10 @@ def _resnet(f: Fields, seq_len: int | None) -> list[Layer]:
     ]
     res, in_ch = image // 4, stem_out  # after the stride-2 stem conv and the stride-2 max pool
     for stage, (out_ch, blocks) in enumerate(zip(outs, depths, strict=True)):
-        width, stage_res = out_ch // 4, res // (2**stage)
+        width, stage_res = out_ch // 4, res // (first_stride * 2**stage)
         for b in range(blocks):
             g = f"layer{stage + 1}.{b}"
-            stride = 2 if (b == 0 and stage > 0) else 1
+            stride = 1 if b else 2 if stage else first_stride
             in_px, out_px = (stage_res * stride) ** 2, stage_res * stage_res
             layers += [
                 Layer("conv", in_ch, width, in_px, name=f"{g}.conv1", bias=False, group=g),
@@ -884,7 +886,7 @@ def _resnet(f: Fields, seq_len: int | None) -> list[Layer]:
                 Layer("conv", width, out_ch, out_px, name=f"{g}.conv3", bias=False, group=g),
                 Layer("layer_norm", out_ch, out_ch, out_px, name=f"{g}.bn3", group=g),
             ]
-            if b == 0:
+            if in_ch != out_ch or stride != 1:  # the shortcut projects only what changes shape, as transformers'
                 layers += [
                     Layer("conv", in_ch, out_ch, out_px, name=f"{g}.downsample", stride=stride, bias=False, group=g),
                     Layer("layer_norm", out_ch, out_ch, out_px, name=f"{g}.downsample.bn", group=g),

@@ -72,6 +72,10 @@ NOTES = {
     "bert-sequence-classifier": (
         "heads counted (*ForSequenceClassification): a pooler-sized dense layer and a classifier",
     ),
+    "resnet-defaults": (),
+    "resnet-small": (),
+    "resnet-no-first-shortcut": (),
+    "resnet-downsample-first-stage": (),
     "roberta-sequence-classifier": (
         "heads counted (*ForSequenceClassification): a pooler-sized dense layer and a classifier",
     ),
@@ -307,6 +311,80 @@ def test_resnet_is_bottleneck_unless_told_otherwise_and_has_no_sequence_length()
     assert info.value.message == "a resnet has no sequence length to set" and info.value.key is None
 
 
+FOUR_STAGES = {"model_type": "resnet", "depths": [1, 1, 1, 1], "hidden_sizes": [16, 32, 64, 128], "embedding_size": 8}
+
+
+@pytest.mark.parametrize(
+    ("change", "message", "key"),
+    [
+        ({"image_size": 31}, "field image_size 31 is too small for 4 stages", "image_size"),
+        (
+            {"image_size": 63, "downsample_in_first_stage": True},
+            "field image_size 63 is too small for 4 stages",
+            "image_size",
+        ),
+        ({"image_size": 2**14 + 1}, "field image_size (image size) must be an integer in 1..16384, got 16385", None),
+        (
+            {"num_channels": 2**16 + 1},
+            "field num_channels (input channels) must be an integer in 1..65536, got 65537",
+            None,
+        ),
+        (
+            {"embedding_size": 2**16 + 1},
+            "field embedding_size (stem width) must be an integer in 1..65536, got 65537",
+            None,
+        ),
+        ({"depths": [1, 2049, 1, 1]}, "field depths must be a non-empty list of integers in 1..2048", None),
+        (
+            {"hidden_sizes": [16, 32, 64, 2**16 + 4]},
+            "field hidden_sizes must be a non-empty list of integers in 1..65536",
+            None,
+        ),
+        ({"depths": [1, 1, 1]}, "contradictory fields: 3 depths but 4 hidden_sizes", "hidden_sizes"),
+        (
+            {"hidden_sizes": [16, 32, 64, 130]},
+            "field hidden_sizes: bottleneck widths must be multiples of 4",
+            "hidden_sizes",
+        ),
+        ({"layer_type": "basic"}, "field layer_type: only 'bottleneck' is supported, got 'basic'", "layer_type"),
+    ],
+)
+def test_resnet_fields_out_of_range_are_refused_saying_which_and_why(change, message, key):
+    with pytest.raises(ModelConfigError) as info:
+        model_from_config({**FOUR_STAGES, **change})
+    assert info.value.message == message
+    assert info.value.key == (key or next(iter(change)))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"image_size": 32},
+        {"image_size": 64, "downsample_in_first_stage": True},
+        {"image_size": 2**14},
+        {"num_channels": 2**16},
+        {"embedding_size": 2**16},
+        {"hidden_sizes": [16, 32, 64, 2**16]},
+        {"depths": [1, 2048, 1, 1]},
+    ],
+)
+def test_resnet_fields_at_their_limits_are_read(change):
+    model = model_from_config({**FOUR_STAGES, **change})
+    first = model.layers[0]
+    assert first.name == "conv1" and first.in_features == change.get("num_channels", 3)
+    assert first.out_features == change.get("embedding_size", 8)
+    assert sum(layer.name.endswith(".conv3") for layer in model.layers) == sum(change.get("depths", [1, 1, 1, 1]))
+
+
+def test_resnet_image_size_defaults_to_224():
+    assert model_from_config(FOUR_STAGES).flops_per_sample == (
+        model_from_config({**FOUR_STAGES, "image_size": 224}).flops_per_sample
+    )
+    assert model_from_config(FOUR_STAGES).flops_per_sample != (
+        model_from_config({**FOUR_STAGES, "image_size": 256}).flops_per_sample
+    )
+
+
 @pytest.mark.parametrize(
     ("name", "field"),
     [
@@ -392,3 +470,11 @@ def test_yaml_is_read_as_pyyaml_safe_load_reads_it_keys_given_twice_aside(tmp_pa
     assert read["other"] == expected["other"] == {"x": 1, "y": [1, 2], "z": 2}
     assert read["same"] is read["base"] and read["loop"]["self"] is read["loop"] and read["loop"]["n"] == 1
     assert model_from_config(read).params == 9
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_the_layers_hold_what_layer_declares(name):
+    """``bias`` and ``tied`` are true or false on every layer a reader builds (the cost model reads only their truth,
+    so a None would count the same and go unnoticed until something else reads the field)."""
+    for layer in model_from_config(VARIANTS[name]).layers:
+        assert isinstance(layer.bias, bool) and isinstance(layer.tied, bool), layer
