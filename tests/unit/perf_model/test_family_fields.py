@@ -478,3 +478,17 @@ def test_the_layers_hold_what_layer_declares(name):
     so a None would count the same and go unnoticed until something else reads the field)."""
     for layer in model_from_config(VARIANTS[name]).layers:
         assert isinstance(layer.bias, bool) and isinstance(layer.tied, bool), layer
+
+
+def test_resnet_layers_follow_the_image_through_the_stem_and_the_stages():
+    """A 7x7 stride-2 stem conv and a stride-2 max pool leave image/4 positions a side; each later stage halves it."""
+    model = model_from_config({**FOUR_STAGES, "image_size": 64})
+    stem_conv, stem_norm = model.layers[:2]
+    assert (stem_conv.name, stem_conv.kind, stem_conv.kernel_size, stem_conv.stride) == ("conv1", "conv", 7, 2)
+    assert (stem_norm.name, stem_norm.kind) == ("bn1", "layer_norm")
+    assert stem_conv.tokens == stem_norm.tokens == 32 * 32  # the stem conv's output positions
+    side = {f"layer{stage + 1}": 16 // 2**stage for stage in range(4)}
+    for layer in model.layers:
+        if layer.name.endswith(".conv3"):
+            assert layer.tokens == side[layer.name.split(".")[0]] ** 2, layer
+    assert model.layers[-1].name == "fc" and model.layers[-1].tokens == 1
