@@ -526,7 +526,7 @@ def decoder_head(f: Fields, t: Transformer, *, tied_default: bool, bias: bool) -
         tied = f.flag("tie_word_embeddings", tied_default)
         f.notes.append("head: the LM head" + (" (tied to the token embedding)" if tied else " (its own weights)"))
         return lm_head(t, tied=tied, bias=bias)
-    if all(n.endswith("Model") for n in names):
+    if all(n.endswith("Model") and not n.endswith("HeadsModel") for n in names):  # GPT2DoubleHeadsModel has heads
         f.notes.append("head: none (the bare model)")
         return []
     raise f.error(

@@ -76,6 +76,25 @@ NOTES = {
     "resnet-small": (),
     "resnet-no-first-shortcut": (),
     "resnet-downsample-first-stage": (),
+    "gpt2-bare": ("head: none (the bare model)",),
+    "bert-lm-head": (
+        "heads counted (*LMHeadModel): the LM head (transform, LayerNorm, decoder tied to the token embedding, "
+        "its bias); no pooler",
+    ),
+    "bert-no-architectures": (
+        "heads counted (no architectures: *ForPreTraining): the pooler, next-sentence prediction and the masked-LM "
+        "head (decoder tied to the embedding)",
+    ),
+    "roberta-no-architectures": (
+        "heads counted (no architectures: *ForMaskedLM): the masked-LM head (transform, LayerNorm, decoder tied to the "
+        "token embedding, its bias); no pooler",
+    ),
+    "mixtral-expert-defaults": (
+        UNTIED,
+        "mixture of experts: 337,216 parameters in all (8 experts per block), 116,032 active per token (top 2); " + MOE,
+    ),
+    "qwen2-window-defaults": ("sliding-window attention: each query attends to at most 4096 keys in no block", UNTIED),
+    "mistral-no-window": (UNTIED,),
     "roberta-sequence-classifier": (
         "heads counted (*ForSequenceClassification): a pooler-sized dense layer and a classifier",
     ),
@@ -492,3 +511,31 @@ def test_resnet_layers_follow_the_image_through_the_stem_and_the_stages():
         if layer.name.endswith(".conv3"):
             assert layer.tokens == side[layer.name.split(".")[0]] ** 2, layer
     assert model.layers[-1].name == "fc" and model.layers[-1].tokens == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "architectures", "known"),
+    [
+        (
+            "gpt2-bare",
+            "GPT2DoubleHeadsModel",
+            "*ForCausalLM, *LMHeadModel, *ForSequenceClassification, the bare *Model",
+        ),
+        (
+            "gpt2-bare",
+            "GPT2ForTokenClassification",
+            "*ForCausalLM, *LMHeadModel, *ForSequenceClassification, the bare *Model",
+        ),
+        (
+            "bert-lm-head",
+            "BertForQuestionAnswering",
+            "*ForMaskedLM, *ForCausalLM, *LMHeadModel, *ForPreTraining, *ForSequenceClassification, *Model",
+        ),
+    ],
+)
+def test_a_head_that_is_not_modelled_is_refused_listing_the_known_ones(name, architectures, known):
+    """GPT2DoubleHeadsModel ends in Model but is not the bare model: it has an LM head and a multiple-choice head."""
+    with pytest.raises(UnsupportedModelError) as info:
+        model_from_config({**VARIANTS[name], "architectures": [architectures]})
+    assert info.value.message == f"field architectures: {architectures} is not modelled (known heads: {known})"
+    assert info.value.key == "architectures"

@@ -26,7 +26,8 @@ EXTRA_CLASSES = {
     "bert-base-uncased": ["BertForPreTraining", "BertModel"],
     "roberta-base": ["RobertaModel"],
 }
-CAUSAL_LM = {"falcon": "FalconForCausalLM"}  # a variant without architectures: what csconform reads it as
+# a variant without architectures is counted as the class csconform reads it as
+READ_AS = {"falcon": "FalconForCausalLM", "bert": "BertForPreTraining", "roberta": "RobertaForMaskedLM"}
 RENAMED = {"LLaMAForCausalLM": "LlamaForCausalLM", "T5WithLMHeadModel": "T5ForConditionalGeneration"}
 
 
@@ -56,7 +57,7 @@ def main() -> None:
         print(path.stem, counts[path.stem])
     variants: dict[str, dict[str, int]] = {}
     for name, data in json.loads((HERE / "variants.json").read_text()).items():
-        class_name = data["architectures"][0] if "architectures" in data else CAUSAL_LM[data["model_type"]]
+        class_name = data["architectures"][0] if "architectures" in data else READ_AS[data["model_type"]]
         variants[name] = count(transformers.AutoConfig.for_model(**data), class_name)
         print(name, variants[name])
     record = {
