@@ -54,9 +54,6 @@ def test_an_empty_gpt2_section_is_gpt2_small_and_says_which_defaults_it_took():
     assert model.published_params == float(model.params) and model.default_batch == 256
 
 
-BASE = params()
-
-
 @pytest.mark.parametrize(
     ("change", "difference"),
     [
@@ -101,7 +98,7 @@ BASE = params()
     ],
 )
 def test_each_decoder_key_adds_or_removes_what_it_describes(change, difference):
-    assert params(**change) - BASE == difference
+    assert params(**change) - params() == difference
 
 
 @pytest.mark.parametrize(
@@ -114,7 +111,7 @@ def test_each_decoder_key_adds_or_removes_what_it_describes(change, difference):
 )
 def test_a_mixture_is_active_in_top_k_experts_and_the_shared_ones(change, active):
     model = model_from_zoo_section({**GPT2, **change})
-    assert model.active_params - BASE == active
+    assert model.active_params - params() == active
 
 
 def test_the_gptj_class_has_one_norm_and_no_mlp_bias_unless_told():
@@ -123,7 +120,7 @@ def test_the_gptj_class_has_one_norm_and_no_mlp_bias_unless_told():
     assert model_from_zoo_section({**gptj, "use_untied_layer_norm": True}).params - one == BLOCKS * 2 * D
     assert model_from_zoo_section({**gptj, "use_ffn_bias": True}).params - one == BLOCKS * (FFN + D)
     # rotary positions by default: no table
-    assert one == BASE - POSITIONS * D - BLOCKS * 2 * D - BLOCKS * (FFN + D)
+    assert one == params() - POSITIONS * D - BLOCKS * 2 * D - BLOCKS * (FFN + D)
 
 
 @pytest.mark.parametrize(
