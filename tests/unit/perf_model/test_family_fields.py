@@ -299,6 +299,31 @@ REFUSED = [
         "_remove_final_layer_norm",
     ),
     (
+        "gpt_neox-unbiased",
+        {"hidden_act": "gelu_old"},
+        "field hidden_act: unknown activation 'gelu_old'; known: gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, "
+        "gelu_python, quick_gelu, relu, silu, swish, tanh, sigmoid",
+        "hidden_act",
+    ),
+    (
+        "gpt_neox-unbiased",
+        {"rotary_pct": 1.5},
+        "field rotary_pct must be a number in [0.0, 1.0], got 1.5",
+        "rotary_pct",
+    ),
+    (
+        "gpt_neox-unbiased",
+        {"use_parallel_residual": "no"},
+        "field use_parallel_residual must be true or false, got 'no'",
+        "use_parallel_residual",
+    ),
+    (
+        "gpt_neox-unbiased",
+        {"attention_bias": 0},
+        "field attention_bias must be true or false, got 0",
+        "attention_bias",
+    ),
+    (
         "mistral-defaults",
         {"num_attention_heads": 4},
         "contradictory fields: num_key_value_heads (absent, transformers' default 8) must divide the 4 attention heads",
@@ -511,6 +536,41 @@ def test_resnet_layers_follow_the_image_through_the_stem_and_the_stages():
         if layer.name.endswith(".conv3"):
             assert layer.tokens == side[layer.name.split(".")[0]] ** 2, layer
     assert model.layers[-1].name == "fc" and model.layers[-1].tokens == 1
+
+
+def test_resnet_blocks_stride_on_the_3x3_conv_and_project_the_shortcut_where_the_shape_changes():
+    """ResNet v1.5 bottleneck blocks at a 64-pixel image (16 positions a side after the stem): per layer of the
+    first block of each stage, (name, kind, in, out, positions, kernel, stride), written out from the design."""
+    model = model_from_config({**FOUR_STAGES, "image_size": 64, "depths": [2, 1, 1, 1]})
+    rows = [(x.name, x.kind, x.in_features, x.out_features, x.tokens, x.kernel_size, x.stride) for x in model.layers]
+    assert all(not x.bias for x in model.layers if x.kind == "conv")
+    assert rows[2:18] == [
+        ("layer1.0.conv1", "conv", 8, 4, 256, 1, 1),
+        ("layer1.0.bn1", "layer_norm", 4, 4, 256, 1, 1),
+        ("layer1.0.conv2", "conv", 4, 4, 256, 3, 1),
+        ("layer1.0.bn2", "layer_norm", 4, 4, 256, 1, 1),
+        ("layer1.0.conv3", "conv", 4, 16, 256, 1, 1),
+        ("layer1.0.bn3", "layer_norm", 16, 16, 256, 1, 1),
+        ("layer1.0.downsample", "conv", 8, 16, 256, 1, 1),  # 8 -> 16 channels: projected
+        ("layer1.0.downsample.bn", "layer_norm", 16, 16, 256, 1, 1),
+        ("layer1.1.conv1", "conv", 16, 4, 256, 1, 1),  # the second block keeps the shape: no projection
+        ("layer1.1.bn1", "layer_norm", 4, 4, 256, 1, 1),
+        ("layer1.1.conv2", "conv", 4, 4, 256, 3, 1),
+        ("layer1.1.bn2", "layer_norm", 4, 4, 256, 1, 1),
+        ("layer1.1.conv3", "conv", 4, 16, 256, 1, 1),
+        ("layer1.1.bn3", "layer_norm", 16, 16, 256, 1, 1),
+        ("layer2.0.conv1", "conv", 16, 8, 256, 1, 1),  # at the previous stage's 16 x 16
+        ("layer2.0.bn1", "layer_norm", 8, 8, 256, 1, 1),
+    ]
+    assert rows[18:24] == [
+        ("layer2.0.conv2", "conv", 8, 8, 64, 3, 2),  # the stride sits on the 3x3 conv
+        ("layer2.0.bn2", "layer_norm", 8, 8, 64, 1, 1),
+        ("layer2.0.conv3", "conv", 8, 32, 64, 1, 1),
+        ("layer2.0.bn3", "layer_norm", 32, 32, 64, 1, 1),
+        ("layer2.0.downsample", "conv", 16, 32, 64, 1, 2),
+        ("layer2.0.downsample.bn", "layer_norm", 32, 32, 64, 1, 1),
+    ]
+    assert rows[-1] == ("fc", "dense", 128, 2, 1, 1, 1)
 
 
 @pytest.mark.parametrize(
