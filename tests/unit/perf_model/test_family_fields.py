@@ -544,6 +544,9 @@ def test_resnet_blocks_stride_on_the_3x3_conv_and_project_the_shortcut_where_the
     model = model_from_config({**FOUR_STAGES, "image_size": 64, "depths": [2, 1, 1, 1]})
     rows = [(x.name, x.kind, x.in_features, x.out_features, x.tokens, x.kernel_size, x.stride) for x in model.layers]
     assert all(not x.bias for x in model.layers if x.kind == "conv")
+    # kernels group by block (pipelined mode places a group together): the stem, each block, the head
+    assert [x.group for x in model.layers[:2]] == ["stem", "stem"] and model.layers[-1].group == "head"
+    assert all(x.group == ".".join(x.name.split(".")[:2]) for x in model.layers[2:-1])
     assert rows[2:18] == [
         ("layer1.0.conv1", "conv", 8, 4, 256, 1, 1),
         ("layer1.0.bn1", "layer_norm", 4, 4, 256, 1, 1),
