@@ -602,3 +602,10 @@ def test_a_head_that_is_not_modelled_is_refused_listing_the_known_ones(name, arc
         model_from_config({**VARIANTS[name], "architectures": [architectures]})
     assert info.value.message == f"field architectures: {architectures} is not modelled (known heads: {known})"
     assert info.value.key == "architectures"
+
+
+def test_a_decoder_sequence_classifier_without_labels_scores_two_once_per_sequence():
+    config = {k: v for k, v in VARIANTS["gpt2-sequence-classifier"].items() if k != "num_labels"}
+    score = model_from_config(config).layers[-1]  # transformers' default num_labels is 2
+    assert (score.name, score.group, score.in_features, score.out_features, score.tokens) == ("score", "head", 64, 2, 1)
+    assert not score.bias
