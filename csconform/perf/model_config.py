@@ -13,10 +13,11 @@ plans. Families (what each reads beyond the sizes, as Hugging Face's own model c
 ``gpt_neox``    rotary, two LNs per block, biased projections (``attention_bias``), untied output
 ``llama``       rotary, RMSNorm, gated SiLU MLP, grouped-query attention (``num_key_value_heads``),
                 ``attention_bias``/``mlp_bias``, ``head_dim``; LLaMA-1's ``max_sequence_length``
-``mistral``     llama's block without biases, sliding-window attention (``sliding_window``)
+``mistral``     llama's block without biases, sliding-window attention (``sliding_window``); an
+                absent ``num_key_value_heads`` is transformers' default 8 (Qwen2: 32), not one per head
 ``qwen2``       mistral's, with Q, K and V biases (not the output's); the window only when
                 ``use_sliding_window``, from block ``max_window_layers`` on
-``mixtral``     mistral's attention, a mixture of ``num_local_experts`` gated MLPs of which
+``mixtral``     mistral's attention, a mixture of ``num_local_experts`` (or ``num_experts``) gated MLPs of which
                 ``num_experts_per_tok`` run per token, a router without bias
 ``phi``         phi-1/1.5/2: partial rotary, one LN feeding attention and MLP in parallel, biases
                 on every dense layer and the LM head, optional ``qk_layernorm``
@@ -28,7 +29,8 @@ plans. Families (what each reads beyond the sizes, as Hugging Face's own model c
 ``bloom``       ALiBi (no position table), LN after the embedding, biased fused QKV, MLP 4d
 ``bert``        learned positions and token types, embedding LN, post-LN encoder
 ``roberta``     bert's encoder (its position table has ``max_position_embeddings`` rows)
-``resnet``      Hugging Face ResNetConfig (bottleneck blocks); ``image_size`` (default 224) is ours
+``resnet``      Hugging Face ResNetConfig (bottleneck blocks; a block's shortcut has a projection only
+                where the shape changes; ``downsample_in_first_stage``); ``image_size`` (default 224) is ours
 ``mlp``         ours: a fully connected network, ``layer_widths`` from input to output
 ==============  ===============================================================================
 
@@ -491,12 +493,19 @@ def head_dim(f: Fields, s: Shape) -> int:
     return even_heads(f, s)
 
 
-def kv_heads(f: Fields, heads: int, names: Sequence[str] = ("num_key_value_heads",)) -> int:
-    groups = f.integer("number of key/value heads", names, default=heads, limit=MAX_WIDTH)
+def kv_heads(f: Fields, heads: int, names: Sequence[str] = ("num_key_value_heads",), default: int | None = None) -> int:
+    """Key/value heads: the config's, else ``default`` (the family's transformers default; one per head)."""
+    absent = not f.present(names)
+    groups = f.integer(
+        "number of key/value heads", names, default=heads if default is None else default, limit=MAX_WIDTH
+    )
     if groups > heads or heads % groups:
+        stated = f"absent, transformers' default {groups}" if absent else groups
         raise f.error(
-            f"contradictory fields: {f.key(names[0])} ({groups}) must divide the {heads} attention heads", names[0]
+            f"contradictory fields: {f.key(names[0])} ({stated}) must divide the {heads} attention heads", names[0]
         )
+    if absent and default is not None:
+        f.notes.append(f"{f.key(names[0])} absent: transformers' default {groups} key/value heads")
     return groups
 
 
@@ -517,7 +526,7 @@ def decoder_head(f: Fields, t: Transformer, *, tied_default: bool, bias: bool) -
         tied = f.flag("tie_word_embeddings", tied_default)
         f.notes.append("head: the LM head" + (" (tied to the token embedding)" if tied else " (its own weights)"))
         return lm_head(t, tied=tied, bias=bias)
-    if all(n.endswith("Model") for n in names):
+    if all(n.endswith("Model") and not n.endswith("HeadsModel") for n in names):  # GPT2DoubleHeadsModel has heads
         f.notes.append("head: none (the bare model)")
         return []
     raise f.error(
@@ -598,6 +607,11 @@ def _gpt_neox(f: Fields, seq_len: int | None) -> list[Layer]:
     return trunk(t) + decoder_head(f, t, tied_default=False, bias=False)
 
 
+# transformers' MistralConfig and MixtralConfig default num_key_value_heads to 8, Qwen2Config to 32 (not to
+# the number of attention heads, as LlamaConfig and PhiConfig do)
+KV_HEADS_DEFAULT = {"mistral": 8, "mixtral": 8, "qwen2": 32}
+
+
 def _llama_like(f: Fields, seq_len: int | None, family: str) -> list[Layer]:
     """LLaMA and its descendants: RMSNorm, gated SiLU MLP, grouped-query attention, rotary positions."""
     positions: tuple[str, ...] = ("max_position_embeddings",)
@@ -612,7 +626,7 @@ def _llama_like(f: Fields, seq_len: int | None, family: str) -> list[Layer]:
     s = shape(f, positions, seq_len)
     f.activation(("hidden_act",), "silu")
     dim = head_dim(f, s)
-    groups = kv_heads(f, s.heads)
+    groups = kv_heads(f, s.heads, default=KV_HEADS_DEFAULT.get(family))
     ffn = f.integer("MLP width", ("intermediate_size",), limit=4 * MAX_WIDTH)
     qkv_bias = output_bias = mlp_bias = False
     window, windowed = 0, None
@@ -636,7 +650,8 @@ def _llama_like(f: Fields, seq_len: int | None, family: str) -> list[Layer]:
         )
         f.notes.append(f"sliding-window attention: each query attends to at most {window} keys in {where}")
     if family == "mixtral":
-        experts = f.integer("number of experts", ("num_local_experts",), default=8, limit=2**16)
+        # MixtralConfig maps num_experts onto num_local_experts
+        experts = f.integer("number of experts", ("num_local_experts", "num_experts"), default=8, limit=2**16)
         per_token = f.integer("experts per token", ("num_experts_per_tok",), default=2, limit=2**16)
         if per_token > experts:
             raise f.error(
@@ -845,8 +860,9 @@ def _resnet(f: Fields, seq_len: int | None) -> list[Layer]:
     channels = f.integer("input channels", ("num_channels",), default=3, limit=2**16)
     stem_out = f.integer("stem width", ("embedding_size",), default=64, limit=2**16)
     image = f.integer("image size", ("image_size",), default=224, limit=2**14)
-    labels = f.labels(default=1000)
-    if image < 4 * 2 ** (len(depths) - 1):
+    labels = f.labels(default=2)  # transformers' default; an ImageNet checkpoint's config gives its 1000 labels
+    first_stride = 2 if f.flag("downsample_in_first_stage", False) else 1
+    if image < 4 * first_stride * 2 ** (len(depths) - 1):
         raise f.error(f"field image_size {image} is too small for {len(depths)} stages", "image_size")
     stem = image // 2
     layers = [
@@ -855,10 +871,10 @@ def _resnet(f: Fields, seq_len: int | None) -> list[Layer]:
     ]
     res, in_ch = image // 4, stem_out  # after the stride-2 stem conv and the stride-2 max pool
     for stage, (out_ch, blocks) in enumerate(zip(outs, depths, strict=True)):
-        width, stage_res = out_ch // 4, res // (2**stage)
+        width, stage_res = out_ch // 4, res // (first_stride * 2**stage)
         for b in range(blocks):
             g = f"layer{stage + 1}.{b}"
-            stride = 2 if (b == 0 and stage > 0) else 1
+            stride = 1 if b else 2 if stage else first_stride
             in_px, out_px = (stage_res * stride) ** 2, stage_res * stage_res
             layers += [
                 Layer("conv", in_ch, width, in_px, name=f"{g}.conv1", bias=False, group=g),
@@ -870,7 +886,7 @@ def _resnet(f: Fields, seq_len: int | None) -> list[Layer]:
                 Layer("conv", width, out_ch, out_px, name=f"{g}.conv3", bias=False, group=g),
                 Layer("layer_norm", out_ch, out_ch, out_px, name=f"{g}.bn3", group=g),
             ]
-            if b == 0:
+            if in_ch != out_ch or stride != 1:  # the shortcut projects only what changes shape, as transformers'
                 layers += [
                     Layer("conv", in_ch, out_ch, out_px, name=f"{g}.downsample", stride=stride, bias=False, group=g),
                     Layer("layer_norm", out_ch, out_ch, out_px, name=f"{g}.downsample.bn", group=g),

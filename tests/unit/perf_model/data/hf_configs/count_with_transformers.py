@@ -7,6 +7,8 @@ Run it where ``transformers`` and ``torch`` are installed (they are not csconfor
 Each config is instantiated on the ``meta`` device (shapes only, no memory) with the model class its
 ``architectures`` names, plus the other heads the tests ask about (BERT and RoBERTa with and without
 their pre-training heads); the counts, with the transformers version, go to ``transformers_counts.json``.
+The small configs of ``variants.json`` (each family's optional fields set away from their defaults, or
+left out) are counted the same way, under ``variants``.
 Mixtral's active parameters per token are the total less the experts a token is not routed to,
 counted from the same instantiated modules.
 """
@@ -24,6 +26,8 @@ EXTRA_CLASSES = {
     "bert-base-uncased": ["BertForPreTraining", "BertModel"],
     "roberta-base": ["RobertaModel"],
 }
+# a variant without architectures is counted as the class csconform reads it as
+READ_AS = {"falcon": "FalconForCausalLM", "bert": "BertForPreTraining", "roberta": "RobertaForMaskedLM"}
 RENAMED = {"LLaMAForCausalLM": "LlamaForCausalLM", "T5WithLMHeadModel": "T5ForConditionalGeneration"}
 
 
@@ -44,14 +48,24 @@ def count(config: transformers.PretrainedConfig, class_name: str) -> dict[str, i
 def main() -> None:
     counts: dict[str, dict[str, dict[str, int]]] = {}
     for path in sorted(HERE.glob("*.json")):
-        if path.name in ("transformers_counts.json", "published.json"):
+        if path.name in ("transformers_counts.json", "published.json", "variants.json"):
             continue
         data = json.loads(path.read_text())
         config = transformers.AutoConfig.for_model(**data)
         classes = data.get("architectures", [])[:1] + EXTRA_CLASSES.get(path.stem, [])
         counts[path.stem] = {name: count(config, name) for name in classes}
         print(path.stem, counts[path.stem])
-    record = {"transformers": transformers.__version__, "torch": torch.__version__, "counts": counts}
+    variants: dict[str, dict[str, int]] = {}
+    for name, data in json.loads((HERE / "variants.json").read_text()).items():
+        class_name = data["architectures"][0] if "architectures" in data else READ_AS[data["model_type"]]
+        variants[name] = count(transformers.AutoConfig.for_model(**data), class_name)
+        print(name, variants[name])
+    record = {
+        "transformers": transformers.__version__,
+        "torch": torch.__version__,
+        "counts": counts,
+        "variants": variants,
+    }
     (HERE / "transformers_counts.json").write_text(json.dumps(record, indent=2) + "\n")
 
 

@@ -1,0 +1,176 @@
+"""What a model config says besides its architecture: model_type, the ``csconform`` block, sequence lengths.
+
+The reader's rules (csconform.perf.model_config's docstring): an unknown or missing ``model_type`` is
+refused naming the known ones; the optional ``csconform`` block gives the published parameter count
+and its source, a default batch and sequence length, and a name; the model is otherwise named after
+its file, else the hub name ``_name_or_path``, else the family.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from csconform.errors import ModelConfigError, UnknownNameError
+from csconform.perf.model_config import DEFAULT_BATCH, FAMILIES, MAX_SEQUENCE, model_from_config, read_config, shown
+
+GPT2 = {"model_type": "gpt2", "n_layer": 2, "n_embd": 64, "n_head": 4, "n_positions": 128, "vocab_size": 100}
+KNOWN = ", ".join(FAMILIES)
+
+
+def test_the_csconform_block_sets_name_count_source_batch_and_sequence_length():
+    block = {"name": "tiny", "published_params": 1e5, "source": "a paper", "default_batch": 32, "default_seq_len": 64}
+    model = model_from_config({**GPT2, "csconform": block}, name="file")
+    assert (model.name, model.published_params, model.source, model.default_batch) == ("tiny", 1e5, "a paper", 32)
+    assert model.seq_len == 64 and model.max_seq_len == 128 and model.family == "gpt2"
+    longer = model.at_seq_len(128)
+    assert (longer.name, longer.seq_len, longer.source, longer.published_params) == ("tiny", 128, "a paper", 1e5)
+
+
+def test_without_a_csconform_block_the_defaults_apply():
+    model = model_from_config(GPT2)
+    assert model.published_params == float(model.params) and isinstance(model.published_params, float)
+    assert (model.source, model.default_batch, model.seq_len) == ("a model config", DEFAULT_BATCH, 128)
+    assert model.config == GPT2 and model.notes == ("head: the LM head (tied to the token embedding)",)
+    assert model_from_config({**GPT2, "csconform": {"default_seq_len": 0}}).seq_len == 128  # 0: no default
+
+
+@pytest.mark.parametrize(
+    ("name", "config", "expected"),
+    [
+        ("file", {}, "file"),
+        (None, {"_name_or_path": "openai-community/gpt2"}, "openai-community/gpt2"),
+        (None, {"_name_or_path": ""}, "gpt2"),
+        (None, {"_name_or_path": 3}, "gpt2"),
+        ("file", {"csconform": {"name": "block"}}, "block"),
+        ("", {"csconform": {"name": ""}}, "gpt2"),
+    ],
+)
+def test_the_model_is_named_by_the_block_else_the_file_else_the_hub_name_else_the_family(name, config, expected):
+    assert model_from_config({**GPT2, **config}, name=name).name == expected
+
+
+@pytest.mark.parametrize(
+    ("block", "message", "key"),
+    [
+        ({"name": 3}, "field csconform.name must be a string, got 3", "csconform.name"),
+        (
+            {"published_params": 0},
+            "field csconform.published_params must be a positive number, got 0",
+            "csconform.published_params",
+        ),
+        (
+            {"published_params": True},
+            "field csconform.published_params must be a positive number, got True",
+            "csconform.published_params",
+        ),
+        (
+            {"published_params": "1e6"},
+            "field csconform.published_params must be a positive number, got '1e6'",
+            "csconform.published_params",
+        ),
+        ({"source": ["a"]}, "field csconform.source must be a string, got ['a']", "csconform.source"),
+        (
+            {"default_batch": 0},
+            f"field csconform.default_batch (default batch) must be an integer in 1..{2**24}, got 0",
+            "csconform.default_batch",
+        ),
+        (
+            {"default_batch": 2**24 + 1},
+            f"field csconform.default_batch (default batch) must be an integer in 1..{2**24}, got {2**24 + 1}",
+            "csconform.default_batch",
+        ),
+        (
+            {"default_seq_len": -1},
+            f"field csconform.default_seq_len (default sequence length) must be an integer in 0..{2**24}, got -1",
+            "csconform.default_seq_len",
+        ),
+        (
+            {"default_seq_len": 129},
+            "seq_len 129 is longer than the config's n_positions (128)",
+            "n_positions",
+        ),
+    ],
+)
+def test_a_wrong_csconform_block_is_refused_naming_the_field(block, message, key):
+    with pytest.raises(ModelConfigError) as info:
+        model_from_config({**GPT2, "csconform": block}, source="config.json")
+    assert (info.value.message, info.value.key, info.value.source) == (message, key, "config.json")
+
+
+def test_the_largest_default_batch_is_read():
+    assert model_from_config({**GPT2, "csconform": {"default_batch": 2**24}}).default_batch == 2**24
+
+
+@pytest.mark.parametrize(
+    ("model_type", "error", "message"),
+    [
+        (None, ModelConfigError, f"missing field model_type (one of {KNOWN})"),
+        ("mamba", UnknownNameError, f"unknown model_type 'mamba'; known model types: {KNOWN}"),
+        (
+            "RefinedWeb",
+            UnknownNameError,
+            f"unknown model_type 'RefinedWeb'; known model types: {KNOWN} (RefinedWeb is Falcon's former remote-code "
+            "format; tiiuae's config.json on the hub now has model_type falcon)",
+        ),
+    ],
+)
+def test_a_missing_or_unknown_model_type_is_refused_listing_the_known_ones(model_type, error, message):
+    config = {**GPT2, "model_type": model_type} if model_type else {k: v for k, v in GPT2.items() if k != "model_type"}
+    with pytest.raises(error) as info:
+        model_from_config(config, source="config.json")
+    assert type(info.value) is error and str(info.value) == f"config.json: {message}"
+
+
+@pytest.mark.parametrize(
+    ("seq_len", "message"),
+    [
+        (0, f"seq_len must be a positive integer up to {MAX_SEQUENCE}, got 0"),
+        (True, f"seq_len must be a positive integer up to {MAX_SEQUENCE}, got True"),
+        (MAX_SEQUENCE + 1, f"seq_len must be a positive integer up to {MAX_SEQUENCE}, got {MAX_SEQUENCE + 1}"),
+        (129, "seq_len 129 is longer than the config's n_positions (128)"),
+    ],
+)
+def test_a_sequence_length_out_of_range_is_refused(seq_len, message):
+    with pytest.raises(ModelConfigError) as info:
+        model_from_config(GPT2, seq_len=seq_len)
+    assert info.value.message == message
+
+
+def test_the_longer_than_refusal_names_the_field_the_config_spells():
+    spelled = {**{k: v for k, v in GPT2.items() if k != "n_positions"}, "max_position_embeddings": 128}
+    with pytest.raises(ModelConfigError) as info:
+        model_from_config(spelled, seq_len=129)
+    assert info.value.message == "seq_len 129 is longer than the config's max_position_embeddings (128)"
+    assert info.value.key == "max_position_embeddings"
+    assert model_from_config(spelled).max_seq_len == 128
+
+
+@pytest.mark.parametrize(
+    ("bom", "encoding"),
+    [
+        (b"\xff\xfe\x00\x00", "UTF-32"),
+        (b"\x00\x00\xfe\xff", "UTF-32"),
+        (b"\xff\xfe", "UTF-16"),
+        (b"\xfe\xff", "UTF-16"),
+    ],
+)
+def test_a_file_in_another_unicode_encoding_is_refused_naming_it(tmp_path, bom, encoding):
+    (tmp_path / "config.json").write_bytes(bom + b"{}")
+    with pytest.raises(ModelConfigError) as info:
+        read_config(tmp_path / "config.json")
+    assert info.value.message == f"the file is {encoding} text; save it as UTF-8"
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (2**100, "an integer of about 30 digits"),  # 101 bits
+        (2**99, str(2**99)),  # 100 bits: printed
+        (-(2**100), "an integer of about 30 digits"),
+        (True, "True"),
+        ("x" * 78, repr("x" * 78)),  # 80 characters with the quotes: printed
+        ("x" * 79, repr("x" * 79)[:77] + "..."),
+    ],
+)
+def test_values_in_messages_are_shown_shortened(value, text):
+    assert shown(value) == text

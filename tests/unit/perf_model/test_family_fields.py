@@ -1,0 +1,611 @@
+"""Each family's optional fields as transformers reads them: defaults, alternative spellings, notes, refusals.
+
+``data/hf_configs/variants.json`` holds small configs that set each family's optional fields away
+from their defaults, or leave them out, or spell them the way transformers' config classes also
+accept (Falcon's and BLOOM's ``n_embed``, Mixtral's ``num_experts``). Their parameter counts were
+written by ``count_with_transformers.py`` from transformers' own model classes (``variants`` in
+``transformers_counts.json``), so a reader that loses a field, a default or a spelling disagrees
+with a count no one here wrote.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from csconform.errors import ModelConfigError, UnsupportedModelError
+from csconform.perf.model_config import MAX_WIDTH, model_from_config, read_config
+
+DATA = Path(__file__).parent / "data" / "hf_configs"
+VARIANTS = json.loads((DATA / "variants.json").read_text())
+TRANSFORMERS = json.loads((DATA / "transformers_counts.json").read_text())["variants"]
+
+FALCON_2048 = "max_position_embeddings absent: transformers' default 2048 is the longest sequence"
+TIED, UNTIED = "head: the LM head (tied to the token embedding)", "head: the LM head (its own weights)"
+MOE = "weight streaming moves every expert's weights each step, compute uses the active ones"
+NOTES = {
+    "falcon-defaults": (
+        FALCON_2048,
+        "rotary positions, 1 key/value head, 1 LayerNorm per block, attention and MLP in parallel",
+        TIED,
+    ),
+    "falcon-sequential-biased": (FALCON_2048, "rotary positions, 4 key/value heads, 2 LayerNorms per block", TIED),
+    "falcon-new-one-norm": (
+        "alibi positions, 2 key/value heads, 1 LayerNorm per block, attention and MLP in parallel",
+        TIED,
+    ),
+    "falcon-new-sequential": ("rotary positions, 2 key/value heads, 2 LayerNorms per block", TIED),
+    "falcon-untied": (
+        "rotary positions, 4 key/value heads, 1 LayerNorm per block, attention and MLP in parallel",
+        UNTIED,
+    ),
+    "phi-qk-norm-gqa": (UNTIED,),
+    "bloom-hub-spelling": (
+        "ALiBi positions: no position table; 2048 (no seq_length given) is the default sequence length, not a limit",
+        TIED,
+    ),
+    "gpt2-n_inner-untied": (UNTIED,),
+    "gpt2-sequence-classifier": ("head: a score layer over 3 labels (sequence classification), no LM head",),
+    "gptj-n_inner": (UNTIED,),
+    "gpt_neox-unbiased": (UNTIED,),
+    "llama-biases-gqa-head_dim": (UNTIED,),
+    "mistral-defaults": (
+        "num_key_value_heads absent: transformers' default 8 key/value heads",
+        "sliding-window attention: each query attends to at most 4096 keys in every block",
+        UNTIED,
+    ),
+    "qwen2-tied-windowed": (
+        "num_key_value_heads absent: transformers' default 32 key/value heads",
+        "sliding-window attention: each query attends to at most 16 keys in blocks 1..1",
+        TIED,
+    ),
+    "mixtral-num_experts": (
+        "num_key_value_heads absent: transformers' default 8 key/value heads",
+        UNTIED,
+        "mixture of experts: 189,248 parameters in all (4 experts per block), 78,656 active per token (top 1); " + MOE,
+    ),
+    "opt-projected-unbiased": ("OPT's learned position table has max_position_embeddings + 2 = 66 rows", TIED),
+    "opt-no-final-norm": ("OPT's learned position table has max_position_embeddings + 2 = 66 rows", TIED),
+    "bert-sequence-classifier": (
+        "heads counted (*ForSequenceClassification): a pooler-sized dense layer and a classifier",
+    ),
+    "resnet-defaults": (),
+    "resnet-small": (),
+    "resnet-no-first-shortcut": (),
+    "resnet-downsample-first-stage": (),
+    "gpt2-bare": ("head: none (the bare model)",),
+    "bert-lm-head": (
+        "heads counted (*LMHeadModel): the LM head (transform, LayerNorm, decoder tied to the token embedding, "
+        "its bias); no pooler",
+    ),
+    "bert-no-architectures": (
+        "heads counted (no architectures: *ForPreTraining): the pooler, next-sentence prediction and the masked-LM "
+        "head (decoder tied to the embedding)",
+    ),
+    "roberta-no-architectures": (
+        "heads counted (no architectures: *ForMaskedLM): the masked-LM head (transform, LayerNorm, decoder tied to the "
+        "token embedding, its bias); no pooler",
+    ),
+    "mixtral-expert-defaults": (
+        UNTIED,
+        "mixture of experts: 337,216 parameters in all (8 experts per block), 116,032 active per token (top 2); " + MOE,
+    ),
+    "qwen2-window-defaults": ("sliding-window attention: each query attends to at most 4096 keys in no block", UNTIED),
+    "mistral-no-window": (UNTIED,),
+    "roberta-sequence-classifier": (
+        "heads counted (*ForSequenceClassification): a pooler-sized dense layer and a classifier",
+    ),
+}
+
+
+def test_every_variant_has_its_notes_written_down():
+    assert sorted(NOTES) == sorted(VARIANTS) == sorted(TRANSFORMERS)
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_optional_fields_count_what_transformers_builds_from_the_same_config(name):
+    model = model_from_config(VARIANTS[name])
+    assert model.params == TRANSFORMERS[name]["params"]
+    assert model.active_params == TRANSFORMERS[name].get("active_params", TRANSFORMERS[name]["params"])
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_each_family_notes_how_it_read_the_config(name):
+    assert model_from_config(VARIANTS[name]).notes == NOTES[name]
+
+
+# (variant, the spelling it uses -> another spelling the reader accepts for the same field)
+SPELLINGS = [
+    ("falcon-new-one-norm", {"hidden_size": "n_embed", "num_hidden_layers": "n_layer"}),
+    ("falcon-new-one-norm", {"num_attention_heads": "n_head", "num_kv_heads": "n_head_kv"}),
+    ("falcon-defaults", {"hidden_size": "n_embed", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head"}),
+    ("bloom-hub-spelling", {"n_embed": "hidden_size", "n_layer": "num_hidden_layers"}),
+    ("bloom-hub-spelling", {"num_attention_heads": "n_head"}),
+    ("gpt2-n_inner-untied", {"n_embd": "hidden_size", "n_layer": "num_hidden_layers", "n_head": "num_attention_heads"}),
+    ("gpt2-n_inner-untied", {"n_positions": "max_position_embeddings"}),
+    ("gptj-n_inner", {"n_positions": "max_position_embeddings", "n_embd": "hidden_size"}),
+    ("mixtral-num_experts", {"num_experts": "num_local_experts"}),
+]
+
+
+def respelled(config: dict, renames: dict[str, str]) -> dict:
+    return {renames.get(key, key): value for key, value in config.items()}
+
+
+@pytest.mark.parametrize(("name", "renames"), SPELLINGS)
+def test_every_accepted_spelling_of_a_field_builds_the_same_model(name, renames):
+    model = model_from_config(VARIANTS[name])
+    other = model_from_config(respelled(VARIANTS[name], renames))
+    assert other.layers == model.layers and other.notes == model.notes and other.max_seq_len == model.max_seq_len
+
+
+@pytest.mark.parametrize(("name", "renames"), SPELLINGS)
+def test_two_spellings_of_a_field_that_disagree_are_refused_naming_both(name, renames):
+    for spelled, other in renames.items():
+        config = {**VARIANTS[name], other: VARIANTS[name][spelled] * 2}
+        with pytest.raises(ModelConfigError, match="contradictory fields for the") as info:
+            model_from_config(config)
+        assert {spelled, other} <= set(info.value.message.replace("=", " ").replace(",", " ").split())
+        assert info.value.key in (spelled, other)
+
+
+WIDEST_MLP = 4 * MAX_WIDTH
+REFUSED = [
+    (
+        "falcon-sequential-biased",
+        {"ffn_hidden_size": WIDEST_MLP + 1},
+        f"field ffn_hidden_size (MLP width) must be an integer in 1..{WIDEST_MLP}, got {WIDEST_MLP + 1}",
+        "ffn_hidden_size",
+    ),
+    (
+        "falcon-new-one-norm",
+        {"num_ln_in_parallel_attn": 3},
+        "field num_ln_in_parallel_attn (norms per block) must be an integer in 1..2, got 3",
+        "num_ln_in_parallel_attn",
+    ),
+    (
+        "falcon-new-one-norm",
+        {"num_kv_heads": 3},
+        "contradictory fields: num_kv_heads (3) must divide the 4 attention heads",
+        "num_kv_heads",
+    ),
+    (
+        "falcon-defaults",
+        {"num_attention_heads": 5},
+        "contradictory fields: the model width (64) must be a multiple of the number of attention heads (5)",
+        "num_attention_heads",
+    ),
+    (
+        "falcon-defaults",
+        {"multi_query": "yes"},
+        "field multi_query must be true or false, got 'yes'",
+        "multi_query",
+    ),
+    (
+        "falcon-defaults",
+        {"parallel_attn": 1},
+        "field parallel_attn must be true or false, got 1",
+        "parallel_attn",
+    ),
+    ("falcon-defaults", {"bias": "no"}, "field bias must be true or false, got 'no'", "bias"),
+    ("falcon-defaults", {"alibi": 0}, "field alibi must be true or false, got 0", "alibi"),
+    (
+        "falcon-defaults",
+        {"new_decoder_architecture": "true"},
+        "field new_decoder_architecture must be true or false, got 'true'",
+        "new_decoder_architecture",
+    ),
+    (
+        "phi-qk-norm-gqa",
+        {"intermediate_size": WIDEST_MLP + 1},
+        f"field intermediate_size (MLP width) must be an integer in 1..{WIDEST_MLP}, got {WIDEST_MLP + 1}",
+        "intermediate_size",
+    ),
+    (
+        "phi-qk-norm-gqa",
+        {"partial_rotary_factor": 1.5},
+        "field partial_rotary_factor must be a number in [0.0, 1.0], got 1.5",
+        "partial_rotary_factor",
+    ),
+    (
+        "phi-qk-norm-gqa",
+        {"hidden_act": "gelu_old"},
+        "field hidden_act: unknown activation 'gelu_old'; known: gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, "
+        "gelu_python, quick_gelu, relu, silu, swish, tanh, sigmoid",
+        "hidden_act",
+    ),
+    ("phi-qk-norm-gqa", {"qk_layernorm": "no"}, "field qk_layernorm must be true or false, got 'no'", "qk_layernorm"),
+    (
+        "bloom-hub-spelling",
+        {"num_attention_heads": 5},
+        "contradictory fields: the model width (64) must be a multiple of the number of attention heads (5)",
+        "num_attention_heads",
+    ),
+    (
+        "gptj-n_inner",
+        {"n_inner": WIDEST_MLP + 1},
+        f"field n_inner (MLP width) must be an integer in 1..{WIDEST_MLP}, got {WIDEST_MLP + 1}",
+        "n_inner",
+    ),
+    (
+        "gptj-n_inner",
+        {"rotary_dim": 17},
+        "contradictory fields: rotary_dim 17 exceeds the head dimension 16",
+        "rotary_dim",
+    ),
+    (
+        "gptj-n_inner",
+        {"rotary_dim": MAX_WIDTH + 1},
+        f"field rotary_dim (rotary dimension) must be an integer in 1..{MAX_WIDTH}, got {MAX_WIDTH + 1}",
+        "rotary_dim",
+    ),
+    (
+        "gptj-n_inner",
+        {"n_head": 5},
+        "contradictory fields: the model width (64) must be a multiple of the number of attention heads (5)",
+        "n_head",
+    ),
+    (
+        "gptj-n_inner",
+        {"activation_function": "gelu_old"},
+        "field activation_function: unknown activation 'gelu_old'; known: gelu, gelu_new, gelu_fast, "
+        "gelu_pytorch_tanh, gelu_python, quick_gelu, relu, silu, swish, tanh, sigmoid",
+        "activation_function",
+    ),
+    (
+        "opt-projected-unbiased",
+        {"activation_function": "gelu_old"},
+        "field activation_function: unknown activation 'gelu_old'; known: gelu, gelu_new, gelu_fast, "
+        "gelu_pytorch_tanh, gelu_python, quick_gelu, relu, silu, swish, tanh, sigmoid",
+        "activation_function",
+    ),
+    (
+        "opt-projected-unbiased",
+        {"layer_norm_elementwise_affine": False},
+        "field layer_norm_elementwise_affine: LayerNorms without weights are not modelled",
+        "layer_norm_elementwise_affine",
+    ),
+    (
+        "opt-projected-unbiased",
+        {"ffn_dim": WIDEST_MLP + 1},
+        f"field ffn_dim (MLP width) must be an integer in 1..{WIDEST_MLP}, got {WIDEST_MLP + 1}",
+        "ffn_dim",
+    ),
+    (
+        "opt-projected-unbiased",
+        {"word_embed_proj_dim": MAX_WIDTH + 1},
+        f"field word_embed_proj_dim (word embedding width) must be an integer in 1..{MAX_WIDTH}, got {MAX_WIDTH + 1}",
+        "word_embed_proj_dim",
+    ),
+    (
+        "opt-projected-unbiased",
+        {"num_attention_heads": 5},
+        "contradictory fields: the model width (64) must be a multiple of the number of attention heads (5)",
+        "num_attention_heads",
+    ),
+    (
+        "opt-projected-unbiased",
+        {"enable_bias": "no"},
+        "field enable_bias must be true or false, got 'no'",
+        "enable_bias",
+    ),
+    (
+        "opt-no-final-norm",
+        {"_remove_final_layer_norm": 1},
+        "field _remove_final_layer_norm must be true or false, got 1",
+        "_remove_final_layer_norm",
+    ),
+    (
+        "gpt_neox-unbiased",
+        {"hidden_act": "gelu_old"},
+        "field hidden_act: unknown activation 'gelu_old'; known: gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, "
+        "gelu_python, quick_gelu, relu, silu, swish, tanh, sigmoid",
+        "hidden_act",
+    ),
+    (
+        "gpt_neox-unbiased",
+        {"rotary_pct": 1.5},
+        "field rotary_pct must be a number in [0.0, 1.0], got 1.5",
+        "rotary_pct",
+    ),
+    (
+        "gpt_neox-unbiased",
+        {"use_parallel_residual": "no"},
+        "field use_parallel_residual must be true or false, got 'no'",
+        "use_parallel_residual",
+    ),
+    (
+        "gpt_neox-unbiased",
+        {"attention_bias": 0},
+        "field attention_bias must be true or false, got 0",
+        "attention_bias",
+    ),
+    (
+        "mistral-defaults",
+        {"num_attention_heads": 4},
+        "contradictory fields: num_key_value_heads (absent, transformers' default 8) must divide the 4 attention heads",
+        "num_key_value_heads",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "change", "message", "key"), REFUSED)
+def test_out_of_range_and_contradictory_fields_are_refused_saying_which_and_why(name, change, message, key):
+    with pytest.raises(ModelConfigError) as info:
+        model_from_config({**VARIANTS[name], **change}, source="config.json")
+    assert info.value.message == message and info.value.key == key
+    assert str(info.value) == f"config.json: {message}"
+    assert type(info.value) is (UnsupportedModelError if "not modelled" in message else ModelConfigError)
+
+
+RESNET = {"model_type": "resnet", "depths": [1, 2], "hidden_sizes": [16, 32], "embedding_size": 8, "image_size": 32}
+
+
+def test_resnet_is_bottleneck_unless_told_otherwise_and_has_no_sequence_length():
+    assert model_from_config(RESNET).layers == model_from_config({**RESNET, "layer_type": "bottleneck"}).layers
+    with pytest.raises(ModelConfigError) as info:
+        model_from_config({**RESNET, "layer_type": "basic"})
+    assert info.value.message == "field layer_type: only 'bottleneck' is supported, got 'basic'"
+    assert info.value.key == "layer_type"
+    with pytest.raises(ModelConfigError) as info:
+        model_from_config(RESNET, seq_len=128)
+    assert info.value.message == "a resnet has no sequence length to set" and info.value.key is None
+
+
+FOUR_STAGES = {"model_type": "resnet", "depths": [1, 1, 1, 1], "hidden_sizes": [16, 32, 64, 128], "embedding_size": 8}
+
+
+@pytest.mark.parametrize(
+    ("change", "message", "key"),
+    [
+        ({"image_size": 31}, "field image_size 31 is too small for 4 stages", "image_size"),
+        (
+            {"image_size": 63, "downsample_in_first_stage": True},
+            "field image_size 63 is too small for 4 stages",
+            "image_size",
+        ),
+        ({"image_size": 2**14 + 1}, "field image_size (image size) must be an integer in 1..16384, got 16385", None),
+        (
+            {"num_channels": 2**16 + 1},
+            "field num_channels (input channels) must be an integer in 1..65536, got 65537",
+            None,
+        ),
+        (
+            {"embedding_size": 2**16 + 1},
+            "field embedding_size (stem width) must be an integer in 1..65536, got 65537",
+            None,
+        ),
+        ({"depths": [1, 2049, 1, 1]}, "field depths must be a non-empty list of integers in 1..2048", None),
+        (
+            {"hidden_sizes": [16, 32, 64, 2**16 + 4]},
+            "field hidden_sizes must be a non-empty list of integers in 1..65536",
+            None,
+        ),
+        ({"depths": [1, 1, 1]}, "contradictory fields: 3 depths but 4 hidden_sizes", "hidden_sizes"),
+        (
+            {"hidden_sizes": [16, 32, 64, 130]},
+            "field hidden_sizes: bottleneck widths must be multiples of 4",
+            "hidden_sizes",
+        ),
+        ({"layer_type": "basic"}, "field layer_type: only 'bottleneck' is supported, got 'basic'", "layer_type"),
+    ],
+)
+def test_resnet_fields_out_of_range_are_refused_saying_which_and_why(change, message, key):
+    with pytest.raises(ModelConfigError) as info:
+        model_from_config({**FOUR_STAGES, **change})
+    assert info.value.message == message
+    assert info.value.key == (key or next(iter(change)))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"image_size": 32},
+        {"image_size": 64, "downsample_in_first_stage": True},
+        {"image_size": 2**14},
+        {"num_channels": 2**16},
+        {"embedding_size": 2**16},
+        {"hidden_sizes": [16, 32, 64, 2**16]},
+        {"depths": [1, 2048, 1, 1]},
+    ],
+)
+def test_resnet_fields_at_their_limits_are_read(change):
+    model = model_from_config({**FOUR_STAGES, **change})
+    first = model.layers[0]
+    assert first.name == "conv1" and first.in_features == change.get("num_channels", 3)
+    assert first.out_features == change.get("embedding_size", 8)
+    assert sum(layer.name.endswith(".conv3") for layer in model.layers) == sum(change.get("depths", [1, 1, 1, 1]))
+
+
+def test_resnet_image_size_defaults_to_224():
+    assert model_from_config(FOUR_STAGES).flops_per_sample == (
+        model_from_config({**FOUR_STAGES, "image_size": 224}).flops_per_sample
+    )
+    assert model_from_config(FOUR_STAGES).flops_per_sample != (
+        model_from_config({**FOUR_STAGES, "image_size": 256}).flops_per_sample
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "field"),
+    [
+        ("falcon-sequential-biased", "ffn_hidden_size"),
+        ("phi-qk-norm-gqa", "intermediate_size"),
+        ("gptj-n_inner", "n_inner"),
+        ("opt-projected-unbiased", "ffn_dim"),
+    ],
+)
+def test_the_widest_mlp_allowed_is_read(name, field):
+    model = model_from_config({**VARIANTS[name], field: WIDEST_MLP})
+    assert any(layer.out_features == WIDEST_MLP for layer in model.layers if layer.name.endswith(".fc1"))
+
+
+def test_the_widest_rotary_dimension_and_opt_projection_allowed_are_read():
+    wide_heads = {**VARIANTS["gptj-n_inner"], "n_embd": MAX_WIDTH, "n_head": 1, "rotary_dim": MAX_WIDTH}
+    assert model_from_config(wide_heads).params > MAX_WIDTH**2
+    projected = model_from_config({**VARIANTS["opt-projected-unbiased"], "word_embed_proj_dim": MAX_WIDTH})
+    assert any(layer.name == "project_out" and layer.out_features == MAX_WIDTH for layer in projected.layers)
+
+
+def test_opt_without_word_embed_proj_dim_projects_nothing():
+    unprojected = {k: v for k, v in VARIANTS["opt-projected-unbiased"].items() if k != "word_embed_proj_dim"}
+    model = model_from_config(unprojected)
+    assert model.layers == model_from_config({**unprojected, "word_embed_proj_dim": 64}).layers
+    assert not any(layer.name.startswith("project_") for layer in model.layers)
+
+
+def test_phi_defaults_its_optional_fields():
+    config = dict(VARIANTS["phi-qk-norm-gqa"])  # no partial_rotary_factor, no hidden_act: 0.5 and gelu_new
+    assert "partial_rotary_factor" not in config and "hidden_act" not in config
+    assert model_from_config({**config, "partial_rotary_factor": 1.0, "hidden_act": "gelu_new"}).params == (
+        model_from_config(config).params
+    )
+
+
+def test_bloom_plans_any_sequence_length_and_says_where_its_default_comes_from():
+    bloom = VARIANTS["bloom-hub-spelling"]
+    assert model_from_config(bloom).seq_len == 2048 and model_from_config(bloom).max_seq_len is None
+    trained = model_from_config({**bloom, "seq_length": 32}, seq_len=4096)  # ALiBi: the length is no limit
+    assert trained.seq_len == 4096 and trained.max_seq_len is None
+    assert trained.notes[0] == (
+        "ALiBi positions: no position table; 32 (seq_length, the training length) is the default sequence length, "
+        "not a limit"
+    )
+    assert model_from_config({**bloom, "seq_length": 32}).seq_len == 32
+
+
+def test_falcon_without_max_position_embeddings_allows_transformers_default_2048():
+    falcon = VARIANTS["falcon-defaults"]
+    assert model_from_config(falcon).max_seq_len == model_from_config(falcon).seq_len == 2048
+    with pytest.raises(ModelConfigError, match="longer than the config's max_position_embeddings"):
+        model_from_config(falcon, seq_len=2049)
+    stated = model_from_config({**falcon, "max_position_embeddings": 4096}, seq_len=4096)
+    assert stated.max_seq_len == 4096 and FALCON_2048 not in stated.notes
+
+
+# --- reading the file: keys given twice, YAML anchors -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("twice.json", '{"model_type": "mlp",\n "layer_widths": [2, 3],\n "layer_widths": [4]}', "given twice"),
+        ("twice.yaml", "model_type: mlp\nlayer_widths: [2, 3]\nlayer_widths: [4]\n", "given twice (line 3)"),
+    ],
+)
+def test_a_field_given_twice_is_refused_with_the_line_where_yaml_knows_it(tmp_path, name, text, message):
+    (tmp_path / name).write_text(text)
+    with pytest.raises(ModelConfigError) as info:
+        read_config(tmp_path / name)
+    assert info.value.message == f"field layer_widths is {message}" and info.value.key == "layer_widths"
+
+
+def test_yaml_is_read_as_pyyaml_safe_load_reads_it_keys_given_twice_aside(tmp_path):
+    """Anchors, aliases, merge keys and a node that refers to itself come out as yaml.safe_load builds them."""
+    text = (
+        "model_type: mlp\nlayer_widths: [2, 3]\nbase: &b {x: 1, y: [1, 2]}\nother: {<<: *b, z: 2}\n"
+        "same: *b\nloop: &l {self: *l, n: 1}\n"
+    )
+    (tmp_path / "anchors.yaml").write_text(text)
+    read, expected = read_config(tmp_path / "anchors.yaml"), yaml.safe_load(text)
+    assert read["other"] == expected["other"] == {"x": 1, "y": [1, 2], "z": 2}
+    assert read["same"] is read["base"] and read["loop"]["self"] is read["loop"] and read["loop"]["n"] == 1
+    assert model_from_config(read).params == 9
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_the_layers_hold_what_layer_declares(name):
+    """``bias`` and ``tied`` are true or false on every layer a reader builds (the cost model reads only their truth,
+    so a None would count the same and go unnoticed until something else reads the field)."""
+    for layer in model_from_config(VARIANTS[name]).layers:
+        assert isinstance(layer.bias, bool) and isinstance(layer.tied, bool), layer
+
+
+def test_resnet_layers_follow_the_image_through_the_stem_and_the_stages():
+    """A 7x7 stride-2 stem conv and a stride-2 max pool leave image/4 positions a side; each later stage halves it."""
+    model = model_from_config({**FOUR_STAGES, "image_size": 64})
+    stem_conv, stem_norm = model.layers[:2]
+    assert (stem_conv.name, stem_conv.kind, stem_conv.kernel_size, stem_conv.stride) == ("conv1", "conv", 7, 2)
+    assert (stem_norm.name, stem_norm.kind) == ("bn1", "layer_norm")
+    assert stem_conv.tokens == stem_norm.tokens == 32 * 32  # the stem conv's output positions
+    side = {f"layer{stage + 1}": 16 // 2**stage for stage in range(4)}
+    for layer in model.layers:
+        if layer.name.endswith(".conv3"):
+            assert layer.tokens == side[layer.name.split(".")[0]] ** 2, layer
+    assert model.layers[-1].name == "fc" and model.layers[-1].tokens == 1
+
+
+def test_resnet_blocks_stride_on_the_3x3_conv_and_project_the_shortcut_where_the_shape_changes():
+    """ResNet v1.5 bottleneck blocks at a 64-pixel image (16 positions a side after the stem): per layer of the
+    first block of each stage, (name, kind, in, out, positions, kernel, stride), written out from the design."""
+    model = model_from_config({**FOUR_STAGES, "image_size": 64, "depths": [2, 1, 1, 1]})
+    rows = [(x.name, x.kind, x.in_features, x.out_features, x.tokens, x.kernel_size, x.stride) for x in model.layers]
+    assert all(not x.bias for x in model.layers if x.kind == "conv")
+    # kernels group by block (pipelined mode places a group together): the stem, each block, the head
+    assert [x.group for x in model.layers[:2]] == ["stem", "stem"] and model.layers[-1].group == "head"
+    assert all(x.group == ".".join(x.name.split(".")[:2]) for x in model.layers[2:-1])
+    assert rows[2:18] == [
+        ("layer1.0.conv1", "conv", 8, 4, 256, 1, 1),
+        ("layer1.0.bn1", "layer_norm", 4, 4, 256, 1, 1),
+        ("layer1.0.conv2", "conv", 4, 4, 256, 3, 1),
+        ("layer1.0.bn2", "layer_norm", 4, 4, 256, 1, 1),
+        ("layer1.0.conv3", "conv", 4, 16, 256, 1, 1),
+        ("layer1.0.bn3", "layer_norm", 16, 16, 256, 1, 1),
+        ("layer1.0.downsample", "conv", 8, 16, 256, 1, 1),  # 8 -> 16 channels: projected
+        ("layer1.0.downsample.bn", "layer_norm", 16, 16, 256, 1, 1),
+        ("layer1.1.conv1", "conv", 16, 4, 256, 1, 1),  # the second block keeps the shape: no projection
+        ("layer1.1.bn1", "layer_norm", 4, 4, 256, 1, 1),
+        ("layer1.1.conv2", "conv", 4, 4, 256, 3, 1),
+        ("layer1.1.bn2", "layer_norm", 4, 4, 256, 1, 1),
+        ("layer1.1.conv3", "conv", 4, 16, 256, 1, 1),
+        ("layer1.1.bn3", "layer_norm", 16, 16, 256, 1, 1),
+        ("layer2.0.conv1", "conv", 16, 8, 256, 1, 1),  # at the previous stage's 16 x 16
+        ("layer2.0.bn1", "layer_norm", 8, 8, 256, 1, 1),
+    ]
+    assert rows[18:24] == [
+        ("layer2.0.conv2", "conv", 8, 8, 64, 3, 2),  # the stride sits on the 3x3 conv
+        ("layer2.0.bn2", "layer_norm", 8, 8, 64, 1, 1),
+        ("layer2.0.conv3", "conv", 8, 32, 64, 1, 1),
+        ("layer2.0.bn3", "layer_norm", 32, 32, 64, 1, 1),
+        ("layer2.0.downsample", "conv", 16, 32, 64, 1, 2),
+        ("layer2.0.downsample.bn", "layer_norm", 32, 32, 64, 1, 1),
+    ]
+    assert rows[-1] == ("fc", "dense", 128, 2, 1, 1, 1)
+
+
+@pytest.mark.parametrize(
+    ("name", "architectures", "known"),
+    [
+        (
+            "gpt2-bare",
+            "GPT2DoubleHeadsModel",
+            "*ForCausalLM, *LMHeadModel, *ForSequenceClassification, the bare *Model",
+        ),
+        (
+            "gpt2-bare",
+            "GPT2ForTokenClassification",
+            "*ForCausalLM, *LMHeadModel, *ForSequenceClassification, the bare *Model",
+        ),
+        (
+            "bert-lm-head",
+            "BertForQuestionAnswering",
+            "*ForMaskedLM, *ForCausalLM, *LMHeadModel, *ForPreTraining, *ForSequenceClassification, *Model",
+        ),
+    ],
+)
+def test_a_head_that_is_not_modelled_is_refused_listing_the_known_ones(name, architectures, known):
+    """GPT2DoubleHeadsModel ends in Model but is not the bare model: it has an LM head and a multiple-choice head."""
+    with pytest.raises(UnsupportedModelError) as info:
+        model_from_config({**VARIANTS[name], "architectures": [architectures]})
+    assert info.value.message == f"field architectures: {architectures} is not modelled (known heads: {known})"
+    assert info.value.key == "architectures"
+
+
+def test_a_decoder_sequence_classifier_without_labels_scores_two_once_per_sequence():
+    config = {k: v for k, v in VARIANTS["gpt2-sequence-classifier"].items() if k != "num_labels"}
+    score = model_from_config(config).layers[-1]  # transformers' default num_labels is 2
+    assert (score.name, score.group, score.in_features, score.out_features, score.tokens) == ("score", "head", 64, 2, 1)
+    assert not score.bias

@@ -1,0 +1,417 @@
+"""Each key of a Model Zoo ``model:`` section: its default, its effect on the count, its refusal.
+
+A small section of each model class, one key changed at a time; each expected difference is the
+parameters the key adds or removes, written out from the architecture it describes (d = 64 wide,
+2 blocks, 4 heads, an MLP 256 wide, 100 tokens, 32 positions). The zoo's defaults make GPT-2 small,
+whose count transformers gives (``data/hf_configs/transformers_counts.json``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from csconform.errors import ModelConfigError, UnknownNameError, UnsupportedModelError
+from csconform.perf.model_config import MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH
+from csconform.perf.zoo_section import ZOO_FAMILIES, model_from_zoo_section
+
+HF = json.loads((Path(__file__).parent / "data" / "hf_configs" / "transformers_counts.json").read_text())["counts"]
+D, BLOCKS, HEADS, FFN, VOCAB, POSITIONS = 64, 2, 4, 256, 100, 32
+GPT2 = {
+    "name": "gpt2",
+    "hidden_size": D,
+    "num_hidden_layers": BLOCKS,
+    "num_heads": HEADS,
+    "filter_size": FFN,
+    "vocab_size": VOCAB,
+    "max_position_embeddings": POSITIONS,
+}
+NORMS = 2 * BLOCKS + 1  # two per block and the final one
+MLP = D * FFN + FFN + FFN * D + D
+TIED = "head: the LM head (tied to the token embedding)"
+
+
+def params(**change) -> int:
+    return model_from_zoo_section({**GPT2, **change}).params
+
+
+def test_an_empty_gpt2_section_is_gpt2_small_and_says_which_defaults_it_took():
+    model = model_from_zoo_section({"name": "gpt2"}, source="params.yaml: model")
+    assert model.params == HF["gpt2"]["GPT2LMHeadModel"]["params"] == 124_439_808
+    assert model.seq_len == model.max_seq_len == 1024
+    assert model.notes == (
+        "hidden_size absent: the Model Zoo's default 768",
+        "num_hidden_layers absent: the Model Zoo's default 12",
+        "num_heads absent: the Model Zoo's default 12",
+        "vocab_size absent: the Model Zoo's default 50257",
+        "max_position_embeddings absent: the Model Zoo's default 1024",
+        "filter_size absent: the Model Zoo's default 3072",
+        TIED,
+    )
+    assert (model.name, model.family, model.source) == ("gpt2", "gpt2", "Model Zoo model section (params.yaml: model)")
+    assert model.published_params == float(model.params) and model.default_batch == 256
+
+
+@pytest.mark.parametrize(
+    ("change", "difference"),
+    [
+        ({"use_projection_bias_in_attention": False}, -BLOCKS * 3 * D),
+        ({"use_ffn_bias_in_attention": False}, -BLOCKS * D),
+        ({"use_ffn_bias": False}, -BLOCKS * (FFN + D)),
+        ({"share_embedding_weights": False}, VOCAB * D),
+        ({"use_bias_in_output": True}, VOCAB),
+        ({"embedding_layer_norm": True}, 2 * D),
+        ({"position_embedding_offset": 3}, 3 * D),
+        ({"position_embedding_type": "rotary"}, -POSITIONS * D),
+        ({"position_embedding_type": "ROTARY"}, -POSITIONS * D),
+        ({"position_embedding_type": "fixed"}, -POSITIONS * D),
+        ({"position_embedding_type": None}, -POSITIONS * D),
+        ({"position_embedding_type": "relative"}, -POSITIONS * D + 32 * HEADS),
+        ({"position_embedding_type": "relative", "num_relative_attention_buckets": 8}, -POSITIONS * D + 8 * HEADS),
+        ({"position_embedding_type": "alibi"}, -POSITIONS * D),
+        ({"position_embedding_type": "alibi", "alibi_trainable_slopes": True}, -POSITIONS * D + HEADS),
+        ({"use_position_embedding": False}, -POSITIONS * D),
+        ({"norm_type": "rmsnorm"}, -NORMS * D),
+        ({"norm_type": "RMSNorm"}, -NORMS * D),
+        ({"norm_type": "biasless-layernorm"}, -NORMS * D),
+        ({"use_rms_norm": True}, -NORMS * D),
+        ({"use_biasless_norm": True}, -NORMS * D),
+        ({"nonlinearity": "swiglu"}, BLOCKS * (D * FFN + FFN)),
+        ({"nonlinearity": "GEGLU"}, BLOCKS * (D * FFN + FFN)),
+        ({"nonlinearity": "relu"}, 0),
+        ({"attention_inner_dim": 128}, BLOCKS * (4 * D * 64 + 3 * 64)),
+        (
+            {"attention_module": "multiquery_attention", "extra_attention_params": {"num_kv_groups": 1}},
+            -BLOCKS * 2 * (D * 48 + 48),
+        ),
+        ({"attention_qk_norm_layer": "layernorm"}, BLOCKS * 2 * 2 * (D // HEADS)),
+        ({"moe": {"num_experts": 4, "top_k": 2}}, BLOCKS * (3 * MLP + D * 4)),
+        ({"moe_params": {"num_experts": 4, "top_k": 2}}, BLOCKS * (3 * MLP + D * 4)),
+        ({"moe": {"num_experts": 4, "router_use_bias": True}}, BLOCKS * (3 * MLP + D * 4 + 4)),
+        ({"moe": {"num_experts": 1}}, 0),
+        ({"moe": {"num_experts": 2, "num_shared_experts": 1}}, BLOCKS * (2 * MLP + D * 2)),
+        ({"cross_attention_layers": []}, 0),
+        ({"norm_first_sandwich": False}, 0),
+        ({"num_extra_input_vocab_tokens": 0}, 0),
+    ],
+)
+def test_each_decoder_key_adds_or_removes_what_it_describes(change, difference):
+    assert params(**change) - params() == difference
+
+
+@pytest.mark.parametrize(
+    ("change", "active"),
+    [
+        ({"moe": {"num_experts": 4, "top_k": 2}}, BLOCKS * (1 * MLP + D * 4)),
+        ({"moe": {"num_experts": 4}}, BLOCKS * D * 4),  # top_k defaults to 1
+        ({"moe": {"num_experts": 2, "num_shared_experts": 1}}, BLOCKS * (1 * MLP + D * 2)),
+    ],
+)
+def test_a_mixture_is_active_in_top_k_experts_and_the_shared_ones(change, active):
+    model = model_from_zoo_section({**GPT2, **change})
+    assert model.active_params - params() == active
+
+
+def test_the_gptj_class_has_one_norm_and_no_mlp_bias_unless_told():
+    gptj = {**GPT2, "name": "gptj"}
+    one = model_from_zoo_section(gptj).params
+    assert model_from_zoo_section({**gptj, "use_untied_layer_norm": True}).params - one == BLOCKS * 2 * D
+    assert model_from_zoo_section({**gptj, "use_ffn_bias": True}).params - one == BLOCKS * (FFN + D)
+    # rotary positions by default: no table
+    assert one == params() - POSITIONS * D - BLOCKS * 2 * D - BLOCKS * (FFN + D)
+
+
+@pytest.mark.parametrize(
+    ("change", "windows", "where"),
+    [
+        ({}, [8, 8, 8, 8], "every block"),
+        ({"sliding_window_every_other_decoder_layer": True}, [0, 8, 0, 8], "every other block"),
+        (
+            {
+                "sliding_window_every_other_decoder_layer": True,
+                "sliding_window_every_other_decoder_layer_pattern": "sliding_window_first",
+            },
+            [8, 0, 8, 0],
+            "every other block",
+        ),
+    ],
+)
+def test_a_sliding_window_applies_to_the_blocks_the_pattern_names(change, windows, where):
+    section = {**GPT2, "num_hidden_layers": 4, "attention_sliding_window_length": 8, **change}
+    model = model_from_zoo_section(section)
+    assert [layer.window for layer in model.layers if layer.kind == "attention"] == windows
+    assert f"sliding-window attention: each query attends to at most 8 keys in {where}" in model.notes
+
+
+KNOWN = ", ".join(ZOO_FAMILIES)
+REFUSED = [
+    ({"name": 3}, ModelConfigError, "name", "field name must be a string, got 3"),
+    ({"name": None}, ModelConfigError, "name", f"missing field name (the zoo model: one of {KNOWN})"),
+    (
+        {"name": "Transformer"},
+        UnsupportedModelError,
+        "name",
+        "model 'Transformer' is an encoder-decoder model, which csconform does not model: its encoder and decoder run "
+        "over inputs and targets of different lengths with cross-attention between them",
+    ),
+    (
+        {"attention_inner_dim": 66},
+        ModelConfigError,
+        "num_heads",
+        "contradictory fields: attention_inner_dim (66) must be a multiple of num_heads (4)",
+    ),
+    (
+        {"attention_module": "multiquery_attention", "extra_attention_params": {"num_kv_groups": 3}},
+        ModelConfigError,
+        "extra_attention_params.num_kv_groups",
+        "field extra_attention_params.num_kv_groups (3) must divide num_heads (4)",
+    ),
+    (
+        {"attention_module": "multiquery_attention", "extra_attention_params": {"num_kv_groups": 8}},
+        ModelConfigError,
+        "extra_attention_params.num_kv_groups",
+        "field extra_attention_params.num_kv_groups (8) must divide num_heads (4)",
+    ),
+    (
+        {"attention_module": "multiquery_attention"},
+        ModelConfigError,
+        "extra_attention_params.num_kv_groups",
+        "missing field extra_attention_params.num_kv_groups (the number of key/value groups)",
+    ),
+    (
+        {"attention_module": "flash"},
+        ModelConfigError,
+        "attention_module",
+        "field attention_module must be one of aiayn_attention, multiquery_attention, got 'flash'",
+    ),
+    (
+        {
+            "attention_sliding_window_length": 8,
+            "sliding_window_every_other_decoder_layer": True,
+            "sliding_window_every_other_decoder_layer_pattern": "odd",
+        },
+        ModelConfigError,
+        "sliding_window_every_other_decoder_layer_pattern",
+        "field sliding_window_every_other_decoder_layer_pattern must be one of full_attention_first, "
+        "sliding_window_first, got 'odd'",
+    ),
+    (
+        {"norm_type": "batchnorm"},
+        UnsupportedModelError,
+        "norm_type",
+        "field norm_type 'batchnorm' is not modelled (known: layernorm, rmsnorm, biasless-layernorm)",
+    ),
+    (
+        {"position_embedding_type": "sinusoid"},
+        ModelConfigError,
+        "position_embedding_type",
+        "field position_embedding_type must be one of learned, fixed, relative, rotary, alibi or null, got 'sinusoid'",
+    ),
+    (
+        {"cross_attention_layers": [1]},
+        UnsupportedModelError,
+        "cross_attention_layers",
+        "field cross_attention_layers = [1]: cross-attention layers are not modelled",
+    ),
+    (
+        {"norm_first_sandwich": True},
+        UnsupportedModelError,
+        "norm_first_sandwich",
+        "field norm_first_sandwich = True: sandwich norms are not modelled",
+    ),
+    (
+        {"num_extra_input_vocab_tokens": 5},
+        UnsupportedModelError,
+        "num_extra_input_vocab_tokens",
+        "field num_extra_input_vocab_tokens = 5: extra input vocabulary tokens are not modelled",
+    ),
+    (
+        {"attention_qk_norm_layer": "rmsnorm"},
+        UnsupportedModelError,
+        "attention_qk_norm_layer",
+        "field attention_qk_norm_layer: a QK norm of another type than the model's norm is not modelled",
+    ),
+    (
+        {"moe": {"num_experts": 2, "top_k": 3}},
+        ModelConfigError,
+        "moe.top_k",
+        "contradictory fields: moe.top_k (3) exceeds moe.num_experts (2)",
+    ),
+    (
+        {"hidden_size": MAX_WIDTH + 1},
+        ModelConfigError,
+        "hidden_size",
+        f"field hidden_size (model width) must be an integer in 1..{MAX_WIDTH}, got {MAX_WIDTH + 1}",
+    ),
+    (
+        {"num_hidden_layers": MAX_LAYERS + 1},
+        ModelConfigError,
+        "num_hidden_layers",
+        f"field num_hidden_layers (number of layers) must be an integer in 1..{MAX_LAYERS}, got {MAX_LAYERS + 1}",
+    ),
+    (
+        {"num_heads": MAX_WIDTH + 1},
+        ModelConfigError,
+        "num_heads",
+        f"field num_heads (number of attention heads) must be an integer in 1..{MAX_WIDTH}, got {MAX_WIDTH + 1}",
+    ),
+    (
+        {"vocab_size": 2**24 + 1},
+        ModelConfigError,
+        "vocab_size",
+        f"field vocab_size (vocabulary size) must be an integer in 1..{2**24}, got {2**24 + 1}",
+    ),
+    (
+        {"max_position_embeddings": MAX_SEQUENCE + 1},
+        ModelConfigError,
+        "max_position_embeddings",
+        f"field max_position_embeddings (maximum sequence length) must be an integer in 1..{MAX_SEQUENCE}, "
+        f"got {MAX_SEQUENCE + 1}",
+    ),
+    (
+        {"filter_size": 4 * MAX_WIDTH + 1},
+        ModelConfigError,
+        "filter_size",
+        f"field filter_size (MLP width) must be an integer in 1..{4 * MAX_WIDTH}, got {4 * MAX_WIDTH + 1}",
+    ),
+    (
+        {"attention_inner_dim": MAX_WIDTH + 1},
+        ModelConfigError,
+        "attention_inner_dim",
+        f"field attention_inner_dim (attention width) must be an integer in 1..{MAX_WIDTH}, got {MAX_WIDTH + 1}",
+    ),
+    (
+        {"attention_sliding_window_length": MAX_SEQUENCE + 1},
+        ModelConfigError,
+        "attention_sliding_window_length",
+        f"field attention_sliding_window_length (sliding window) must be an integer in 0..{MAX_SEQUENCE}, "
+        f"got {MAX_SEQUENCE + 1}",
+    ),
+    (
+        {"moe": {"num_experts": 2**16 + 1}},
+        ModelConfigError,
+        "moe.num_experts",
+        f"field moe.num_experts (number of experts) must be an integer in 0..{2**16}, got {2**16 + 1}",
+    ),
+    (
+        {"position_embedding_offset": -1},
+        ModelConfigError,
+        "position_embedding_offset",
+        f"field position_embedding_offset (position embedding offset) must be an integer in 0..{2**24}, got -1",
+    ),
+]
+
+
+@pytest.mark.parametrize(("change", "error", "key", "message"), REFUSED)
+def test_a_wrong_key_is_refused_saying_which_and_why(change, error, key, message):
+    with pytest.raises(error) as info:
+        model_from_zoo_section({**GPT2, **change}, source="params.yaml: model")
+    assert type(info.value) is error and info.value.key == key and info.value.message == message
+    assert str(info.value) == f"params.yaml: model: {message}"
+
+
+def test_an_unknown_zoo_model_is_refused_listing_the_known_ones():
+    with pytest.raises(UnknownNameError) as info:
+        model_from_zoo_section({**GPT2, "name": "mamba"}, source="params.yaml: model")
+    assert str(info.value) == f"params.yaml: model: unknown zoo model 'mamba'; known: {KNOWN}"
+
+
+@pytest.mark.parametrize(("seq_len", "shown"), [(0, "0"), (33, "33"), (True, "True"), (2.0, "2.0")])
+def test_a_sequence_length_out_of_the_section_s_range_is_refused(seq_len, shown):
+    with pytest.raises(ModelConfigError) as info:
+        model_from_zoo_section(GPT2, seq_len=seq_len)
+    assert info.value.message == f"seq_len must be an integer in 1..max_position_embeddings (32), got {shown}"
+
+
+def test_fc_mnist_widths_and_bias():
+    by_depth = model_from_zoo_section({"name": "fc_mnist", "depth": 2, "hidden_size": 20})
+    listed = model_from_zoo_section({"name": "fc_mnist", "hidden_sizes": [20, 20]})
+    assert by_depth.layers == listed.layers and by_depth.params == 784 * 20 + 20 + 20 * 20 + 20 + 20 * 10 + 10
+    unbiased = model_from_zoo_section({"name": "fc_mnist", "hidden_sizes": [20, 20], "use_bias": False})
+    assert unbiased.params == listed.params - (20 + 20 + 10) and by_depth.seq_len is None
+    with pytest.raises(ModelConfigError) as info:
+        model_from_zoo_section({"name": "fc_mnist", "hidden_sizes": [20]}, seq_len=8)
+    assert info.value.message == "fc_mnist has no sequence length to set"
+    with pytest.raises(ModelConfigError) as info:
+        model_from_zoo_section({"name": "fc_mnist", "hidden_size": 20})
+    assert info.value.message == "missing field depth (the depth)" and info.value.key == "depth"
+
+
+BERT = {
+    "hidden_size": D,
+    "num_hidden_layers": BLOCKS,
+    "num_heads": HEADS,
+    "filter_size": FFN,
+    "vocab_size": VOCAB,
+    "max_position_embeddings": POSITIONS,
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "change", "note", "heads"),
+    [
+        (
+            "bert/classifier",
+            {"num_labels": 3},
+            "heads counted: the pooler and a classifier over 3 labels",
+            (D * D + D) + (D * 3 + 3),
+        ),
+        (
+            "bert/token_classifier",
+            {"num_classes": 5},
+            "heads counted: a classifier over 5 classes at every token; no pooler",
+            D * 5 + 5,
+        ),
+        ("bert/qa", {}, "heads counted: a start/end classifier (2 outputs) at every token; no pooler", D * 2 + 2),
+        (
+            "bert/extractive_summarization",
+            {},
+            "heads counted: a classifier over 2 labels (its FLOPs counted at every token, an upper bound for the "
+            "sentence tokens it reads); no pooler",
+            D * 2 + 2,
+        ),
+        (
+            "bert/extractive_summarization",
+            {"use_cls_bias": False, "num_labels": 1},
+            "heads counted: a classifier over 1 labels (its FLOPs counted at every token, an upper bound for the "
+            "sentence tokens it reads); no pooler",
+            D * 1,
+        ),
+    ],
+)
+def test_bert_fine_tuning_heads_count_the_head_their_name_says(name, change, note, heads):
+    body = model_from_zoo_section({**BERT, "name": "bert/qa"}).params - (D * 2 + 2)
+    model = model_from_zoo_section({**BERT, "name": name, **change})
+    assert model.params - body == heads and note in model.notes
+
+
+def test_bert_pre_training_keys():
+    bert = {**BERT, "name": "bert"}
+    base = model_from_zoo_section(bert)
+    assert base.notes[-1] == (
+        "heads counted: the pooler, next-sentence prediction and the masked-LM head (transform, LayerNorm, decoder)"
+    )
+    difference = lambda **change: model_from_zoo_section({**bert, **change}).params - base.params  # noqa: E731
+    assert difference(num_classes=3) == D + 1  # one more NSP class
+    assert difference(use_final_layer_norm=True) == 2 * D
+    assert difference(embedding_layer_norm=False) == -2 * D
+    assert difference(use_ffn_bias_in_mlm=False) == -D
+    assert difference(use_output_bias_in_mlm=False) == -VOCAB
+    assert difference(share_embedding_weights=False) == VOCAB * D
+    assert difference(mask_padding_in_positional_embed=True, pad_token_id=1) == D
+    assert difference(mask_padding_in_positional_embed=True) == 0  # pad_token_id 0: no extra row
+    assert difference(num_segments=3) == D
+    nsp_off = model_from_zoo_section({**bert, "disable_nsp": True})
+    assert nsp_off.notes[-1] == (
+        "heads counted: the masked-LM head (transform, LayerNorm, decoder); no pooler, no NSP (disable_nsp)"
+    )
+    assert base.params - nsp_off.params == (D * D + D) + (D * 2 + 2) + 2 * D  # pooler, NSP, the 2 segment rows
+    first = model_from_zoo_section({**bert, "num_segments": 3}, release="1.9")
+    assert first.params == base.params
+    assert "num_segments is not read by the 1.x pre-training model: 2 segment embeddings" in first.notes
+    assert first.at_seq_len(16).params == base.params  # the rebuilt model keeps the release's reading
+    with pytest.raises(ModelConfigError) as info:
+        model_from_zoo_section({k: v for k, v in bert.items() if k != "max_position_embeddings"})
+    assert info.value.message == "missing field max_position_embeddings (the maximum sequence length)"
