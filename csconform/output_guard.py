@@ -102,11 +102,7 @@ def check_output(
                 )
     if target.is_dir():
         raise OutputPathError(f"{option} {text} is a folder; name a file in it")
-    for parent in target.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise OutputPathError(f"{option} {text}: {parent} is a file, not a folder")
-            break
+    _check_nearest_parent_is_a_folder(target, option, text)
     return target
 
 
@@ -124,12 +120,17 @@ def check_output_folder(path: str | os.PathLike[str], option: str = "--out") -> 
     for root in _shipped_roots():
         if target == root or root in target.parents:
             raise OutputPathError(f"{option} {text} lies inside csconform's installed files ({root})")
+    _check_nearest_parent_is_a_folder(target, option, text)
+    return target
+
+
+def _check_nearest_parent_is_a_folder(target: Path, option: str, text: str) -> None:
+    """The closest existing ancestor of ``target`` must be a folder, or nothing can be written there."""
     for parent in target.parents:
         if parent.exists():
             if not parent.is_dir():
                 raise OutputPathError(f"{option} {text}: {parent} is a file, not a folder")
-            break
-    return target
+            return
 
 
 def _file_mode(target: Path) -> int:

@@ -32,7 +32,7 @@ from csconform.report.performance import (  # noqa: E402
     performance_tables,
     pipelined_refusal,
 )
-from csconform.report.validation_page import write_validation_report  # noqa: E402
+from csconform.report.validation_page import markdown_table, write_validation_report  # noqa: E402
 
 # --- figures ----------------------------------------------------------------------------------------
 
@@ -95,10 +95,6 @@ def _kernel_figure(frame: pd.DataFrame, out: Path) -> Path:
     return out
 
 
-def _markdown_table(frame: pd.DataFrame) -> str:
-    return frame.to_markdown(index=False, floatfmt=".4g")
-
-
 def performance_markdown(tables: dict[str, pd.DataFrame], record: dict, refusal: str) -> str:
     """The page: ``tables`` (:func:`~csconform.report.performance.performance_tables`), the calibration
     ``record`` whose cross-validation it quotes, and the refusal of a model too large to pipeline."""
@@ -127,7 +123,7 @@ def performance_markdown(tables: dict[str, pd.DataFrame], record: dict, refusal:
         "Pipelined figures use the efficiencies fitted on weight-streaming runs (no measured pipelined run "
         "was available). The full table over cluster sizes is `performance_throughput.csv`.",
         "",
-        _markdown_table(shown["single_system"]),
+        markdown_table(shown["single_system"]),
         "",
         refusal,
         "",
@@ -141,23 +137,23 @@ def performance_markdown(tables: dict[str, pd.DataFrame], record: dict, refusal:
         f"and the weight broadcast over each system's {link_tbps:g} Tb/s link are no longer hidden by compute. More "
         "models and CS-3 clusters: [performance_validation.md](performance_validation.md).",
         "",
-        _markdown_table(shown["scaling"]),
+        markdown_table(shown["scaling"]),
         "",
         "![scaling](figures/performance_scaling.png)",
         "",
         "## Per-kernel breakdown (BERT-large, pipelined, WSE-2)",
         "",
-        _markdown_table(shown["kernels"]),
+        markdown_table(shown["kernels"]),
         "",
         f"(first {PAGE_KERNELS} kernels; all in `performance_kernels.csv`)",
         "",
         "## Weight streaming, per layer (GPT-3 XL, 16 CS-2)",
         "",
-        _markdown_table(shown["streaming_layers"]),
+        markdown_table(shown["streaming_layers"]),
         "",
         "## The model's figures against published ones",
         "",
-        _markdown_table(shown["published"]),
+        markdown_table(shown["published"]),
         "",
         "## Figures",
         "",

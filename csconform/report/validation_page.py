@@ -139,7 +139,8 @@ def _scaling_figure(scaling: pd.DataFrame, out: Path) -> Path:
 # --- the page ---------------------------------------------------------------------------------------
 
 
-def _md(frame: pd.DataFrame) -> str:
+def markdown_table(frame: pd.DataFrame) -> str:
+    """A table as the performance pages print it: no index, four significant figures."""
     return frame.to_markdown(index=False, floatfmt=".4g")
 
 
@@ -193,7 +194,7 @@ def validation_markdown(
         "No figure belongs to a model or a run: the same four serve every model, batch, cluster and wafer, "
         "and wafer generations differ only in their presets (cores, clock, SIMD width, memory, I/O).",
         "",
-        _md(tables["parameters"]),
+        markdown_table(tables["parameters"]),
         "",
         "- **matmul_efficiency** and **attention_efficiency**: compute time is FLOPs / (efficiency x peak). "
         "The attention core (Q K^T, softmax, x V: no weights, per-head matrices of width 64-128) runs at less "
@@ -235,7 +236,7 @@ def validation_markdown(
         "pipelined mode stays available on request for a model that fits, and its plan's notes give the "
         "weight-streaming figure beside it.",
         "",
-        _md(tables["modes"]),
+        markdown_table(tables["modes"]),
         "",
         "![BERT batch sweep](figures/performance_validation_bert_batch.png)",
         "",
@@ -244,7 +245,7 @@ def validation_markdown(
         "`ratio` = predicted / measured with the stored fit; `loo_ratio` with a fit that did not see the run; "
         "`peak_model_ratio` with the uncalibrated figures.",
         "",
-        _md(tables["runs"]),
+        markdown_table(tables["runs"]),
         "",
         "## Clusters and wafer generations",
         "",
@@ -255,17 +256,17 @@ def validation_markdown(
         "the efficiency stays near 1; with a fixed global batch (strong scaling) the shards shrink until the "
         "per-layer latency and the weight traffic dominate.",
         "",
-        _md(page_scaling(tables["scaling"])),
+        markdown_table(page_scaling(tables["scaling"])),
         "",
         f"(every size in `{CSV_NAMES['scaling']}`)",
         "",
         "![scaling](figures/performance_validation_scaling.png)",
         "",
-        _md(tables["generations"]),
+        markdown_table(tables["generations"]),
         "",
         "## Against public statements",
         "",
-        _md(tables["public"]),
+        markdown_table(tables["public"]),
         "",
         "## Not modeled",
         "",
