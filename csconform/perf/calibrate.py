@@ -325,6 +325,11 @@ class Fit:
     standard_errors: dict[str, float]  # relative (of the parameter's value), from the Jacobian
 
 
+# least_squares' Jacobian is a forward difference, good to about sqrt(machine epsilon) ~ 1.5e-8 of its
+# largest singular value; a direction weaker than this ratio cannot be told from none.
+DETERMINED_SINGULAR_RATIO = 1e-6
+
+
 def fit(data: Sequence[Run], start: Calibration = START) -> Fit:
     """Least squares on log throughput over the four figures (fitted in log space; efficiencies <= 1)."""
     if len(data) <= len(PARAMETERS):
@@ -340,11 +345,13 @@ def fit(data: Sequence[Run], start: Calibration = START) -> Fit:
     cal = _to_calibration(result.x)
     dof = max(1, len(data) - len(PARAMETERS))
     variance = float(np.sum(result.fun**2)) / dof
-    try:
-        covariance = np.linalg.inv(result.jac.T @ result.jac) * variance
-        spread = np.sqrt(np.clip(np.diag(covariance), 0, None))  # in log space = relative
-    except np.linalg.LinAlgError:
+    singular_values = np.linalg.svd(result.jac, compute_uv=False)
+    if singular_values.min() <= DETERMINED_SINGULAR_RATIO * singular_values.max():
+        # too few or too alike rows: some figure is not determined, so none gets a standard error
         spread = np.full(len(PARAMETERS), np.nan)
+    else:
+        covariance = np.linalg.inv(result.jac.T @ result.jac) * variance
+        spread = np.sqrt(np.diag(covariance))  # in log space = relative
     return Fit(cal, np.asarray(result.fun), dict(zip(PARAMETERS, spread.tolist(), strict=True)))
 
 

@@ -102,6 +102,17 @@ def test_a_cell_keeps_its_line_breaks_as_written(tmp_path) -> None:
     assert read_measured(path)["id"].tolist() == ["r\r\n1"]
 
 
+def test_a_table_with_carriage_return_line_ends_reads_as_one_with_newlines(tmp_path) -> None:
+    """Old Mac spreadsheets end lines with a bare carriage return; the rows are the same as with newlines."""
+    lines = (HEADER, GOOD, "r2,gpt,3,256,4,128,8,1,CS-2,4")
+    unix = _table(tmp_path, *lines)
+    mac = tmp_path / "mac.csv"
+    mac.write_bytes(("\r".join(lines) + "\r").encode())
+    frame = read_measured(mac)
+    assert frame["id"].tolist() == ["r1", "r2"]
+    pd.testing.assert_frame_equal(frame, read_measured(unix))
+
+
 @pytest.mark.parametrize(
     ("cells", "message"),
     [
@@ -225,6 +236,14 @@ def test_a_figure_no_run_depends_on_has_no_standard_error() -> None:
     assert all(math.isnan(value) for value in result.standard_errors.values())
     record = calibration_record(measured_csv(), result, result.log_ratios, [result.calibration])
     assert all(entry["relative_standard_error"] is None for entry in record["parameters"].values())
+
+
+def test_figures_the_runs_cannot_tell_apart_have_no_standard_error() -> None:
+    """Two figures every run depends on alike (a Jacobian short of full rank, but no zero column): their
+    variances are not determined, so the fit reports none rather than an error of 0 or of 1e8."""
+    data = [dataclasses.replace(run, exponents=(*run.exponents[:3], run.exponents[2])) for run in _power_law_runs(8)]
+    result = fit(data)
+    assert all(math.isnan(value) for value in result.standard_errors.values())
 
 
 def test_runs_the_model_cannot_predict_at_the_start_are_named() -> None:
