@@ -370,21 +370,24 @@ class Fields:
             )
         return self.integer("number of labels", ("num_labels",), default=len(id2label or {}) or default, limit=2**24)
 
-    def flag(self, name: str, default: bool) -> bool:
-        value = self.config.get(name, default)
-        if value is None:
-            return default
-        if not isinstance(value, bool):
+    def check_flag(self, name: str) -> None:
+        """Refuse ``name`` given as anything but true or false (absent and null are fine)."""
+        value = self.config.get(name)
+        if value is not None and not isinstance(value, bool):
             raise self.error(f"field {self.key(name)} must be true or false, got {shown(value)}", name)
-        return value
 
-    def number(self, name: str, default: float, low: float, high: float) -> float:
-        value = self.config.get(name, default)
+    def flag(self, name: str, default: bool) -> bool:
+        self.check_flag(name)
+        value = self.config.get(name)
+        return default if value is None else value
+
+    def check_number(self, name: str, low: float, high: float) -> None:
+        """Refuse ``name`` given as anything but a number in [low, high] (a field that changes no count)."""
+        value = self.config.get(name)
         if value is None:
-            return default
+            return
         if not isinstance(value, int | float) or isinstance(value, bool) or not low <= value <= high:
             raise self.error(f"field {self.key(name)} must be a number in [{low}, {high}], got {shown(value)}", name)
-        return float(value)
 
     def choice(self, name: str, default: str | None, choices: Sequence[str | None]) -> str | None:
         value = self.config.get(name, default)
@@ -393,18 +396,13 @@ class Fields:
             raise self.error(f"field {self.key(name)} must be one of {known}, got {shown(value)}", name)
         return value
 
-    def activation(self, names: Sequence[str], default: str) -> str:
-        present = self.present(names)
-        for name, value in present:
-            if not isinstance(value, str) or value not in ACTIVATIONS:
-                raise self.error(
-                    f"field {self.key(name)}: unknown activation {shown(value)}; known: {', '.join(ACTIVATIONS)}", name
-                )
-        values = {value for _, value in present}
-        if len(values) > 1:
-            spelled = ", ".join(f"{self.key(n)}={v}" for n, v in present)
-            raise self.error(f"contradictory activation fields: {spelled}", present[0][0])
-        return values.pop() if values else default
+    def check_activation(self, name: str) -> None:
+        """Refuse an unknown activation (absent and null are fine; the choice changes no count)."""
+        value = self.config.get(name)
+        if value is not None and (not isinstance(value, str) or value not in ACTIVATIONS):
+            raise self.error(
+                f"field {self.key(name)}: unknown activation {shown(value)}; known: {', '.join(ACTIVATIONS)}", name
+            )
 
     def strings(self, name: str) -> list[str]:
         value = self.config.get(name) or []
@@ -551,7 +549,7 @@ def _gpt2(f: Fields, seq_len: int | None) -> list[Layer]:
             "position table and the longest sequence"
             + (" (transformers' default, as the config has no n_positions)" if legacy else "")
         )
-    f.activation(("activation_function",), "gelu_new")
+    f.check_activation("activation_function")
     if f.flag("add_cross_attention", False):
         raise f.error(
             "field add_cross_attention: cross-attention blocks are not modelled",
@@ -573,7 +571,7 @@ def _gpt2(f: Fields, seq_len: int | None) -> list[Layer]:
 
 def _gptj(f: Fields, seq_len: int | None) -> list[Layer]:
     s = shape(f, ("n_positions", "max_position_embeddings"), seq_len)
-    f.activation(("activation_function",), "gelu_new")
+    f.check_activation("activation_function")
     dim = even_heads(f, s)
     rotary_check(f, dim)
     ffn = f.integer("MLP width", ("n_inner",), default=4 * s.width, limit=4 * MAX_WIDTH)
@@ -591,9 +589,9 @@ def _gptj(f: Fields, seq_len: int | None) -> list[Layer]:
 
 def _gpt_neox(f: Fields, seq_len: int | None) -> list[Layer]:
     s = shape(f, ("max_position_embeddings",), seq_len)
-    f.activation(("hidden_act",), "gelu")
-    f.number("rotary_pct", 0.25, 0.0, 1.0)
-    f.flag("use_parallel_residual", True)  # attention and MLP in parallel or not, each with its own LN
+    f.check_activation("hidden_act")
+    f.check_number("rotary_pct", 0.0, 1.0)
+    f.check_flag("use_parallel_residual")  # attention and MLP in parallel or not, each with its own LN
     bias = f.flag("attention_bias", True)
     ffn = f.integer("MLP width", ("intermediate_size",), limit=4 * MAX_WIDTH)
     t = Transformer(
@@ -624,7 +622,7 @@ def _llama_like(f: Fields, seq_len: int | None, family: str) -> list[Layer]:
     elif family == "llama" and f.present(("max_sequence_length",)):
         f.notes.append("max_position_embeddings governs; max_sequence_length is a LLaMA-1 field transformers ignores")
     s = shape(f, positions, seq_len)
-    f.activation(("hidden_act",), "silu")
+    f.check_activation("hidden_act")
     dim = head_dim(f, s)
     groups = kv_heads(f, s.heads, default=KV_HEADS_DEFAULT.get(family))
     ffn = f.integer("MLP width", ("intermediate_size",), limit=4 * MAX_WIDTH)
@@ -683,8 +681,8 @@ def moe_note(layers: Sequence[Layer], experts: int, per_token: int) -> str:
 
 def _phi(f: Fields, seq_len: int | None) -> list[Layer]:
     s = shape(f, ("max_position_embeddings",), seq_len)
-    f.activation(("hidden_act",), "gelu_new")
-    f.number("partial_rotary_factor", 0.5, 0.0, 1.0)  # rotates part of each head: no parameters either way
+    f.check_activation("hidden_act")
+    f.check_number("partial_rotary_factor", 0.0, 1.0)  # rotates part of each head: no parameters either way
     dim = head_dim(f, s)
     t = Transformer(
         s.layers,
@@ -742,7 +740,7 @@ def _falcon(f: Fields, seq_len: int | None) -> list[Layer]:
 
 def _opt(f: Fields, seq_len: int | None) -> list[Layer]:
     s = shape(f, ("max_position_embeddings",), seq_len)
-    f.activation(("activation_function",), "relu")
+    f.check_activation("activation_function")
     if not f.flag("layer_norm_elementwise_affine", True):
         raise f.error(
             "field layer_norm_elementwise_affine: LayerNorms without weights are not modelled",
@@ -808,7 +806,7 @@ ENCODER_HEADS = {  # architecture suffix -> the heads counted (checked in this o
 def _encoder(f: Fields, seq_len: int | None, family: str) -> list[Layer]:
     """BERT and RoBERTa: learned positions and token types, an embedding LN, post-LN blocks, the named heads."""
     s = shape(f, ("max_position_embeddings",), seq_len)
-    f.activation(("hidden_act",), "gelu")
+    f.check_activation("hidden_act")
     t = Transformer(
         s.layers,
         s.width,

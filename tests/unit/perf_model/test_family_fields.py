@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from csconform.errors import ModelConfigError, UnsupportedModelError
-from csconform.perf.model_config import MAX_WIDTH, model_from_config, read_config
+from csconform.perf.model_config import ACTIVATIONS, MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH, model_from_config, read_config
 
 DATA = Path(__file__).parent / "data" / "hf_configs"
 VARIANTS = json.loads((DATA / "variants.json").read_text())
@@ -307,6 +307,12 @@ REFUSED = [
     ),
     (
         "gpt_neox-unbiased",
+        {"intermediate_size": WIDEST_MLP + 1},
+        f"field intermediate_size (MLP width) must be an integer in 1..{WIDEST_MLP}, got {WIDEST_MLP + 1}",
+        "intermediate_size",
+    ),
+    (
+        "gpt_neox-unbiased",
         {"rotary_pct": 1.5},
         "field rotary_pct must be a number in [0.0, 1.0], got 1.5",
         "rotary_pct",
@@ -322,6 +328,31 @@ REFUSED = [
         {"attention_bias": 0},
         "field attention_bias must be true or false, got 0",
         "attention_bias",
+    ),
+    (
+        "llama-biases-gqa-head_dim",
+        {"intermediate_size": WIDEST_MLP + 1},
+        f"field intermediate_size (MLP width) must be an integer in 1..{WIDEST_MLP}, got {WIDEST_MLP + 1}",
+        "intermediate_size",
+    ),
+    (
+        "llama-biases-gqa-head_dim",
+        {"hidden_act": "gelu_old"},
+        "field hidden_act: unknown activation 'gelu_old'; known: gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, "
+        "gelu_python, quick_gelu, relu, silu, swish, tanh, sigmoid",
+        "hidden_act",
+    ),
+    (
+        "qwen2-tied-windowed",
+        {"sliding_window": MAX_SEQUENCE + 1},
+        f"field sliding_window (sliding window) must be an integer in 1..{MAX_SEQUENCE}, got {MAX_SEQUENCE + 1}",
+        "sliding_window",
+    ),
+    (
+        "qwen2-tied-windowed",
+        {"max_window_layers": MAX_LAYERS + 1},
+        f"field max_window_layers (first windowed block) must be an integer in 0..{MAX_LAYERS}, got {MAX_LAYERS + 1}",
+        "max_window_layers",
     ),
     (
         "mistral-defaults",
@@ -436,11 +467,13 @@ def test_resnet_image_size_defaults_to_224():
         ("phi-qk-norm-gqa", "intermediate_size"),
         ("gptj-n_inner", "n_inner"),
         ("opt-projected-unbiased", "ffn_dim"),
+        ("gpt_neox-unbiased", "intermediate_size"),
+        ("llama-biases-gqa-head_dim", "intermediate_size"),
     ],
 )
 def test_the_widest_mlp_allowed_is_read(name, field):
     model = model_from_config({**VARIANTS[name], field: WIDEST_MLP})
-    assert any(layer.out_features == WIDEST_MLP for layer in model.layers if layer.name.endswith(".fc1"))
+    assert any(layer.in_features == WIDEST_MLP for layer in model.layers if layer.name.endswith(".fc2"))
 
 
 def test_the_widest_rotary_dimension_and_opt_projection_allowed_are_read():
@@ -609,3 +642,81 @@ def test_a_decoder_sequence_classifier_without_labels_scores_two_once_per_sequen
     score = model_from_config(config).layers[-1]  # transformers' default num_labels is 2
     assert (score.name, score.group, score.in_features, score.out_features, score.tokens) == ("score", "head", 64, 2, 1)
     assert not score.bias
+
+
+def test_qwen2_has_no_window_unless_use_sliding_window_is_true():
+    """transformers' Qwen2Config defaults use_sliding_window to False: sliding_window alone sets no window."""
+    windowed = VARIANTS["qwen2-tied-windowed"]
+    unset = {key: value for key, value in windowed.items() if key != "use_sliding_window"}
+    model = model_from_config(unset)
+    assert model.layers == model_from_config({**unset, "use_sliding_window": False}).layers
+    assert model.layers != model_from_config(windowed).layers
+    assert not any("sliding-window" in note for note in model.notes)
+
+
+LLAMA_1 = {
+    key: value for key, value in VARIANTS["llama-biases-gqa-head_dim"].items() if key != "max_position_embeddings"
+}
+
+
+def test_llama_reads_max_sequence_length_only_without_max_position_embeddings():
+    """A LLaMA-1 conversion's max_sequence_length is the longest sequence when it is the only length given;
+    beside max_position_embeddings it is ignored, and the note says which one governed."""
+    first = model_from_config({**LLAMA_1, "max_sequence_length": 48})
+    assert first.max_seq_len == 48 and first.seq_len == 48
+    assert first.notes[0] == (
+        "max_sequence_length (a LLaMA-1 conversion field transformers ignores) is the longest sequence, as the "
+        "config has no max_position_embeddings; rotary positions have no table, so it does not change the count"
+    )
+    both = model_from_config({**LLAMA_1, "max_sequence_length": 48, "max_position_embeddings": 64})
+    assert both.max_seq_len == 64 and both.params == first.params
+    assert both.notes[0] == (
+        "max_position_embeddings governs; max_sequence_length is a LLaMA-1 field transformers ignores"
+    )
+
+
+ACTIVATION_FIELDS = [
+    ("gpt2-n_inner-untied", "activation_function"),
+    ("gptj-n_inner", "activation_function"),
+    ("gpt_neox-unbiased", "hidden_act"),
+    ("llama-biases-gqa-head_dim", "hidden_act"),
+    ("phi-qk-norm-gqa", "hidden_act"),
+    ("opt-projected-unbiased", "activation_function"),
+    ("bert-sequence-classifier", "hidden_act"),
+]
+
+
+@pytest.mark.parametrize(("name", "field"), ACTIVATION_FIELDS)
+def test_every_known_activation_is_read_and_changes_no_count(name, field):
+    """An activation has no parameters: each known one (or null) builds the same layers; an unknown one,
+    or one that is not a name, is refused."""
+    base = model_from_config(VARIANTS[name])
+    for activation in (*ACTIVATIONS, None):
+        assert model_from_config({**VARIANTS[name], field: activation}).layers == base.layers, activation
+    for wrong in (3, ["gelu"]):
+        with pytest.raises(ModelConfigError) as info:
+            model_from_config({**VARIANTS[name], field: wrong})
+        assert info.value.key == field and info.value.message.startswith(f"field {field}: unknown activation {wrong!r}")
+
+
+@pytest.mark.parametrize(
+    ("name", "field"), [("gpt_neox-unbiased", "rotary_pct"), ("phi-qk-norm-gqa", "partial_rotary_factor")]
+)
+def test_a_rotary_fraction_from_zero_to_one_is_read_and_changes_no_count(name, field):
+    base = model_from_config(VARIANTS[name])
+    for fraction in (0, 0.0, 0.25, 1, 1.0, None):
+        assert model_from_config({**VARIANTS[name], field: fraction}).layers == base.layers, fraction
+    for wrong in ("0.5", True, -0.01, 1.01):
+        with pytest.raises(ModelConfigError) as info:
+            model_from_config({**VARIANTS[name], field: wrong})
+        assert (info.value.key, info.value.message) == (
+            field,
+            f"field {field} must be a number in [0.0, 1.0], got {wrong!r}",
+        )
+
+
+def test_gpt_neox_reads_use_parallel_residual_for_its_type_only():
+    """Parallel or sequential, each GPT-NeoX block has its two LayerNorms: the flag changes no count."""
+    base = model_from_config(VARIANTS["gpt_neox-unbiased"])
+    for flag in (True, False, None):
+        assert model_from_config({**VARIANTS["gpt_neox-unbiased"], "use_parallel_residual": flag}).layers == base.layers

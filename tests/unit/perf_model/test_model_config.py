@@ -7,7 +7,7 @@ import json
 import pytest
 import yaml
 
-from csconform.errors import InvalidInputError
+from csconform.errors import InvalidInputError, ModelConfigError
 from csconform.perf.costs import Layer
 from csconform.perf.model_config import ModelSpec, load_model_config, model_from_config, read_config
 from csconform.perf.zoo import canonical_name, get_model, zoo_config
@@ -108,6 +108,21 @@ def test_sequence_length_defaults_and_overrides():
         model_from_config(GPTJ, seq_len=0)
 
 
+def test_a_model_at_another_sequence_length_keeps_its_name_and_source():
+    """at_seq_len rebuilds from the same config, under the name it was given and naming the same file."""
+    model = model_from_config(GPTJ, name="my-gptj", source="gptj.json")
+    shorter = model.at_seq_len(128)
+    assert (shorter.name, shorter.seq_len, shorter.layers[0].tokens) == ("my-gptj", 128, 128)
+    assert shorter.params == model.params
+    with pytest.raises(ModelConfigError) as info:
+        model.at_seq_len(513)
+    assert info.value.source == "gptj.json" and str(info.value).startswith("gptj.json: ")
+    described = ModelSpec("x", (Layer("dense", 4, 4),), None, 8, 20.0, "test")
+    with pytest.raises(ModelConfigError) as refused:
+        described.at_seq_len(4)
+    assert str(refused.value) == "seq_len applies to models built from a config; build the layers at that length"
+
+
 def test_spellings_must_agree_and_optional_fields_take_hugging_face_defaults():
     gpt2 = zoo_config("gpt2_small")
     both = {**gpt2, "n_ctx": 1024, "hidden_size": 768}
@@ -123,10 +138,15 @@ def test_spellings_must_agree_and_optional_fields_take_hugging_face_defaults():
 def test_our_own_families_and_the_csconform_block():
     mlp = model_from_config({"model_type": "mlp", "layer_widths": [784, 500, 500, 10]})
     assert mlp.params == 648_010 and mlp.seq_len is None
-    with pytest.raises(InvalidInputError, match="layer_widths"):
-        model_from_config({"model_type": "mlp", "layer_widths": [784]})
-    with pytest.raises(InvalidInputError, match="mlp has no sequence length"):
-        model_from_config({"model_type": "mlp", "layer_widths": [2, 2]}, seq_len=4)
+    with pytest.raises(ModelConfigError) as too_few:
+        model_from_config({"model_type": "mlp", "layer_widths": [784]}, source="mlp.json")
+    assert (too_few.value.message, too_few.value.key) == (
+        "field layer_widths needs at least an input and an output width",
+        "layer_widths",
+    )
+    with pytest.raises(ModelConfigError) as sequence:
+        model_from_config({"model_type": "mlp", "layer_widths": [2, 2]}, seq_len=4, source="mlp.json")
+    assert (str(sequence.value), sequence.value.key) == ("mlp.json: an mlp has no sequence length to set", None)
     resnet = zoo_config("resnet50")
     assert model_from_config(resnet).params == 25_557_032
     with pytest.raises(InvalidInputError, match="layer_type"):

@@ -16,7 +16,7 @@ import pytest
 
 from csconform.cli import main as cli_main
 from csconform.errors import CsConformError, ModelConfigError, UnknownNameError, UnsupportedModelError
-from csconform.perf.model_config import load_model_config, model_from_config, read_config
+from csconform.perf.model_config import MAX_DEPTH, check_values, load_model_config, model_from_config, read_config
 
 DATA = Path(__file__).parent / "data" / "hf_configs"
 TRANSFORMERS = json.loads((DATA / "transformers_counts.json").read_text())["counts"]
@@ -196,34 +196,56 @@ def test_an_encoder_decoder_model_is_refused_saying_so(tmp_path, capsys):
     assert "encoder-decoder" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
+NOT_TEXT = "(binary data, or UTF-16/UTF-32 text without a byte-order mark); a model config is UTF-8 text"
+DEEP_KEY = "x" + ".a" * 63
 UNREADABLE = [
-    ("binary.json", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "not a text file: NUL byte at offset 8", None),
-    ("utf16.json", '{"model_type": "gpt2"}'.encode("utf-16"), "UTF-16 text; save it as UTF-8", None),
-    ("utf16_no_bom.json", '{"model_type": "gpt2"}'.encode("utf-16-le"), "NUL byte at offset 1", None),
-    ("latin1.json", '{"model_type": "gpt2", "name": "caf\u00e9"}'.encode("latin-1"), "not UTF-8 text (byte 0xe9", None),
-    ("empty.json", b"  \n", "empty", None),
-    ("nested.json", b"[" * 100_000 + b"]" * 100_000, "nested", None),
+    ("binary.json", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", f"not a text file: NUL byte at offset 8 {NOT_TEXT}", None),
+    ("nul.json", b"\x00{}", f"not a text file: NUL byte at offset 0 {NOT_TEXT}", None),
+    ("utf16.json", '{"model_type": "gpt2"}'.encode("utf-16"), "the file is UTF-16 text; save it as UTF-8", None),
+    (
+        "utf16_no_bom.json",
+        '{"model_type": "gpt2"}'.encode("utf-16-le"),
+        f"not a text file: NUL byte at offset 1 {NOT_TEXT}",
+        None,
+    ),
+    ("utf32.json", '{"model_type": "gpt2"}'.encode("utf-32"), "the file is UTF-32 text; save it as UTF-8", None),
+    (
+        "latin1.json",
+        '{"model_type": "gpt2", "name": "caf\u00e9"}'.encode("latin-1"),
+        "not UTF-8 text (byte 0xe9 at offset 35); save it as UTF-8",
+        None,
+    ),
+    ("empty.json", b"  \n", "the file is empty", None),
+    ("syntax.json", b'{"model_type": ', "not valid JSON (Expecting value at line 1)", None),
+    ("syntax.yaml", b"model_type: [unclosed\n", "not valid YAML (while parsing a flow sequence)", None),
+    ("nested.json", b"[" * 100_000 + b"]" * 100_000, "nested too deeply to be a model config", None),
     (
         "deep.json",
         ('{"model_type": "gpt2", "x": ' + '{"a": ' * 70 + "1" + "}" * 71).encode(),
-        "nested more than 64",
-        "x.",
+        f"field {DEEP_KEY} is nested more than 64 levels deep",
+        DEEP_KEY,
     ),
     ("nan.json", b'{"model_type": "gpt2", "n_embd": NaN}', "field n_embd is not a finite number (nan)", "n_embd"),
     (
         "inf.yaml",
         b"model_type: gpt2\nrope_scaling: {factor: .inf}\n",
-        "rope_scaling.factor is not a finite",
+        "field rope_scaling.factor is not a finite number (inf)",
         "rope_scaling.factor",
     ),
     ("huge.json", b'{"model_type": "gpt2", "n_embd": 1e400}', "field n_embd is not a finite number (inf)", "n_embd"),
-    ("list.yaml", b"- a\n- b\n", "object of fields", None),
-    ("bigint.json", b'{"model_type": "gpt2", "n_layer": ' + b"9" * 5000 + b"}", "unreadable value", None),
+    ("list.yaml", b"- a\n- b\n", "a model config must be an object of fields, got list", None),
+    ("string.json", b'"gpt2"', "a model config must be an object of fields, got str", None),
+    (
+        "bigint.json",
+        b'{"model_type": "gpt2", "n_layer": ' + b"9" * 5000 + b"}",
+        "unreadable value (Exceeds the limit (4300 digits) for integer string conversion: value has 5000 digits)",
+        None,
+    ),
     ("twice.json", b'{"model_type": "gpt2", "n_layer": 2, "n_layer": 3}', "field n_layer is given twice", "n_layer"),
     (
         "twice.yaml",
         b"model_type: gpt2\nrope_scaling: {factor: 1, factor: 2}\n",
-        "factor is given twice (line 2)",
+        "field factor is given twice (line 2)",
         "factor",
     ),
 ]
@@ -231,13 +253,14 @@ UNREADABLE = [
 
 @pytest.mark.parametrize(("name", "data", "message", "key"), UNREADABLE)
 def test_unreadable_files_are_typed_errors_naming_the_file_and_key(name, data, message, key, tmp_path, capsys):
+    """The whole message, the file and the key at fault (None when no single field is), in one line."""
     path = tmp_path / name
     path.write_bytes(data)
     with pytest.raises(ModelConfigError) as info:
         read_config(path)
-    assert message in str(info.value) and str(path) in str(info.value) and "\n" not in str(info.value)
-    assert info.value.source == str(path)
-    assert (info.value.key or "").startswith(key or "") and (key is None) == (info.value.key is None)
+    assert info.value.message == message
+    assert str(info.value) == f"{path}: {message}"
+    assert info.value.source == str(path) and info.value.key == key
     assert cli_main(["plan", "--model-config", str(path)]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and message in err and "Traceback" not in err
@@ -268,10 +291,16 @@ def test_former_remote_code_formats_are_named_in_the_refusal():
 
 
 def test_missing_and_directory_paths_are_typed_errors(tmp_path):
-    for path in (tmp_path / "absent.json", tmp_path):
-        with pytest.raises(ModelConfigError, match="cannot read the file") as info:
+    """The reader's own refusal, without the file's name repeated inside the parentheses."""
+    cases = {
+        tmp_path / "absent.json": "cannot read the file (file not found (expected a model config))",
+        tmp_path: "cannot read the file (is a folder; expected a model config)",
+    }
+    for path, message in cases.items():
+        with pytest.raises(ModelConfigError) as info:
             read_config(path)
         assert isinstance(info.value, CsConformError) and info.value.source == str(path)
+        assert info.value.message == message and info.value.key is None
 
 
 def test_nested_yaml_aliases_are_checked_once_and_merge_keys_still_work(tmp_path):
@@ -285,6 +314,36 @@ def test_nested_yaml_aliases_are_checked_once_and_merge_keys_still_work(tmp_path
         "base: &b {x: 1}\nmodel_type: mlp\nlayer_widths: [2, 3]\nother: {<<: *b, y: 2}\n"
     )
     assert read_config(tmp_path / "merge.yaml")["other"] == {"x": 1, "y": 2}
+
+
+def _nested(levels: int, container: str) -> object:
+    value: object = 1
+    for _ in range(levels):
+        value = {"a": value} if container == "object" else [value]
+    return value
+
+
+@pytest.mark.parametrize("container", ["object", "list"])
+def test_sixty_four_levels_of_nesting_are_read_and_sixty_five_are_refused(container):
+    """MAX_DEPTH counts containers, the top level included: the 65th is refused, naming its path."""
+    check_values(_nested(MAX_DEPTH, container), "deep.json")
+    with pytest.raises(ModelConfigError) as info:
+        check_values(_nested(MAX_DEPTH + 1, container), "deep.json")
+    key = ".".join(["a" if container == "object" else "0"] * MAX_DEPTH)
+    assert info.value.key == key
+    assert info.value.message == f"field {key} is nested more than {MAX_DEPTH} levels deep"
+
+
+def test_values_inside_lists_and_after_a_shared_alias_are_checked(tmp_path):
+    """A list's items are checked like an object's fields; a YAML alias met a second time is skipped, not the
+    end of the check (the not-a-number here comes after it)."""
+    with pytest.raises(ModelConfigError) as info:
+        check_values({"model_type": "gpt2", "x": [1, float("nan")]}, "list.json")
+    assert (info.value.key, info.value.message) == ("x.1", "field x.1 is not a finite number (nan)")
+    (tmp_path / "alias.yaml").write_text("n: .nan\na: &shared [1, 2]\nb: *shared\nmodel_type: gpt2\n")
+    with pytest.raises(ModelConfigError) as refused:
+        read_config(tmp_path / "alias.yaml")
+    assert (refused.value.key, refused.value.message) == ("n", "field n is not a finite number (nan)")
 
 
 def test_a_utf8_byte_order_mark_is_read(tmp_path):
