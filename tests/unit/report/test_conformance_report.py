@@ -295,3 +295,28 @@ def test_check_matrix_accepts_what_the_plugin_writes_and_names_what_is_wrong() -
     for tests in (True, "3", 1.0, None):
         broken = {**good, "rules": {"X-001": {"outcome": "passed", "tests": tests}}}
         assert _refusal_of(broken) == f"{where}: rules.X-001.tests: expected a number of tests"
+
+
+def test_check_matrix_refuses_a_level_without_whole_counts_and_outcomes() -> None:
+    """Each level needs whole-number applicable and passed counts (not booleans) and an outcomes mapping;
+    a level that misses any one of the three is refused, naming the level."""
+    good = _matrix("e", 0)
+    level = LEVELS[0]
+    counts = good["levels"][level]
+    assert isinstance(counts["outcomes"], dict)
+    broken_levels = (
+        "all passed",
+        [counts["applicable"], counts["passed"]],
+        {**counts, "applicable": True},
+        {**counts, "passed": False},
+        {**counts, "applicable": "3"},
+        {key: value for key, value in counts.items() if key != "passed"},
+        {key: value for key, value in counts.items() if key != "outcomes"},
+        {**counts, "outcomes": ["passed"]},
+    )
+    for entry in broken_levels:
+        broken = {**good, "levels": {**good["levels"], level: entry}}
+        assert _refusal_of(broken) == (
+            f"m.json: not a conformance matrix with per-level results: levels.{level}: "
+            "expected applicable, passed and outcomes"
+        ), entry

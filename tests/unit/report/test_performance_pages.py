@@ -200,7 +200,7 @@ def test_the_kernel_and_streamed_layer_tables_hold_the_plans_figures_in_their_un
             kernel.rect.height,
         )
         assert row["cores"] == kernel.rect.width * kernel.rect.height
-        assert row["memory_MB"] == pytest.approx(kernel.memory_bytes / 1e6)
+        assert row["memory_MB"] == pytest.approx(kernel.memory_bytes / 1e6, rel=1e-12)
         assert row["inflight_samples"] == kernel.inflight_samples
         assert row["compute_cycles_per_sample"] == kernel.compute_cycles_per_sample
         assert row["communication_cycles_per_sample"] == kernel.communication_cycles_per_sample
