@@ -28,6 +28,8 @@ moved) or whose mutant no longer survives is reported as stale instead of being 
 from __future__ import annotations
 
 import argparse
+import ast
+import difflib
 import json
 from collections import Counter
 from dataclasses import dataclass
@@ -146,6 +148,35 @@ def _change_lines(diff: str) -> str:
     return " / ".join(line[0] + " " + line[1:].strip() for line in lines)
 
 
+def mutant_changes(mutated_file: Path) -> dict[str, str]:
+    """Each mutant's change in a file mutmut mutated, keyed by the name mutmut gave its function
+    (``x_f__mutmut_3``, ``xǁCǁm__mutmut_3``): the lines it removes and adds relative to the function's
+    unmutated copy (``..._mutmut_orig``), both named as in the source, as ``mutmut show`` prints them.
+    One parse of the file for all its mutants (mutmut's own lookup parses the whole file per mutant
+    when its line index is missing: minutes for the survivors of one module)."""
+    source = mutated_file.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    functions = {
+        node.name: "\n".join(lines[node.lineno - 1 : node.end_lineno]).strip()
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and "__mutmut_" in node.name
+    }
+    changes = {}
+    for name, text in functions.items():
+        base, _, number = name.rpartition("__mutmut_")
+        original = functions.get(f"{base}__mutmut_orig")
+        if number == "orig" or original is None:
+            continue
+        plain = base.rsplit("ǁ", 1)[-1] if "ǁ" in base else base.removeprefix("x_")
+        diff = difflib.unified_diff(
+            original.replace(f"{base}__mutmut_orig", plain).split("\n"),
+            text.replace(name, plain).split("\n"),
+            lineterm="",
+        )
+        changes[name] = _change_lines("\n".join(diff))
+    return changes
+
+
 def export_results(project_dir: Path, out: Path, run: str | None = None, suite: Suite = ENGINE) -> Path:
     """Write the suite's results file in ``out`` from mutmut's results under ``project_dir/mutants``.
 
@@ -157,7 +188,6 @@ def export_results(project_dir: Path, out: Path, run: str | None = None, suite: 
     import mutmut
     from mutmut.configuration import config, reset_config
     from mutmut.mutation.data import SourceFileMutationData
-    from mutmut.mutation.diff_apply import get_diff_for_mutant
     from mutmut.stats import status_by_exit_code
     from mutmut.utils.file_utils import walk_mutatable_files
 
@@ -170,11 +200,14 @@ def export_results(project_dir: Path, out: Path, run: str | None = None, suite: 
         for path in sorted(walk_mutatable_files()):
             data = SourceFileMutationData(path=path)
             data.load()
+            changes: dict[str, str] | None = None
             for mutant_id, exit_code in sorted(data.exit_code_by_key.items()):
                 status = status_by_exit_code[exit_code]
-                entry = {"id": mutant_id, "module": _module_of(mutant_id), "status": status}
+                module = _module_of(mutant_id)
+                entry = {"id": mutant_id, "module": module, "status": status}
                 if status in UNTRIAGED:
-                    entry["change"] = _change_lines(get_diff_for_mutant(mutant_id, path=path))
+                    changes = changes if changes is not None else mutant_changes(Path("mutants") / path)
+                    entry["change"] = changes[mutant_id.removeprefix(module + ".")]
                 mutants.append(entry)
     finally:
         os.chdir(previous)

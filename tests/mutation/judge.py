@@ -44,12 +44,19 @@ def project_settings_without_mutmut() -> str:
 
 def refresh_copies() -> None:
     """Drop mutmut's copies of the package files it does not mutate that changed since (mutmut copies a
-    file only when its copy is missing, so an edit would otherwise not reach the tests)."""
+    file only when its copy is missing, so an edit would otherwise not reach the tests). mutmut's own
+    files beside the mutated ones stay: results (``.meta``) and the line index ``mutmut show`` and the
+    page's export read each mutant's change from (``.spans``; without it every lookup parses the
+    whole mutated file)."""
     copies = FOLDER / "mutants"
     mutated = set(tomllib.loads((Path(__file__).parent / "judge.toml").read_text())["tool"]["mutmut"]["only_mutate"])
     for copy in (copies / "csconform").rglob("*"):
         relative = copy.relative_to(copies)
-        if copy.is_file() and relative.as_posix() not in mutated and not copy.name.endswith((".meta", ".pyc")):
+        if (
+            copy.is_file()
+            and relative.as_posix() not in mutated
+            and not copy.name.endswith((".meta", ".spans", ".pyc"))
+        ):
             source = PROJECT / relative
             if not source.is_file() or source.read_bytes() != copy.read_bytes():
                 copy.unlink()

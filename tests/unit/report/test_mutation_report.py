@@ -12,8 +12,10 @@ from csconform.errors import InvalidInputError
 from csconform.report.mutation import (
     NOT_RUN_NOTE,
     TRIAGE_KINDS,
+    _change_lines,
     default_triage_path,
     load_triage,
+    mutant_changes,
     write_mutation_report,
 )
 
@@ -244,3 +246,72 @@ def test_a_suite_without_results_says_how_to_produce_them(tmp_path):
     assert not (tmp_path / "mutation_judge.csv").exists()
     page = (tmp_path / "mutation.md").read_text()
     assert "Not run yet: run `tox -e mutation` to produce reports/mutation_judge.json." in page
+
+
+SOURCE = """\
+def area(width, height=2):
+    total = width * height
+    return total
+
+
+class Box:
+    def grow(self, by):
+        return self.size + by
+"""
+
+
+def test_each_mutant_s_change_is_read_from_one_parse_of_the_mutated_file(tmp_path):
+    """The lines a mutant removes and adds, the function named as in the source (a changed default shows
+    in its def line), for functions and methods; checked against mutmut's own diff where mutmut is installed."""
+    mutmut_file = pytest.importorskip("mutmut.mutation.file_mutation")
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "shapes.py").write_text(SOURCE, encoding="utf-8")
+    mutated = tmp_path / "mutants" / "pkg" / "shapes.py"
+    mutated.parent.mkdir(parents=True)
+    result = mutmut_file.mutate_file_contents("pkg/shapes.py", SOURCE)
+    mutated.write_text(result.code, encoding="utf-8")
+    changes = mutant_changes(mutated)
+    assert set(changes) == set(result.mutant_names) and len(changes) >= 4
+    assert changes["x_area__mutmut_1"] == "- def area(width, height=2): / + def area(width, height=3):"
+    assert changes["xǁBoxǁgrow__mutmut_1"] == "- return self.size + by / + return self.size - by"
+    for name in result.mutant_names:
+        mutmut_diff = get_diff_for_mutant(f"pkg.shapes.{name}", source=result.code, path=str(mutated))
+        assert changes[name] == _change_lines(mutmut_diff), name
+
+
+MUTATED = """\
+def x_area__mutmut_orig(width, height=2):
+    total = width * height
+    return total
+
+
+def x_area__mutmut_1(width, height=3):
+    total = width * height
+    return total
+
+
+def x_area__mutmut_2(width, height=2):
+    total = None
+    return total
+
+
+class Box:
+    def xǁBoxǁgrow__mutmut_orig(self, by):
+        return self.size + by
+
+    def xǁBoxǁgrow__mutmut_1(self, by):
+        return self.size - by
+"""
+
+
+def test_a_mutated_file_s_changes_without_mutmut(tmp_path):
+    """The same reading on a file laid out as mutmut writes one (each mutant beside its function's copy)."""
+    (tmp_path / "shapes.py").write_text(MUTATED, encoding="utf-8")
+    assert mutant_changes(tmp_path / "shapes.py") == {
+        "x_area__mutmut_1": "- def area(width, height=2): / + def area(width, height=3):",
+        "x_area__mutmut_2": "- total = width * height / + total = None",
+        "xǁBoxǁgrow__mutmut_1": "- return self.size + by / + return self.size - by",
+    }
