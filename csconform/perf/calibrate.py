@@ -330,6 +330,13 @@ class Fit:
 DETERMINED_SINGULAR_RATIO = 1e-6
 
 
+def determined(jacobian: np.ndarray) -> bool:
+    """Whether every figure is pinned down: no direction of the Jacobian weaker than
+    DETERMINED_SINGULAR_RATIO of its strongest (an all-zero Jacobian pins down nothing)."""
+    singular_values = np.linalg.svd(jacobian, compute_uv=False)
+    return bool(singular_values.min() > DETERMINED_SINGULAR_RATIO * singular_values.max())
+
+
 def fit(data: Sequence[Run], start: Calibration = START) -> Fit:
     """Least squares on log throughput over the four figures (fitted in log space; efficiencies <= 1)."""
     if len(data) <= len(PARAMETERS):
@@ -345,8 +352,7 @@ def fit(data: Sequence[Run], start: Calibration = START) -> Fit:
     cal = _to_calibration(result.x)
     dof = max(1, len(data) - len(PARAMETERS))
     variance = float(np.sum(result.fun**2)) / dof
-    singular_values = np.linalg.svd(result.jac, compute_uv=False)
-    if singular_values.min() <= DETERMINED_SINGULAR_RATIO * singular_values.max():
+    if not determined(result.jac):
         # too few or too alike rows: some figure is not determined, so none gets a standard error
         spread = np.full(len(PARAMETERS), np.nan)
     else:

@@ -25,6 +25,7 @@ from csconform.errors import InputFileError, InvalidInputError
 from csconform.perf.calibrate import (
     SHIPPED_SOURCE,
     calibration_record,
+    determined,
     fit,
     leave_one_out,
     measured_csv,
@@ -242,6 +243,21 @@ def test_figures_the_runs_cannot_tell_apart_have_no_standard_error() -> None:
     """Two figures every run depends on alike (a Jacobian short of full rank, but no zero column): their
     variances are not determined, so the fit reports none rather than an error of 0 or of 1e8."""
     data = [dataclasses.replace(run, exponents=(*run.exponents[:3], run.exponents[2])) for run in _power_law_runs(8)]
+    result = fit(data)
+    assert all(math.isnan(value) for value in result.standard_errors.values())
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 1e3])
+def test_a_figure_is_determined_unless_a_direction_is_a_millionth_of_the_strongest(scale: float) -> None:
+    """The test is relative to the Jacobian's strongest direction, so it reads the same at any scale."""
+    assert determined(scale * np.diag([1.0, 0.5, 0.25, 1.01e-6]))
+    assert not determined(scale * np.diag([1.0, 0.5, 0.25, 0.99e-6]))
+    assert not determined(scale * np.diag([1.0, 0.5, 0.25, 0.0]))
+    assert not determined(np.zeros((6, 4)))
+
+
+def test_runs_that_depend_on_no_figure_give_no_standard_errors() -> None:
+    data = [dataclasses.replace(run, exponents=(0.0, 0.0, 0.0, 0.0)) for run in _power_law_runs(8)]
     result = fit(data)
     assert all(math.isnan(value) for value in result.standard_errors.values())
 

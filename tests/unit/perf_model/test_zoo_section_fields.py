@@ -415,3 +415,75 @@ def test_bert_pre_training_keys():
     with pytest.raises(ModelConfigError) as info:
         model_from_zoo_section({k: v for k, v in bert.items() if k != "max_position_embeddings"})
     assert info.value.message == "missing field max_position_embeddings (the maximum sequence length)"
+
+
+@pytest.mark.parametrize("moe", [{"num_experts": 1}, {"num_shared_experts": 1}, {"num_experts": 0}])
+def test_one_expert_in_all_is_a_dense_mlp_without_a_router(moe):
+    """A mixture needs two experts (routed and shared together); one is the plain MLP."""
+    model = model_from_zoo_section({**GPT2, "moe": moe})
+    assert model.layers == model_from_zoo_section(GPT2).layers
+    assert not any(layer.name.endswith(".router") for layer in model.layers)
+
+
+@pytest.mark.parametrize(
+    "moe",
+    [
+        {"num_experts": 2, "top_k": 2},
+        {"num_experts": 2, "num_shared_experts": 0},
+        {"num_experts": 2**16, "top_k": 2**16, "num_shared_experts": 2**16},
+    ],
+)
+def test_mixture_sizes_at_their_limits_are_read(moe):
+    """top_k may equal num_experts; no shared expert is allowed; each count may reach 2**16."""
+    model = model_from_zoo_section({**GPT2, "moe": moe})
+    routers = [layer for layer in model.layers if layer.name.endswith(".router")]
+    assert len(routers) == BLOCKS and routers[0].out_features == moe["num_experts"]
+
+
+@pytest.mark.parametrize(
+    ("moe", "key", "message"),
+    [
+        (
+            {"num_experts": 2, "num_shared_experts": 2**16 + 1},
+            "moe.num_shared_experts",
+            "field moe.num_shared_experts (number of shared experts) must be an integer in "
+            f"0..{2**16}, got {2**16 + 1}",
+        ),
+        (
+            {"num_experts": 2, "num_shared_experts": -1},
+            "moe.num_shared_experts",
+            f"field moe.num_shared_experts (number of shared experts) must be an integer in 0..{2**16}, got -1",
+        ),
+        (
+            {"num_experts": 2, "top_k": 2**16 + 1},
+            "moe.top_k",
+            f"field moe.top_k (experts per token) must be an integer in 1..{2**16}, got {2**16 + 1}",
+        ),
+    ],
+)
+def test_mixture_sizes_beyond_their_limits_are_refused(moe, key, message):
+    with pytest.raises(ModelConfigError) as info:
+        model_from_zoo_section({**GPT2, "moe": moe})
+    assert (info.value.key, info.value.message) == (key, message)
+
+
+BERT_SMALL = {**GPT2, "name": "bert"}
+
+
+@pytest.mark.parametrize(
+    ("norm_type", "difference"),
+    [("rmsnorm", -(2 * BLOCKS + 1) * D), ("biasless-layernorm", -(2 * BLOCKS + 1) * D)],
+)
+def test_a_bert_section_s_norm_type_reaches_the_encoder_s_norms(norm_type, difference):
+    """Without shifts, BERT's encoder norms (two per block and the embeddings') lose their biases; the
+    masked-LM head keeps its LayerNorm with bias (the zoo's BertMLMHeadTransform builds an nn.LayerNorm
+    whatever norm_type says)."""
+    base = model_from_zoo_section(BERT_SMALL).params
+    assert model_from_zoo_section({**BERT_SMALL, "norm_type": norm_type}).params - base == difference
+
+
+def test_a_bert_section_may_window_every_other_block():
+    model = model_from_zoo_section(
+        {**BERT_SMALL, "attention_sliding_window_length": 8, "sliding_window_every_other_decoder_layer": True}
+    )
+    assert "sliding-window attention: each query attends to at most 8 keys in every other block" in model.notes
