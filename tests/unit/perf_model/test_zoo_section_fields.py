@@ -487,3 +487,71 @@ def test_a_bert_section_may_window_every_other_block():
         {**BERT_SMALL, "attention_sliding_window_length": 8, "sliding_window_every_other_decoder_layer": True}
     )
     assert "sliding-window attention: each query attends to at most 8 keys in every other block" in model.notes
+
+
+def test_a_section_that_gives_every_size_notes_no_default_and_keeps_what_it_read():
+    model = model_from_zoo_section(GPT2)
+    assert model.notes == (TIED,)
+    assert model.max_seq_len == POSITIONS and model.config == GPT2
+    untied = model_from_zoo_section({**GPT2, "share_embedding_weights": False})
+    assert untied.notes == ("head: the LM head (its own weights)",)
+
+
+def test_without_a_source_errors_name_the_model_section():
+    with pytest.raises(UnknownNameError) as info:
+        model_from_zoo_section({"name": "mamba"})
+    assert str(info.value) == f"model: unknown zoo model 'mamba'; known: {KNOWN}"
+
+
+@pytest.mark.parametrize("spelled", ["fc-mnist", "FC_MNIST", " fc_mnist "])
+def test_a_zoo_name_is_read_whatever_its_case_dashes_or_spaces(spelled):
+    model = model_from_zoo_section({"name": spelled, "hidden_sizes": [20]})
+    assert model.family == "fc_mnist" and model.max_seq_len is None and model.seq_len is None
+
+
+@pytest.mark.parametrize(
+    "norms",
+    [
+        {"norm_type": "rmsnorm", "attention_qk_norm_layer": "rmsnorm"},
+        {"use_rms_norm": True, "attention_qk_norm_layer": "rmsnorm"},
+        {"norm_type": "biasless-layernorm", "attention_qk_norm_layer": "biasless-layernorm"},
+        {"use_biasless_norm": True, "attention_qk_norm_layer": "biasless-layernorm"},
+        {"attention_qk_norm_layer": "layernorm"},
+    ],
+)
+def test_a_qk_norm_of_the_model_s_own_norm_type_is_read(norms):
+    model = model_from_zoo_section({**GPT2, **norms})
+    assert sum(1 for layer in model.layers if layer.name.endswith((".q_norm", ".k_norm"))) == 2 * BLOCKS
+
+
+def test_a_mixture_notes_its_experts_and_top_k():
+    model = model_from_zoo_section({**GPT2, "moe": {"num_experts": 2, "top_k": 1}})
+    assert model.notes[-1] == (
+        f"mixture of experts: {model.params:,} parameters in all (2 experts per block), {model.active_params:,} "
+        "active per token (top 1); weight streaming moves every expert's weights each step, compute uses the "
+        "active ones"
+    )
+
+
+def test_key_value_groups_may_equal_the_heads_and_are_refused_beyond_the_widest_model():
+    mqa = {**GPT2, "attention_module": "multiquery_attention"}
+    every_head = model_from_zoo_section({**mqa, "extra_attention_params": {"num_kv_groups": HEADS}})
+    assert every_head.params == params()
+    with pytest.raises(ModelConfigError) as info:
+        model_from_zoo_section({**mqa, "extra_attention_params": {"num_kv_groups": MAX_WIDTH + 1}})
+    assert info.value.message == (
+        "field extra_attention_params.num_kv_groups (number of key/value groups) must be an integer in "
+        f"1..{MAX_WIDTH}, got {MAX_WIDTH + 1}"
+    )
+
+
+def test_relative_attention_buckets_beyond_their_limit_are_refused():
+    with pytest.raises(ModelConfigError) as info:
+        model_from_zoo_section(
+            {**GPT2, "position_embedding_type": "relative", "num_relative_attention_buckets": 2**24 + 1}
+        )
+    assert (info.value.key, info.value.message) == (
+        "num_relative_attention_buckets",
+        f"field num_relative_attention_buckets (relative attention buckets) must be an integer in 1..{2**24}, "
+        f"got {2**24 + 1}",
+    )
