@@ -313,6 +313,12 @@ REFUSED = [
     ),
     (
         "gpt_neox-unbiased",
+        {"num_attention_heads": 5},
+        "contradictory fields: the model width (64) must be a multiple of the number of attention heads (5)",
+        "num_attention_heads",
+    ),
+    (
+        "gpt_neox-unbiased",
         {"rotary_pct": 1.5},
         "field rotary_pct must be a number in [0.0, 1.0], got 1.5",
         "rotary_pct",

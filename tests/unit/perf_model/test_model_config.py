@@ -170,3 +170,21 @@ def test_a_model_type_that_is_not_text_is_refused_naming_the_field(model_type: o
     with pytest.raises(InvalidInputError, match="field model_type must be a string") as error:
         model_from_config(config, source="config.json")
     assert "config.json" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("widths", "message"),
+    [
+        (None, "missing field layer_widths"),
+        ([], "field layer_widths must be a non-empty list of integers in 1..4194304"),
+        (5, "field layer_widths must be a non-empty list of integers in 1..4194304"),
+        ("784,10", "field layer_widths must be a non-empty list of integers in 1..4194304"),
+        ([2] * 2049, "field layer_widths must be a non-empty list of integers in 1..4194304"),
+    ],
+)
+def test_an_mlp_s_layer_widths_are_a_list_of_at_most_max_layers_widths(widths, message):
+    config = {"model_type": "mlp"} if widths is None else {"model_type": "mlp", "layer_widths": widths}
+    with pytest.raises(ModelConfigError) as info:
+        model_from_config(config, source="mlp.json")
+    assert (info.value.key, info.value.message) == ("layer_widths", message)
+    assert len(model_from_config({"model_type": "mlp", "layer_widths": [2] * 2048}).layers) == 2047
