@@ -362,6 +362,24 @@ REFUSED = [
     ),
     (
         "mistral-defaults",
+        {"sliding_window": MAX_SEQUENCE + 1},
+        f"field sliding_window (sliding window) must be an integer in 1..{MAX_SEQUENCE}, got {MAX_SEQUENCE + 1}",
+        "sliding_window",
+    ),
+    (
+        "mixtral-num_experts",
+        {"num_experts": 2**16 + 1},
+        f"field num_experts (number of experts) must be an integer in 1..{2**16}, got {2**16 + 1}",
+        "num_experts",
+    ),
+    (
+        "mixtral-num_experts",
+        {"num_experts_per_tok": 2**16 + 1},
+        f"field num_experts_per_tok (experts per token) must be an integer in 1..{2**16}, got {2**16 + 1}",
+        "num_experts_per_tok",
+    ),
+    (
+        "mistral-defaults",
         {"num_attention_heads": 4},
         "contradictory fields: num_key_value_heads (absent, transformers' default 8) must divide the 4 attention heads",
         "num_key_value_heads",
@@ -726,3 +744,21 @@ def test_gpt_neox_reads_use_parallel_residual_for_its_type_only():
     base = model_from_config(VARIANTS["gpt_neox-unbiased"])
     for flag in (True, False, None):
         assert model_from_config({**VARIANTS["gpt_neox-unbiased"], "use_parallel_residual": flag}).layers == base.layers
+
+
+@pytest.mark.parametrize(("experts", "per_token"), [(2, 2), (2, 1), (2**16, 2**16)])
+def test_mixtral_reads_experts_and_top_k_up_to_their_limits_and_notes_the_mixture(experts, per_token):
+    config = {**VARIANTS["mixtral-num_experts"], "num_experts": experts, "num_experts_per_tok": per_token}
+    model = model_from_config(config)
+    routers = [layer for layer in model.layers if layer.name.endswith(".router")]
+    assert routers and routers[0].out_features == experts
+    assert any(
+        note.startswith("mixture of experts:") and f"({experts} experts per block)" in note for note in model.notes
+    )
+
+
+def test_qwen2_windows_the_blocks_from_28_on_unless_max_window_layers_says_otherwise():
+    """transformers' Qwen2Config defaults max_window_layers to 28."""
+    config = {**VARIANTS["qwen2-window-defaults"], "num_hidden_layers": 30}
+    model = model_from_config(config)
+    assert "sliding-window attention: each query attends to at most 4096 keys in blocks 28..29" in model.notes
