@@ -380,6 +380,55 @@ REFUSED = [
     ),
     (
         "mistral-defaults",
+        {"num_attention_heads": 5},
+        "contradictory fields: the model width (64) must be a multiple of the number of attention heads (5)",
+        "num_attention_heads",
+    ),
+    (
+        "llama-biases-gqa-head_dim",
+        {"head_dim": MAX_WIDTH + 1},
+        f"field head_dim (head dimension) must be an integer in 1..{MAX_WIDTH}, got {MAX_WIDTH + 1}",
+        "head_dim",
+    ),
+    (
+        "llama-biases-gqa-head_dim",
+        {"num_key_value_heads": MAX_WIDTH + 1},
+        f"field num_key_value_heads (number of key/value heads) must be an integer in 1..{MAX_WIDTH}, "
+        f"got {MAX_WIDTH + 1}",
+        "num_key_value_heads",
+    ),
+    (
+        "bert-sequence-classifier",
+        {"id2label": ["NEGATIVE", "POSITIVE"]},
+        "field id2label must be an object, got list",
+        "id2label",
+    ),
+    (
+        "bert-sequence-classifier",
+        {"num_labels": 2**24 + 1},
+        f"field num_labels (number of labels) must be an integer in 1..{2**24}, got {2**24 + 1}",
+        "num_labels",
+    ),
+    (
+        "bert-sequence-classifier",
+        {"intermediate_size": WIDEST_MLP + 1},
+        f"field intermediate_size (MLP width) must be an integer in 1..{WIDEST_MLP}, got {WIDEST_MLP + 1}",
+        "intermediate_size",
+    ),
+    (
+        "bert-sequence-classifier",
+        {"type_vocab_size": 2**16 + 1},
+        f"field type_vocab_size (number of token types) must be an integer in 1..{2**16}, got {2**16 + 1}",
+        "type_vocab_size",
+    ),
+    (
+        "bert-sequence-classifier",
+        {"num_attention_heads": 5},
+        "contradictory fields: the model width (64) must be a multiple of the number of attention heads (5)",
+        "num_attention_heads",
+    ),
+    (
+        "mistral-defaults",
         {"num_attention_heads": 4},
         "contradictory fields: num_key_value_heads (absent, transformers' default 8) must divide the 4 attention heads",
         "num_key_value_heads",
@@ -493,6 +542,7 @@ def test_resnet_image_size_defaults_to_224():
         ("opt-projected-unbiased", "ffn_dim"),
         ("gpt_neox-unbiased", "intermediate_size"),
         ("llama-biases-gqa-head_dim", "intermediate_size"),
+        ("bert-sequence-classifier", "intermediate_size"),
     ],
 )
 def test_the_widest_mlp_allowed_is_read(name, field):
@@ -762,3 +812,11 @@ def test_qwen2_windows_the_blocks_from_28_on_unless_max_window_layers_says_other
     config = {**VARIANTS["qwen2-window-defaults"], "num_hidden_layers": 30}
     model = model_from_config(config)
     assert "sliding-window attention: each query attends to at most 4096 keys in blocks 28..29" in model.notes
+
+
+def test_the_largest_label_count_and_token_types_are_read():
+    base = VARIANTS["bert-sequence-classifier"]
+    labels = model_from_config({**base, "num_labels": 2**24})
+    assert {layer.name: layer for layer in labels.layers}["classifier"].out_features == 2**24
+    token_types = model_from_config({**base, "type_vocab_size": 2**16})
+    assert {layer.name: layer for layer in token_types.layers}["token_type_embeddings"].in_features == 2**16
