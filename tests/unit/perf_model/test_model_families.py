@@ -75,6 +75,15 @@ def test_legacy_fields_say_which_field_governs():
     assert any("n_ctx (2048) is a legacy field" in note and "n_positions (1024)" in note for note in gpt2.notes)
     with pytest.raises(ModelConfigError, match="n_positions"):
         model_from_config(config("gpt2-n_ctx-2048"), seq_len=2048)  # n_ctx does not lengthen the table
+    only_n_ctx = {
+        k: v for k, v in config("gpt2-n_ctx-2048").items() if k not in ("n_positions", "max_position_embeddings")
+    }
+    legacy = model_from_config(only_n_ctx)
+    assert legacy.params == gpt2.params and legacy.max_seq_len == legacy.seq_len == 1024
+    assert legacy.notes[0] == (
+        "n_ctx (2048) is a legacy field transformers ignores; n_positions (1024) sets the position table and the "
+        "longest sequence (transformers' default, as the config has no n_positions)"
+    )
     llama = load_model_config(DATA / "llama-7b.json")
     assert llama.max_seq_len == 2048 and any("max_sequence_length" in note for note in llama.notes)
     both = model_from_config({**config("llama-7b"), "max_position_embeddings": 4096})
