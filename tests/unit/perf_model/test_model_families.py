@@ -72,7 +72,10 @@ def test_bert_for_masked_lm_has_no_pooler_and_no_next_sentence_head():
 def test_legacy_fields_say_which_field_governs():
     gpt2 = load_model_config(DATA / "gpt2-n_ctx-2048.json")
     assert gpt2.params == load_model_config(DATA / "gpt2.json").params and gpt2.max_seq_len == 1024
-    assert any("n_ctx (2048) is a legacy field" in note and "n_positions (1024)" in note for note in gpt2.notes)
+    assert gpt2.notes[0] == (
+        "n_ctx (2048) is a legacy field transformers ignores; n_positions (1024) sets the position table and the "
+        "longest sequence"
+    )
     with pytest.raises(ModelConfigError, match="n_positions"):
         model_from_config(config("gpt2-n_ctx-2048"), seq_len=2048)  # n_ctx does not lengthen the table
     only_n_ctx = {
