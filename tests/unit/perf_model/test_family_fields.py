@@ -820,3 +820,48 @@ def test_the_largest_label_count_and_token_types_are_read():
     assert {layer.name: layer for layer in labels.layers}["classifier"].out_features == 2**24
     token_types = model_from_config({**base, "type_vocab_size": 2**16})
     assert {layer.name: layer for layer in token_types.layers}["token_type_embeddings"].in_features == 2**16
+
+
+BERT_LM = VARIANTS["bert-lm-head"]
+
+
+def test_an_encoder_s_lm_head_is_its_own_unless_tied_and_causal_lm_counts_like_masked_lm():
+    tied = model_from_config(BERT_LM)
+    untied = model_from_config({**BERT_LM, "tie_word_embeddings": False})
+    assert untied.params - tied.params == BERT_LM["vocab_size"] * BERT_LM["hidden_size"]
+    causal = model_from_config({**BERT_LM, "architectures": ["BertLMHeadModel"]})
+    roberta_causal = model_from_config({**BERT_LM, "architectures": ["RobertaForCausalLM"]})
+    assert causal.params == roberta_causal.params == tied.params
+
+
+def test_an_encoder_classifier_without_labels_scores_two_classes():
+    """transformers' PretrainedConfig defaults num_labels to 2."""
+    base = {k: v for k, v in VARIANTS["bert-sequence-classifier"].items() if k != "num_labels"}
+    model = model_from_config(base)
+    assert {layer.name: layer for layer in model.layers}["classifier"].out_features == 2
+
+
+def test_an_unmodelled_encoder_head_is_refused_naming_every_architecture_given():
+    names = ["BertForMultipleChoice", "BertForNextSentencePrediction"]
+    with pytest.raises(UnsupportedModelError) as info:
+        model_from_config({**BERT_LM, "architectures": names})
+    assert info.value.key == "architectures"
+    assert info.value.message.startswith(
+        "field architectures: BertForMultipleChoice, BertForNextSentencePrediction is not modelled (known heads: "
+    )
+
+
+def test_gpt2_with_cross_attention_is_refused_and_n_ctx_beside_max_position_embeddings_is_not_a_default():
+    with pytest.raises(UnsupportedModelError) as info:
+        model_from_config({**VARIANTS["gpt2-bare"], "add_cross_attention": True})
+    assert (info.value.key, info.value.message) == (
+        "add_cross_attention",
+        "field add_cross_attention: cross-attention blocks are not modelled",
+    )
+    spelled = {k: v for k, v in VARIANTS["gpt2-bare"].items() if k not in ("n_positions", "max_position_embeddings")}
+    model = model_from_config({**spelled, "max_position_embeddings": 48, "n_ctx": 2048})
+    assert model.max_seq_len == 48
+    assert model.notes[0] == (
+        "n_ctx (2048) is a legacy field transformers ignores; n_positions (48) sets the position table and the "
+        "longest sequence"
+    )

@@ -83,3 +83,7 @@ def test_a_run_that_stops_before_its_tests_is_an_error_not_an_empty_matrix(
         run_conformance("csconform.engine", areas=["precision"], pytest_args=("no/such/file.py",), echo=True)
     assert "no/such/file.py" not in str(echoed.value)
     assert "file or directory not found: no/such/file.py" in "".join(capfd.readouterr())
+    with pytest.raises(CsConformError, match="stopped before running its tests") as by_default:
+        run_conformance("csconform.engine", areas=["precision"], pytest_args=("no/such/file.py",))
+    assert "no/such/file.py" not in str(by_default.value)  # echoed unless told otherwise
+    assert "file or directory not found: no/such/file.py" in "".join(capfd.readouterr())
