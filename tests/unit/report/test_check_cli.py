@@ -63,6 +63,7 @@ def test_without_areas_the_whole_suite_is_the_run() -> None:
         "csconform.engine", pytest_args=("-k", "test_amp_offers_the_three_entry_points"), echo=False
     )
     spec = load_spec()
+    assert matrix["engine"] == "csconform.engine"
     assert set(matrix["rules"]) == {rule.id for rule in spec.active()}
     assert matrix["rules"]["GRADSCALER-001"]["outcome"] == "passed"
     assert {entry["outcome"] for rule_id, entry in matrix["rules"].items() if rule_id != "GRADSCALER-001"} == {
