@@ -78,6 +78,7 @@ def test_a_run_that_stops_before_its_tests_is_an_error_not_an_empty_matrix(
     """Not echoed (``echo=False``), pytest's own complaint is quoted in the error; echoed, it went to the terminal."""
     with pytest.raises(CsConformError, match="stopped before running its tests") as stopped:
         run_conformance("csconform.engine", areas=["precision"], pytest_args=("no/such/file.py",), echo=False)
+    assert "the conformance run against 'csconform.engine' stopped before running its tests" in str(stopped.value)
     assert "file or directory not found: no/such/file.py" in str(stopped.value)
     assert "no/such/file.py" not in capfd.readouterr().out
     with pytest.raises(CsConformError, match="stopped before running its tests") as echoed:
