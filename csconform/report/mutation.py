@@ -74,7 +74,8 @@ JUDGE = Suite(
     "mutation_judge.json",
     "mutation_judge.csv",
     "The judge, against the harness's unit and meta tests",
-    "the judge: the matrix and the level verdicts, the report tables and the calibration",
+    "the judge: the matrix and the level verdicts, the report tables and pages, the calibration and the "
+    "model-config and Model Zoo section readers",
     "the unit and meta tests of tests/mutation/judge.toml (ci hypothesis profile)",
     0.95,
     "after the engine, python tests/mutation/judge.py --clean deletes mutation-judge/mutants/, runs every mutant "

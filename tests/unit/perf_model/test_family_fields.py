@@ -225,6 +225,12 @@ REFUSED = [
         "num_attention_heads",
     ),
     (
+        "gpt2-n_inner-untied",
+        {"n_inner": WIDEST_MLP + 1},
+        f"field n_inner (MLP width) must be an integer in 1..{WIDEST_MLP}, got {WIDEST_MLP + 1}",
+        "n_inner",
+    ),
+    (
         "gptj-n_inner",
         {"n_inner": WIDEST_MLP + 1},
         f"field n_inner (MLP width) must be an integer in 1..{WIDEST_MLP}, got {WIDEST_MLP + 1}",
@@ -539,6 +545,7 @@ def test_resnet_image_size_defaults_to_224():
         ("falcon-sequential-biased", "ffn_hidden_size"),
         ("phi-qk-norm-gqa", "intermediate_size"),
         ("gptj-n_inner", "n_inner"),
+        ("gpt2-n_inner-untied", "n_inner"),
         ("opt-projected-unbiased", "ffn_dim"),
         ("gpt_neox-unbiased", "intermediate_size"),
         ("llama-biases-gqa-head_dim", "intermediate_size"),
