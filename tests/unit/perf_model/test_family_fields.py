@@ -872,3 +872,13 @@ def test_gpt2_with_cross_attention_is_refused_and_n_ctx_beside_max_position_embe
         "n_ctx (2048) is a legacy field transformers ignores; n_positions (48) sets the position table and the "
         "longest sequence"
     )
+
+
+def test_an_unmodelled_decoder_head_is_refused_naming_every_architecture_given():
+    names = ["GPT2ForQuestionAnswering", "GPT2ForTokenClassification"]
+    with pytest.raises(UnsupportedModelError) as info:
+        model_from_config({**VARIANTS["gpt2-bare"], "architectures": names})
+    assert info.value.key == "architectures"
+    assert info.value.message.startswith(
+        "field architectures: GPT2ForQuestionAnswering, GPT2ForTokenClassification is not modelled (known heads: "
+    )
