@@ -882,3 +882,34 @@ def test_an_unmodelled_decoder_head_is_refused_naming_every_architecture_given()
     assert info.value.message.startswith(
         "field architectures: GPT2ForQuestionAnswering, GPT2ForTokenClassification is not modelled (known heads: "
     )
+
+
+def test_one_head_per_feature_is_read():
+    bare = VARIANTS["gpt2-bare"]
+    assert model_from_config({**bare, "n_head": bare["n_embd"]}).params == model_from_config(bare).params
+
+
+def test_layers_beyond_max_layers_and_architectures_that_are_not_a_list_are_refused():
+    bare = VARIANTS["gpt2-bare"]
+    with pytest.raises(ModelConfigError) as info:
+        model_from_config({**bare, "n_layer": MAX_LAYERS + 1})
+    assert (info.value.key, info.value.message) == (
+        "n_layer",
+        f"field n_layer (number of layers) must be an integer in 1..{MAX_LAYERS}, got {MAX_LAYERS + 1}",
+    )
+    assert (
+        len(
+            [
+                layer
+                for layer in model_from_config({**bare, "n_layer": MAX_LAYERS}).layers
+                if layer.name.endswith(".attn")
+            ]
+        )
+        == MAX_LAYERS
+    )
+    with pytest.raises(ModelConfigError) as refused:
+        model_from_config({**bare, "architectures": "GPT2Model"})
+    assert (refused.value.key, refused.value.message) == (
+        "architectures",
+        "field architectures must be a list of strings, got 'GPT2Model'",
+    )
