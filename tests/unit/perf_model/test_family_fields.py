@@ -913,3 +913,21 @@ def test_layers_beyond_max_layers_and_architectures_that_are_not_a_list_are_refu
         "architectures",
         "field architectures must be a list of strings, got 'GPT2Model'",
     )
+
+
+@pytest.mark.parametrize(
+    ("field", "quantity", "limit"),
+    [
+        ("n_embd", "model width", MAX_WIDTH),
+        ("n_head", "number of attention heads", MAX_WIDTH),
+        ("vocab_size", "vocabulary size", 2**24),
+        ("n_positions", "maximum sequence length", MAX_SEQUENCE),
+    ],
+)
+def test_each_size_every_transformer_states_is_refused_beyond_its_limit(field, quantity, limit):
+    with pytest.raises(ModelConfigError) as info:
+        model_from_config({**VARIANTS["gpt2-bare"], field: limit + 1})
+    assert (info.value.key, info.value.message) == (
+        field,
+        f"field {field} ({quantity}) must be an integer in 1..{limit}, got {limit + 1}",
+    )
