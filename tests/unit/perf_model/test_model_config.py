@@ -188,3 +188,17 @@ def test_an_mlp_s_layer_widths_are_a_list_of_at_most_max_layers_widths(widths, m
         model_from_config(config, source="mlp.json")
     assert (info.value.key, info.value.message) == ("layer_widths", message)
     assert len(model_from_config({"model_type": "mlp", "layer_widths": [2] * 2048}).layers) == 2047
+
+
+def test_a_missing_or_non_string_model_type_is_refused_listing_the_families():
+    from csconform.perf.model_config import FAMILIES
+
+    known = ", ".join(FAMILIES)
+    for config, message in (
+        ({}, f"missing field model_type (one of {known})"),
+        ({"model_type": ["gpt2"]}, f"field model_type must be a string (one of {known}), got ['gpt2']"),
+    ):
+        with pytest.raises(ModelConfigError) as info:
+            model_from_config(config, source="config.json")
+        assert (info.value.key, info.value.message) == ("model_type", message)
+        assert str(info.value) == f"config.json: {message}"
