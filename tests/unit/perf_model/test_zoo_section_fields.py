@@ -467,9 +467,6 @@ def test_mixture_sizes_beyond_their_limits_are_refused(moe, key, message):
     assert (info.value.key, info.value.message) == (key, message)
 
 
-BERT_SMALL = {**GPT2, "name": "bert"}
-
-
 @pytest.mark.parametrize(
     ("norm_type", "difference"),
     [("rmsnorm", -(2 * BLOCKS + 1) * D), ("biasless-layernorm", -(2 * BLOCKS + 1) * D)],
@@ -478,13 +475,13 @@ def test_a_bert_section_s_norm_type_reaches_the_encoder_s_norms(norm_type, diffe
     """Without shifts, BERT's encoder norms (two per block and the embeddings') lose their biases; the
     masked-LM head keeps its LayerNorm with bias (the zoo's BertMLMHeadTransform builds an nn.LayerNorm
     whatever norm_type says)."""
-    base = model_from_zoo_section(BERT_SMALL).params
-    assert model_from_zoo_section({**BERT_SMALL, "norm_type": norm_type}).params - base == difference
+    base = model_from_zoo_section({**BERT, "name": "bert"}).params
+    assert model_from_zoo_section({**BERT, "name": "bert", "norm_type": norm_type}).params - base == difference
 
 
 def test_a_bert_section_may_window_every_other_block():
     model = model_from_zoo_section(
-        {**BERT_SMALL, "attention_sliding_window_length": 8, "sliding_window_every_other_decoder_layer": True}
+        {**BERT, "name": "bert", "attention_sliding_window_length": 8, "sliding_window_every_other_decoder_layer": True}
     )
     assert "sliding-window attention: each query attends to at most 8 keys in every other block" in model.notes
 
