@@ -327,7 +327,10 @@ class Fields:
     def __init__(self, config: Any, source: str | None = None, prefix: str = "") -> None:
         self.source, self.prefix = source, prefix
         if not isinstance(config, Mapping):
-            raise self.error(f"a model config must be an object of fields, got {type(config).__name__}")
+            block = prefix.rstrip(".")
+            what = f"field {block}" if block else "a model config"
+            message = f"{what} must be an object of fields, got {type(config).__name__}"
+            raise ModelConfigError(message, source=source, key=block or None)
         self.config = config
         self.notes: list[str] = []
 

@@ -8,6 +8,8 @@ its file, else the hub name ``_name_or_path``, else the family.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from csconform.errors import ModelConfigError, UnknownNameError
@@ -134,6 +136,64 @@ def test_a_sequence_length_out_of_range_is_refused(seq_len, message):
     with pytest.raises(ModelConfigError) as info:
         model_from_config(GPT2, seq_len=seq_len)
     assert info.value.message == message
+
+
+def test_the_shortest_and_the_longest_sequence_lengths_are_read():
+    assert model_from_config(GPT2, seq_len=1).seq_len == 1
+    longest = model_from_config({**GPT2, "n_positions": MAX_SEQUENCE}, seq_len=MAX_SEQUENCE)
+    assert (longest.seq_len, longest.max_seq_len) == (MAX_SEQUENCE, MAX_SEQUENCE)
+
+
+def test_a_gpt2_config_without_any_position_field_is_refused():
+    """The position table's rows are a size (they hold parameters), and size fields are required.
+
+    transformers' GPT2Config would take 1024; a config.json on the hub always states n_positions, so a
+    file without it is more likely cut short than meant to take the default. Only the legacy n_ctx,
+    on its own, stands in for it (the note says so)."""
+    bare = {k: v for k, v in GPT2.items() if k != "n_positions"}
+    with pytest.raises(ModelConfigError) as info:
+        model_from_config(bare, source="config.json")
+    assert info.value.message == "missing field n_positions or max_position_embeddings (the maximum sequence length)"
+    assert info.value.key == "n_positions"
+    legacy = model_from_config({**bare, "n_ctx": 128})
+    assert legacy.max_seq_len == 1024 and "transformers' default" in legacy.notes[0]
+
+
+def test_contradictory_spellings_are_refused_naming_the_first_spelling():
+    with pytest.raises(ModelConfigError) as info:
+        model_from_config({**GPT2, "hidden_size": 128})
+    assert info.value.message == "contradictory fields for the model width: n_embd=64, hidden_size=128"
+    assert info.value.key == "n_embd"
+
+
+@pytest.mark.parametrize(
+    ("config", "message", "key"),
+    [
+        ([GPT2], "a model config must be an object of fields, got list", None),
+        ("gpt2", "a model config must be an object of fields, got str", None),
+        ({**GPT2, "csconform": [1]}, "field csconform must be an object of fields, got list", "csconform"),
+        ({**GPT2, "csconform": "tiny"}, "field csconform must be an object of fields, got str", "csconform"),
+    ],
+)
+def test_a_config_or_block_that_is_not_an_object_is_refused_naming_its_type(config, message, key):
+    with pytest.raises(ModelConfigError) as info:
+        model_from_config(config, source="config.json")
+    assert (info.value.message, info.value.key, info.value.source) == (message, key, "config.json")
+
+
+def test_an_unknown_model_type_without_a_file_is_refused_without_a_prefix():
+    with pytest.raises(UnknownNameError) as info:
+        model_from_config({**GPT2, "model_type": "mamba"})
+    assert str(info.value) == f"unknown model_type 'mamba'; known model types: {KNOWN}"
+
+
+def test_a_published_count_is_any_positive_finite_number():
+    assert model_from_config({**GPT2, "csconform": {"published_params": 1}}).published_params == 1.0
+    assert model_from_config({**GPT2, "csconform": {"published_params": 0.5}}).published_params == 0.5
+    for refused in (math.inf, -0.5, math.nan):
+        with pytest.raises(ModelConfigError) as info:
+            model_from_config({**GPT2, "csconform": {"published_params": refused}})
+        assert info.value.message == f"field csconform.published_params must be a positive number, got {refused!r}"
 
 
 def test_the_longer_than_refusal_names_the_field_the_config_spells():
