@@ -315,7 +315,36 @@ def _to_calibration(x: np.ndarray) -> Calibration:
 
 
 def _residuals(cal: Calibration, data: Sequence[Run]) -> np.ndarray:
-    return np.array([math.log(run.predict(cal) / run.measured_samples_per_s) for run in data])
+    """log(predicted / measured) per run; a prediction of 0, infinity or NaN gives a non-finite entry."""
+    predicted = np.array([run.predict(cal) for run in data], dtype=float)
+    measured = np.array([run.measured_samples_per_s for run in data], dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.log(predicted / measured)
+
+
+def _unpredicted(data: Sequence[Run], residuals: np.ndarray) -> str:
+    """The runs with a non-finite residual, named for a message."""
+    return ", ".join([run.id for run, r in zip(data, residuals, strict=True) if not math.isfinite(r)][:5])
+
+
+def _search_residuals(x: np.ndarray, data: Sequence[Run]) -> np.ndarray:
+    """The residuals at a point of the least-squares search, which must stay where the figures and the
+    predictions are finite, positive floats: runs asking for rates the model reaches at no calibration
+    drive a figure to 0 or a prediction to 0, and that is refused, naming the measured rates."""
+    try:
+        cal = _to_calibration(x)
+    except InvalidInputError as exc:
+        reason = str(exc)
+    else:
+        residuals = _residuals(cal, data)
+        if np.isfinite(residuals).all():
+            return residuals
+        reason = f"the model predicts no finite throughput for run(s) {_unpredicted(data, residuals)}"
+    rates = [run.measured_samples_per_s for run in data]
+    raise InvalidInputError(
+        f"no calibration fits these runs: the search for one left the floating-point range ({reason}); "
+        f"the measured rates span {min(rates):.3g} to {max(rates):.3g} samples/s"
+    )
 
 
 @dataclass(frozen=True)
@@ -346,9 +375,10 @@ def fit(data: Sequence[Run], start: Calibration = START) -> Fit:
     x0 = np.minimum(x0, upper - 1e-9)
     start_residuals = _residuals(_to_calibration(x0), data)
     if not np.isfinite(start_residuals).all():
-        bad = [run.id for run, r in zip(data, start_residuals, strict=True) if not math.isfinite(r)]
-        raise InvalidInputError(f"the model predicts no finite throughput for run(s) {', '.join(bad[:5])}")
-    result = least_squares(lambda x: _residuals(_to_calibration(x), data), x0, bounds=(-np.inf, upper), x_scale=1.0)
+        raise InvalidInputError(
+            f"the model predicts no finite throughput for run(s) {_unpredicted(data, start_residuals)}"
+        )
+    result = least_squares(_search_residuals, x0, args=(data,), bounds=(-np.inf, upper), x_scale=1.0)
     cal = _to_calibration(result.x)
     dof = max(1, len(data) - len(PARAMETERS))
     variance = float(np.sum(result.fun**2)) / dof
@@ -368,7 +398,10 @@ def leave_one_out(
     ratios, fits = [], []
     for index, run in enumerate(data):
         held_out = fit([r for i, r in enumerate(data) if i != index], start).calibration
-        ratios.append(math.log(run.predict(held_out) / run.measured_samples_per_s))
+        (ratio,) = _residuals(held_out, [run])
+        if not math.isfinite(ratio):
+            raise InvalidInputError(f"run {run.id}: the fit on the other runs predicts no finite throughput for it")
+        ratios.append(float(ratio))
         fits.append(held_out)
         if progress:
             progress(index + 1, len(data))

@@ -287,6 +287,64 @@ def test_the_finiteness_check_uses_the_start_figures() -> None:
     assert fit(data).calibration.layer_latency_s < 0.1
 
 
+@pytest.mark.parametrize(("index", "prediction", "measured"), [(2, 0.0, None), (5, -1.0, None), (3, None, 0.0)])
+def test_a_run_predicted_at_zero_or_below_or_measured_at_zero_is_named(index, prediction, measured) -> None:
+    """log(predicted / measured) has no value for them; they are named, not a math domain error."""
+
+    @dataclasses.dataclass(frozen=True)
+    class Fixed(PowerLawRun):
+        def predict(self, cal: Calibration) -> float:
+            return prediction if prediction is not None else super().predict(cal)
+
+    data: list[PowerLawRun] = _power_law_runs(8)
+    changed = Fixed(**dataclasses.asdict(data[index]))
+    data[index] = changed if measured is None else dataclasses.replace(changed, measured_samples_per_s=measured)
+    with pytest.raises(InvalidInputError) as refused:
+        fit(data)
+    assert str(refused.value) == f"the model predicts no finite throughput for run(s) run{index}"
+
+
+def test_a_search_that_leaves_the_floating_point_range_is_refused_naming_the_measured_rates() -> None:
+    """Rates of 1e-300 samples/s ask for figures no float holds: a prediction underflows to 0 on the way."""
+    data = [
+        dataclasses.replace(run, measured_samples_per_s=run.measured_samples_per_s * 1e-300)
+        for run in _power_law_runs(8)
+    ]
+    with pytest.raises(InvalidInputError) as refused:
+        fit(data)
+    assert str(refused.value) == (
+        "no calibration fits these runs: the search for one left the floating-point range (the model predicts no "
+        "finite throughput for run(s) run5); the measured rates span 5.6e-306 to 1.16e-293 samples/s"
+    )
+
+
+def test_a_search_that_drives_a_figure_out_of_its_range_says_which(tmp_path) -> None:
+    """The shipped runs measured at 1e-300 samples/s: the search drives matmul_efficiency to 0.0."""
+    frame = read_measured(measured_csv())
+    frame["samples_per_s"] = 1e-300
+    with pytest.raises(InvalidInputError) as refused:
+        fit(runs(frame))
+    assert str(refused.value) == (
+        "no calibration fits these runs: the search for one left the floating-point range (matmul_efficiency "
+        "must be in (0, 1], got 0.0); the measured rates span 1e-300 to 1e-300 samples/s"
+    )
+
+
+def test_a_held_out_run_the_others_fit_predicts_at_zero_is_named(monkeypatch) -> None:
+    @dataclasses.dataclass(frozen=True)
+    class ZeroAtLowEfficiency(PowerLawRun):
+        def predict(self, cal: Calibration) -> float:
+            return 0.0 if cal.matmul_efficiency < 0.01 else super().predict(cal)
+
+    data: list[PowerLawRun] = _power_law_runs(6)
+    data[4] = ZeroAtLowEfficiency(**dataclasses.asdict(data[4]))
+    low = Calibration(matmul_efficiency=0.001, attention_efficiency=0.25, layer_latency_s=1e-3, input_tokens_per_s=1e6)
+    monkeypatch.setattr(calibrate, "fit", lambda rows, start: calibrate.Fit(low, np.zeros(len(rows)), {}))
+    with pytest.raises(InvalidInputError) as refused:
+        leave_one_out(data)
+    assert str(refused.value) == "run run4: the fit on the other runs predicts no finite throughput for it"
+
+
 @pytest.fixture
 def starts(monkeypatch) -> list[np.ndarray]:
     """Where each least-squares search starts (log figures), recorded around scipy's solver."""
