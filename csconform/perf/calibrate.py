@@ -316,8 +316,8 @@ def _to_calibration(x: np.ndarray) -> Calibration:
 
 def _residuals(cal: Calibration, data: Sequence[Run]) -> np.ndarray:
     """log(predicted / measured) per run; a prediction of 0, infinity or NaN gives a non-finite entry."""
-    predicted = np.array([run.predict(cal) for run in data], dtype=float)
-    measured = np.array([run.measured_samples_per_s for run in data], dtype=float)
+    predicted = np.array([run.predict(cal) for run in data])
+    measured = np.array([run.measured_samples_per_s for run in data])
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return np.log(predicted / measured)
 

@@ -478,11 +478,10 @@ def shape(
 def even_heads(f: Fields, s: Shape) -> int:
     """The head width when heads split the model width evenly (refused otherwise)."""
     if s.heads > s.width or s.width % s.heads:
-        spelled = [n for n in (*HEADS, "num_attention_heads") if n in f.config]
         raise f.error(
             f"contradictory fields: the model width ({s.width}) must be a multiple of the number of attention "
             f"heads ({s.heads})",
-            spelled[0] if spelled else None,
+            f.present(HEADS)[0][0],  # heads are required, so one spelling holds them
         )
     return s.width // s.heads
 

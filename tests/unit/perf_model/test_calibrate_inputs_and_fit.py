@@ -287,9 +287,13 @@ def test_the_finiteness_check_uses_the_start_figures() -> None:
     assert fit(data).calibration.layer_latency_s < 0.1
 
 
-@pytest.mark.parametrize(("index", "prediction", "measured"), [(2, 0.0, None), (5, -1.0, None), (3, None, 0.0)])
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize(
+    ("index", "prediction", "measured"), [(2, 0.0, None), (5, -1.0, None), (3, None, 0.0), (4, 1e300, 1e-100)]
+)
 def test_a_run_predicted_at_zero_or_below_or_measured_at_zero_is_named(index, prediction, measured) -> None:
-    """log(predicted / measured) has no value for them; they are named, not a math domain error."""
+    """log(predicted / measured) has no finite value for them (the last overflows): they are named, not a math
+    domain error, and NumPy prints no warning."""
 
     @dataclasses.dataclass(frozen=True)
     class Fixed(PowerLawRun):
@@ -304,6 +308,7 @@ def test_a_run_predicted_at_zero_or_below_or_measured_at_zero_is_named(index, pr
     assert str(refused.value) == f"the model predicts no finite throughput for run(s) run{index}"
 
 
+@pytest.mark.filterwarnings("error")
 def test_a_search_that_leaves_the_floating_point_range_is_refused_naming_the_measured_rates() -> None:
     """Rates of 1e-300 samples/s ask for figures no float holds: a prediction underflows to 0 on the way."""
     data = [
@@ -318,6 +323,7 @@ def test_a_search_that_leaves_the_floating_point_range_is_refused_naming_the_mea
     )
 
 
+@pytest.mark.filterwarnings("error")
 def test_a_search_that_drives_a_figure_out_of_its_range_says_which(tmp_path) -> None:
     """The shipped runs measured at 1e-300 samples/s: the search drives matmul_efficiency to 0.0."""
     frame = read_measured(measured_csv())
@@ -330,6 +336,7 @@ def test_a_search_that_drives_a_figure_out_of_its_range_says_which(tmp_path) -> 
     )
 
 
+@pytest.mark.filterwarnings("error")
 def test_a_held_out_run_the_others_fit_predicts_at_zero_is_named(monkeypatch) -> None:
     @dataclasses.dataclass(frozen=True)
     class ZeroAtLowEfficiency(PowerLawRun):

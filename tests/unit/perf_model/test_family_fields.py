@@ -180,6 +180,12 @@ REFUSED = [
     ),
     (
         "falcon-defaults",
+        {"n_head": None, "num_attention_heads": 5},  # the key is the spelling that holds the heads, not a null one
+        "contradictory fields: the model width (64) must be a multiple of the number of attention heads (5)",
+        "num_attention_heads",
+    ),
+    (
+        "falcon-defaults",
         {"multi_query": "yes"},
         "field multi_query must be true or false, got 'yes'",
         "multi_query",
