@@ -11,21 +11,13 @@ reader computed.
 from __future__ import annotations
 
 import pytest
+from small_zoo_section import BLOCKS, FFN, HEADS, POSITIONS, SIZES, VOCAB, D
 
 from csconform.errors import ModelConfigError
 from csconform.perf.model_config import MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH
 from csconform.perf.zoo_section import model_from_zoo_section
 
-D, BLOCKS, HEADS, FFN, VOCAB, POSITIONS = 64, 2, 4, 256, 100, 32
-BERT = {
-    "name": "bert",
-    "hidden_size": D,
-    "num_hidden_layers": BLOCKS,
-    "num_heads": HEADS,
-    "filter_size": FFN,
-    "vocab_size": VOCAB,
-    "max_position_embeddings": POSITIONS,
-}
+BERT = {"name": "bert", **SIZES}
 
 
 def bert_body(d: int, blocks: int, ffn: int, vocab: int, positions: int, segments: int = 2) -> int:

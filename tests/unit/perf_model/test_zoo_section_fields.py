@@ -12,22 +12,14 @@ import json
 from pathlib import Path
 
 import pytest
+from small_zoo_section import BLOCKS, FFN, HEADS, POSITIONS, SIZES, VOCAB, D
 
 from csconform.errors import ModelConfigError, UnknownNameError, UnsupportedModelError
 from csconform.perf.model_config import MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH
 from csconform.perf.zoo_section import ZOO_FAMILIES, model_from_zoo_section
 
 HF = json.loads((Path(__file__).parent / "data" / "hf_configs" / "transformers_counts.json").read_text())["counts"]
-D, BLOCKS, HEADS, FFN, VOCAB, POSITIONS = 64, 2, 4, 256, 100, 32
-GPT2 = {
-    "name": "gpt2",
-    "hidden_size": D,
-    "num_hidden_layers": BLOCKS,
-    "num_heads": HEADS,
-    "filter_size": FFN,
-    "vocab_size": VOCAB,
-    "max_position_embeddings": POSITIONS,
-}
+GPT2 = {"name": "gpt2", **SIZES}
 NORMS = 2 * BLOCKS + 1  # two per block and the final one
 MLP = D * FFN + FFN + FFN * D + D
 TIED = "head: the LM head (tied to the token embedding)"
@@ -339,14 +331,7 @@ def test_fc_mnist_widths_and_bias():
     assert info.value.message == "missing field depth (the depth)" and info.value.key == "depth"
 
 
-BERT = {
-    "hidden_size": D,
-    "num_hidden_layers": BLOCKS,
-    "num_heads": HEADS,
-    "filter_size": FFN,
-    "vocab_size": VOCAB,
-    "max_position_embeddings": POSITIONS,
-}
+BERT = SIZES  # named by each test: "bert", "bert/qa", ...
 
 
 @pytest.mark.parametrize(
