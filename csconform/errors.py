@@ -33,6 +33,21 @@ class InputFileError(InvalidInputError):
     The message names the file, then the line or the key, then what was expected."""
 
 
+class UnreadableDocumentError(InputFileError):
+    """A file cannot be read as the document asked for (:mod:`csconform.documents`): missing, not a
+    regular file, too large, not UTF-8, not valid YAML or JSON, nested too deeply, a non-finite
+    number, a key given twice where the reader refuses repeats, aliases that expand past the file's
+    size, or a top level of the wrong kind.
+
+    ``source`` is the file, ``line`` the 1-based line when known, ``key`` the key path at fault
+    when there is one; the message is one line: ``source: line N: problem``.
+    """
+
+    def __init__(self, problem: str, *, source: str, line: int | None = None, key: str | None = None) -> None:
+        self.problem, self.source, self.line, self.key = problem, source, line, key
+        super().__init__(f"{source}: " + (f"line {line}: " if line is not None else "") + problem)
+
+
 class InstanceFormatError(InputFileError):
     """A malformed input file; the message names the file and the line."""
 

@@ -165,6 +165,29 @@ def write_bytes(path: str | os.PathLike[str], data: bytes, option: str = "output
     return Path(path)
 
 
+def replace_input(path: str | os.PathLike[str], read: bytes, data: bytes, option: str = "--in-place") -> Path:
+    """Rewrite the input file ``path`` with ``data``, atomically, because the user asked for exactly
+    that (``--fix --in-place``): refused when the file is no longer the ``read`` bytes it was (changed
+    since it was read: rewriting it would lose that change), or is part of the installed package."""
+    target = Path(os.path.realpath(path))
+    for root in _shipped_roots():
+        if target == root or root in target.parents:
+            raise OutputPathError(f"{option} {os.fspath(path)} lies inside csconform's installed files ({root})")
+    try:
+        current = target.read_bytes()
+    except OSError as exc:
+        raise OutputPathError(f"{option} {os.fspath(path)}: cannot read it again: {exc.strerror or exc}") from None
+    if current != read:
+        raise OutputPathError(f"{option} {os.fspath(path)} changed since it was read; nothing written (run again)")
+    protected = [entry for entry in _protected if _same_file(target, entry.path)]
+    for entry in protected:
+        _protected.remove(entry)
+    try:
+        return write_bytes(path, data, option)
+    finally:
+        _protected.extend(protected)
+
+
 def write_text(
     path: str | os.PathLike[str], text: str, option: str = "output", encoding: str = "utf-8", **checks: Any
 ) -> Path:

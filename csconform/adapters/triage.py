@@ -33,9 +33,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from csconform.documents import read_document, read_text
 from csconform.errors import InstanceFormatError
-from csconform.spec.yaml_io import read_yaml
-from csconform.user_files import read_text
 
 VERDICTS = ("departs-from-docs", "reference-choice", "spec-claims-too-much", "not-observable")
 EXPECTED_TO_FAIL = ("departs-from-docs", "reference-choice")
@@ -71,7 +70,7 @@ def _text(value: object) -> bool:
 
 def load_triage(path: Path) -> Triage:
     """Read and validate a triage file; every problem names the file and the entry."""
-    data = read_yaml(path, error=InstanceFormatError)
+    data = read_document(path, what="triage file", top="any").data
     if not isinstance(data, dict) or not _text(data.get("implementation")) or not isinstance(data.get("entries"), list):
         raise InstanceFormatError(f"{path}: expected a mapping with 'implementation' and a list of 'entries'")
     for key in ("package", "version"):

@@ -20,10 +20,10 @@ import yaml
 
 from csconform.cli import main as cli_main
 from csconform.errors import UnknownNameError
+from csconform.findings.finding import Finding
 from csconform.perf.efficiency import calibration_record
 from csconform.spec import default_specs_dir, load_catalogue, load_spec
 from csconform.userconfig.checks import ESTIMATOR_RULES
-from csconform.userconfig.findings import Finding
 from csconform.userconfig.validate import Verdict, release_options, validate_file
 
 pytestmark = pytest.mark.capability("performance")
@@ -155,7 +155,7 @@ def test_both_layouts_conform_and_findings_point_at_the_key(tmp_path: Path) -> N
     path = write(tmp_path, flat(train_input={"batch_size": 0}))
     verdict = judge(path, "1.9.1")
     finding = only(verdict.violations, "CONFIG-010")
-    assert (finding.level, finding.path, finding.line) == (
+    assert (finding.level, finding.key, finding.line) == (
         "documented",
         "train_input.batch_size",
         line_of(path, "batch_size"),
@@ -173,9 +173,10 @@ def test_the_command_exits_0_1_2_and_prints_json(tmp_path: Path, capsys: pytest.
     assert cli_main(["validate", str(binary), "--release", "1.9.1"]) == 2
     capsys.readouterr()
     assert cli_main(["validate", str(bad), "--release", "1.9.1", "--json", "--lr-at", "0,50"]) == 1
-    document = json.loads(capsys.readouterr().out)
+    (document,) = json.loads(capsys.readouterr().out)["files"]
     assert {"violations", "warnings", "parameters", "plan", "release", "learning_rate"} <= set(document)
-    assert document["violations"][0].keys() >= {"rule", "level", "path", "line", "message"}
+    assert document["violations"][0].keys() >= {"rule", "level", "path", "line", "column", "key", "message", "fix"}
+    assert document["violations"][0]["path"] == str(bad)
     assert document["release"] == "1.9.1" and set(document["learning_rate"]) == {"0", "50"}
     assert cli_main(["validate", str(good.parent), "--release", "1.9.1", "--no-plan"]) == 2
     out = capsys.readouterr().out
@@ -189,7 +190,7 @@ def test_a_hugging_face_config_with_training_options(tmp_path: Path, capsys: pyt
     path = write(tmp_path, json.dumps(config, indent=1), "config.json")
     arguments = ["validate", str(path), "--batch-size", "32", "--max-steps", "1000", "--learning-rate", "1e-3"]
     assert cli_main([*arguments, "--warmup-steps", "100", "--json"]) == 0
-    document = json.loads(capsys.readouterr().out)
+    (document,) = json.loads(capsys.readouterr().out)["files"]
     assert document["layout"] == "hf" and document["plan"]["batch"] == 32
     assert document["schedule"]["warmup_end"] == {"step": 100, "lr": pytest.approx(1e-3, rel=1e-6)}
     assert cli_main([*arguments, "--batch-size", "0"]) == 1
@@ -199,11 +200,11 @@ def test_a_hugging_face_config_with_training_options(tmp_path: Path, capsys: pyt
 @pytest.mark.spec("CONFIG-001")
 def test_other_rules_a_config_breaks_are_reported_with_their_ids(tmp_path: Path) -> None:
     estimator = judge(write(tmp_path, flat(runconfig={"save_checkpoint_secs": 600})), "1.6.0")
-    assert only(estimator.violations, "ESTIMATOR-007").path == "runconfig.save_checkpoint_secs"
+    assert only(estimator.violations, "ESTIMATOR-007").key == "runconfig.save_checkpoint_secs"
     cluster = judge(write(tmp_path, flat(runconfig={"num_csx": 300})), "1.9.1", wafer="wse2")
     assert only(cluster.violations, "HW-009").level == "documented"
     pipelined = judge(write(tmp_path, flat(runconfig={"num_csx": 2, "execution_strategy": "pipeline"})), "1.9.1")
-    assert only(pipelined.violations, "PERF-018").path == "runconfig.execution_strategy"
+    assert only(pipelined.violations, "PERF-018").key == "runconfig.execution_strategy"
 
 
 @pytest.mark.spec("CONFIG-001")
@@ -211,17 +212,17 @@ def test_other_rules_a_config_breaks_are_reported_with_their_ids(tmp_path: Path)
 def test_each_estimator_parameter_the_system_refuses_is_its_rule(tmp_path: Path, key: str, rule: str) -> None:
     path = write(tmp_path, flat(runconfig={key: 1}))
     finding = only(judge(path, "1.6.0", plan=False).violations, rule)
-    assert (finding.level, finding.path, finding.line) == ("documented", f"runconfig.{key}", line_of(path, f"{key}:"))
+    assert (finding.level, finding.key, finding.line) == ("documented", f"runconfig.{key}", line_of(path, f"{key}:"))
 
 
 @pytest.mark.spec("CONFIG-002")
 def test_an_unknown_key_is_a_warning_with_the_likely_key(tmp_path: Path) -> None:
     path = write(tmp_path, flat(runconfig={"max_step": 10}))
     finding = only(judge(path, "1.9.1").warnings, "CONFIG-002")
-    assert (finding.path, finding.line) == ("runconfig.max_step", line_of(path, "max_step:"))
+    assert (finding.key, finding.line) == ("runconfig.max_step", line_of(path, "max_step:"))
     assert "did you mean 'max_steps'?" in finding.message
     fp16 = write(tmp_path, flat(model={"fp16_type": "bfloat16"}))
-    unknown = {r: [f.path for f in judge(fp16, r).warnings if f.rule == "CONFIG-002"] for r in ("1.9.1", "2.3.1")}
+    unknown = {r: [f.key for f in judge(fp16, r).warnings if f.rule == "CONFIG-002"] for r in ("1.9.1", "2.3.1")}
     assert "model.fp16_type" in unknown["1.9.1"]  # 1.9.1 has no fp16_type ...
     assert "model.fp16_type" not in unknown["2.3.1"]  # ... 2.1.0 introduced it
     assert "optimizer.weight_decay_rate" in unknown["2.3.1"]  # and 2.x spells weight decay weight_decay
@@ -241,7 +242,7 @@ def test_a_key_given_twice_is_a_warning_at_its_second_line(tmp_path: Path) -> No
 def test_the_trainer_layout_is_refused_before_2_3_0(tmp_path: Path) -> None:
     path = write(tmp_path, trainer(init_precision={"fp16_type": "float16"}))
     finding = only(judge(path, "2.2.1").violations, "CONFIG-004")
-    assert (finding.path, finding.line, finding.level) == ("trainer", 1, "public")
+    assert (finding.key, finding.line, finding.level) == ("trainer", 1, "public")
     assert "CONFIG-004" not in rules(judge(path, "2.3.0").violations)
 
 
@@ -303,7 +304,7 @@ def test_from_2_3_0_the_batch_is_at_least_the_systems(tmp_path: Path) -> None:
     )
     finding = only(judge(path, "2.10.0").violations, "CONFIG-012")
     assert finding.message == "Expected batch_size (2) to be greater than or equal to num_csx (4)."
-    assert finding.path == "trainer.fit.train_dataloader.batch_size"
+    assert finding.key == "trainer.fit.train_dataloader.batch_size"
     assert judge(path, "2.10.0", num_csx=2).violations == []
 
 
@@ -328,7 +329,7 @@ def test_from_2_3_0_a_micro_batch_lies_between_1_and_the_batch(tmp_path: Path, m
             found[0].message
             == "Expected micro_batch_size (600) to be a positiveinteger less than or equal to the batch_size (64)."
         )
-        assert found[0].path.endswith('ScopedTrainFlags."csx.performance.micro_batch_size"')
+        assert (found[0].key or "").endswith('ScopedTrainFlags."csx.performance.micro_batch_size"')
 
 
 @pytest.mark.spec("CONFIG-015")
@@ -347,7 +348,7 @@ def test_disabled_mixed_precision_is_refused_before_2_3_0_and_switched_back_on_a
     assert "CONFIG-020" not in rules(judge(old, "2.2.1").warnings)
     new = write(tmp_path, trainer(init_precision={"enabled": False}), "t.yaml")
     verdict = judge(new, "2.10.0")
-    assert verdict.violations == [] and only(verdict.warnings, "CONFIG-020").path == "trainer.init.precision.enabled"
+    assert verdict.violations == [] and only(verdict.warnings, "CONFIG-020").key == "trainer.init.precision.enabled"
 
 
 @pytest.mark.spec("CONFIG-021")
@@ -378,7 +379,7 @@ def test_cbfloat16_needs_dynamic_loss_scaling(tmp_path: Path, factor: Any, refus
 def test_use_bfloat16_is_refused_from_2_1_0(tmp_path: Path) -> None:
     path = write(tmp_path, flat(model={**GPT, "use_bfloat16": True}))
     finding = only(judge(path, "2.1.0").violations, "CONFIG-023")
-    assert finding.path == "model.use_bfloat16" and finding.message.startswith('The flag "use_bfloat16" is deprecated.')
+    assert finding.key == "model.use_bfloat16" and finding.message.startswith('The flag "use_bfloat16" is deprecated.')
     assert judge(path, "2.0.3").violations == []
 
 
@@ -387,7 +388,7 @@ def test_bfloat16_switches_a_configured_loss_scaling_off(tmp_path: Path) -> None
     old = write(tmp_path, flat(model={**GPT, "use_bfloat16": True}, optimizer={"loss_scaling_factor": "dynamic"}))
     assert "CONFIG-024" in rules(judge(old, "1.9.1").warnings)
     new = write(tmp_path, trainer(init_precision={"fp16_type": "bfloat16"}), "t.yaml")
-    assert only(judge(new, "2.10.0").warnings, "CONFIG-024").path == "trainer.init.precision.loss_scaling_factor"
+    assert only(judge(new, "2.10.0").warnings, "CONFIG-024").key == "trainer.init.precision.loss_scaling_factor"
     static_one = write(
         tmp_path, trainer(init_precision={"fp16_type": "bfloat16", "loss_scaling_factor": 1.0}), "s.yaml"
     )
@@ -445,7 +446,7 @@ def test_from_2_0_2_the_optimizer_is_a_class_of_the_package(tmp_path: Path) -> N
     assert "CONFIG-041" in rules(judge(with_optimizer({"Adamm": {}}, "a.yaml"), "2.10.0").violations)
     unused = with_optimizer({"Adam": {"correct_bias": True}}, "u.yaml")
     finding = only(judge(unused, "2.10.0").warnings, "CONFIG-041")
-    assert finding.path == "trainer.init.optimizer.Adam.correct_bias"
+    assert finding.key == "trainer.init.optimizer.Adam.correct_bias"
     assert judge(with_optimizer({"adamw": {"correct_bias": True}}, "c.yaml"), "2.10.0").warnings == []
     bad_betas = with_optimizer({"AdamW": {"betas": [0.9, 1.5]}}, "b.yaml")
     assert only(judge(bad_betas, "2.10.0").warnings, "OPTIM-011").level == "reference"
@@ -477,7 +478,7 @@ def test_from_2_4_0_an_argument_the_scheduler_does_not_take_is_refused(tmp_path:
     data = trainer()
     data["trainer"]["init"]["schedulers"][0]["SequentialLR"]["schedulers"][0]["LinearLR"]["alpha"] = 0.1
     path = write(tmp_path, data)
-    assert only(judge(path, "2.10.0").violations, "CONFIG-052").path.endswith("LinearLR.alpha")
+    assert (only(judge(path, "2.10.0").violations, "CONFIG-052").key or "").endswith("LinearLR.alpha")
     assert "CONFIG-052" not in rules(judge(path, "2.3.1").violations)
 
 
@@ -513,7 +514,7 @@ def test_a_rate_that_jumps_between_phases_is_a_warning(tmp_path: Path) -> None:
     data["optimizer"]["learning_rate"][0]["end_learning_rate"] = 1.25e-4
     finding = only(judge(write(tmp_path, data), "1.9.1").warnings, "CONFIG-055")
     assert finding.message == "the rate jumps from 0.000125 to 0.001 where Linear hands over to CosineDecay"
-    assert finding.path == "optimizer.learning_rate[1]"
+    assert finding.key == "optimizer.learning_rate[1]"
 
 
 # --- loop ------------------------------------------------------------------------------------------------
@@ -560,19 +561,19 @@ def test_eval_frequency_and_eval_steps_are_positive(tmp_path: Path) -> None:
     flat_half = write(tmp_path, flat(runconfig={"eval_frequency": 0.5}), "f.yaml")
     assert "CONFIG-064" in rules(judge(flat_half, "1.9.1").violations)  # a fraction only from 2.3.0
     no_steps = write(tmp_path, flat(runconfig={"eval_steps": 0}), "e.yaml")
-    assert only(judge(no_steps, "1.9.1").violations, "CONFIG-064").path == "runconfig.eval_steps"
+    assert only(judge(no_steps, "1.9.1").violations, "CONFIG-064").key == "runconfig.eval_steps"
 
 
 @pytest.mark.spec("CONFIG-065")
 def test_an_evaluation_cadence_longer_than_the_run_is_a_warning(tmp_path: Path) -> None:
     path = write(tmp_path, trainer(init_loop={"max_steps": 1000, "eval_frequency": 5000}))
-    assert only(judge(path, "2.10.0").warnings, "CONFIG-065").path == "trainer.init.loop.eval_frequency"
+    assert only(judge(path, "2.10.0").warnings, "CONFIG-065").key == "trainer.init.loop.eval_frequency"
 
 
 @pytest.mark.spec("CONFIG-070")
 def test_training_with_evaluation_across_the_releases(tmp_path: Path) -> None:
     path = write(tmp_path, flat(runconfig={"mode": "train_and_eval"}))
-    assert only(judge(path, "1.7.1").violations, "GRAPH-005").path == "runconfig.mode"
+    assert only(judge(path, "1.7.1").violations, "GRAPH-005").key == "runconfig.mode"
     assert "CONFIG-070" in rules(judge(path, "1.9.1").warnings) and judge(path, "1.9.1").violations == []
     assert "CONFIG-070" in rules(judge(path, "2.2.0").warnings)
 
@@ -591,7 +592,7 @@ def test_from_2_2_1_training_and_evaluation_share_one_run(tmp_path: Path) -> Non
 @pytest.mark.spec("CONFIG-080")
 def test_eval_metrics_without_evaluation_data_are_a_warning(tmp_path: Path) -> None:
     path = write(tmp_path, flat(model={**GPT, "compute_eval_metrics": True}))
-    assert only(judge(path, "1.9.1").warnings, "CONFIG-080").path == "model.compute_eval_metrics"
+    assert only(judge(path, "1.9.1").warnings, "CONFIG-080").key == "model.compute_eval_metrics"
     with_eval = write(
         tmp_path, flat(model={**GPT, "compute_eval_metrics": True}, eval_input={"batch_size": 8}), "e.yaml"
     )

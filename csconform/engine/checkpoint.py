@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
+from csconform.documents import check_data, parse_document, read_bytes
 from csconform.engine.arguments import path as argument_path
-from csconform.errors import CheckpointError
-from csconform.user_files import check_document, parse_json, read_bytes
+from csconform.errors import CheckpointError, UnreadableDocumentError
 
 MAGIC = b"CSCKPT1\n"
 DIGEST_HEX_CHARS = 64
@@ -97,7 +97,10 @@ def encode(state: dict[str, Any]) -> bytes:
         manifest = _flatten(state, "", arrays)
     except RecursionError:
         raise CheckpointError("the checkpoint state is nested too deeply to store") from None
-    check_document(manifest, "the checkpoint state", "checkpoint manifest", CheckpointError)
+    try:
+        check_data(manifest, "the checkpoint state")
+    except UnreadableDocumentError as exc:
+        raise CheckpointError(str(exc)) from None
     buffer = io.BytesIO()
     contents: dict[str, Any] = {MANIFEST_KEY: np.array(json.dumps(manifest)), **arrays}
     np.savez(buffer, **contents)
@@ -117,9 +120,13 @@ def decode(data: bytes, source: str = "<bytes>") -> dict[str, Any]:
     try:
         _check_members(payload, source)
         with np.load(io.BytesIO(payload), allow_pickle=False) as archive:
-            manifest = parse_json(str(archive[MANIFEST_KEY]), source, "checkpoint manifest", CheckpointError)
+            manifest = parse_document(
+                str(archive[MANIFEST_KEY]), source, "json", what="checkpoint manifest", top="any"
+            ).data
             arrays = {name: archive[name] for name in archive.files if name != MANIFEST_KEY}
         state = _unflatten(manifest, arrays)
+    except UnreadableDocumentError as exc:
+        raise CheckpointError(str(exc)) from None
     except (ValueError, KeyError, TypeError, AttributeError, StopIteration, OSError, zipfile.BadZipFile) as exc:
         raise CheckpointError(f"{source} has a valid checksum but an unreadable payload: {exc}") from exc
     check_sections(state, source)
@@ -223,8 +230,8 @@ def load(path: str | os.PathLike[str]) -> dict[str, Any]:
     source = argument_path("path", path)
     sweep_temporaries(source.parent)
     try:
-        data = read_bytes(source, MAX_CHECKPOINT_BYTES, "checkpoint", CheckpointError)
-    except CheckpointError as exc:
+        data = read_bytes(source, MAX_CHECKPOINT_BYTES, "checkpoint")
+    except UnreadableDocumentError as exc:
         raise CheckpointError(f"cannot read checkpoint {exc}") from None
     return decode(data, str(source))
 

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
+from csconform.documents import read_bytes, read_text
 from csconform.errors import InputFileError, InvalidInputError
 from csconform.perf.efficiency import PARAMETERS, Calibration
 from csconform.perf.hardware import check_cluster_size, get_wafer
@@ -44,7 +45,6 @@ from csconform.perf.model_config import ModelSpec, load_model_config, model_from
 from csconform.perf.pipeline import pipelined
 from csconform.perf.streaming import weight_streaming
 from csconform.perf.zoo import canonical_name, get_model
-from csconform.user_files import read_bytes, read_text
 
 REQUIRED_COLUMNS = (
     "id",
@@ -114,7 +114,7 @@ def _integer_cell(text: str, column: str, limit: int, where: str) -> int:
 
 def read_measured(path: str | Path) -> pd.DataFrame:
     """A measured-runs table, every cell the model reads checked: a bad cell is an InputFileError naming
-    the file, the line and the column (see :mod:`csconform.user_files` for the file itself)."""
+    the file, the line and the column (see :mod:`csconform.documents` for the file itself)."""
     text = read_text(path, MAX_MEASURED_BYTES, "measured-runs table (CSV)")
     reader = csv.reader(io.StringIO(text, newline=""))
     try:

@@ -34,9 +34,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from csconform.documents import check_data, read_document
 from csconform.errors import InputFileError, InvalidInputError
 from csconform.perf.costs import KernelCost
-from csconform.user_files import check_document, read_json
 
 PARAMETERS = ("matmul_efficiency", "attention_efficiency", "layer_latency_s", "input_tokens_per_s")
 CALIBRATION_FILE = "calibration.json"
@@ -89,7 +89,7 @@ def calibration_path() -> Path:
 
 def check_calibration_record(record: Any, source: str) -> dict[str, Any]:
     """``record`` if it is a calibration: every number finite, the four figures plausible; else InputFileError."""
-    check_document(record, source, "calibration record")
+    check_data(record, source)
     if not isinstance(record, dict) or not isinstance(record.get("parameters"), dict):
         raise InputFileError(f"{source}: expected a calibration record with 'parameters'")
     for name in PARAMETERS:
@@ -111,7 +111,7 @@ def check_calibration_record(record: Any, source: str) -> dict[str, Any]:
 @functools.cache
 def _calibration_record() -> dict[str, Any]:
     path = calibration_path()
-    return check_calibration_record(read_json(path, what="calibration file"), str(path))
+    return check_calibration_record(read_document(path, what="calibration file", top="any").data, str(path))
 
 
 def calibration_record() -> dict[str, Any]:

@@ -52,6 +52,7 @@ from pathlib import Path
 
 import numpy as np
 
+from csconform.documents import read_text
 from csconform.errors import (
     InfeasibleError,
     InstanceFormatError,
@@ -61,7 +62,6 @@ from csconform.errors import (
 )
 from csconform.output_guard import write_text
 from csconform.perf.legalize import Shelf, ShelfTable
-from csconform.user_files import read_text
 
 #: Largest integer accepted for any parameter of an instance (guards against absurd inputs).
 MAX_PARAMETER = 1_000_000
@@ -348,7 +348,7 @@ def parse_kgraph_text(text: str, source: str = "<string>") -> Instance:
 
 def parse_kgraph(path: str | Path) -> Instance:
     """Read and parse a ``.kgraph`` file."""
-    text = read_text(path, MAX_INSTANCE_BYTES, "kernel-graph instance (.kgraph)", InstanceFormatError)
+    text = read_text(path, MAX_INSTANCE_BYTES, "kernel-graph instance (.kgraph)")
     return parse_kgraph_text(text, source=str(path))
 
 

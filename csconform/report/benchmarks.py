@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from csconform.documents import read_document
 from csconform.errors import InputFileError, InvalidInputError
 from csconform.output_guard import write_csv, write_text
-from csconform.user_files import expect_mapping, read_json
 
 MIXED_PRECISION_COLUMNS = ["model", "mixed_ms", "fp32_ms", "ratio", "ratio_median_paired", "rounds", "blas_threads"]
 BENCHMARK_COLUMNS = ["name", "group", "min_ms", "median_ms", "mean_ms", "rounds"]
@@ -44,9 +44,7 @@ def load_benchmark_json(path: Path) -> dict[str, Any]:
         raise InvalidInputError(
             f"{path}: no benchmark results; run pytest tests/bench --benchmark-only --benchmark-json {path}"
         )
-    data = expect_mapping(
-        read_json(path, MAX_BENCHMARK_BYTES, "pytest-benchmark JSON file"), str(path), "a pytest-benchmark result"
-    )
+    data = read_document(path, what="pytest-benchmark result", max_bytes=MAX_BENCHMARK_BYTES).data
     if not isinstance(data.get("benchmarks"), list):
         raise InputFileError(f"{path}: not a pytest-benchmark JSON file (no 'benchmarks' list)")
     for index, bench in enumerate(data["benchmarks"]):

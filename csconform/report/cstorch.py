@@ -20,13 +20,13 @@ import pandas as pd
 
 from csconform.adapters.triage import Triage, load_triage
 from csconform.conformance import SUITE_DIR
+from csconform.documents import read_document
 from csconform.errors import CsConformError
 from csconform.output_guard import write_csv, write_text
 from csconform.report.conformance import OUTCOMES, check_matrix, matrix_frame, provenance, summary_line
 from csconform.spec import LEVELS, Spec, load_spec
 from csconform.spec.traceability import rules_by_test
 from csconform.spec.verdict import BINDING_LEVELS, conforms
-from csconform.user_files import read_json
 
 MATRIX_FILE = "conformance_cstorch.json"
 REFERENCE_MATRIX_FILE = "conformance.json"
@@ -36,7 +36,7 @@ PRODUCED_BY = "tox -e cstorch (installs cerebras-pytorch 2.10.0 in its own envir
 
 def read_matrix(path: Path) -> dict:
     """A matrix JSON the plugin wrote; anything else is a clear error."""
-    matrix = read_json(path, what="conformance matrix (JSON)")
+    matrix = read_document(path, what="conformance matrix (JSON)").data
     return check_matrix(matrix, str(path), f"rerun: {PRODUCED_BY}")
 
 

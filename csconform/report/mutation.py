@@ -39,10 +39,9 @@ from typing import Any
 
 import pandas as pd
 
+from csconform.documents import read_document
 from csconform.errors import InputFileError, InvalidInputError
 from csconform.output_guard import write_csv, write_text
-from csconform.spec.yaml_io import read_yaml
-from csconform.user_files import read_json
 
 
 @dataclass(frozen=True)
@@ -242,7 +241,7 @@ def load_results(path: Path) -> dict[str, Any] | None:
     """The exported results, or None when there are none yet."""
     if not Path(path).exists():
         return None
-    data = read_json(path, what="mutation result file (JSON)")
+    data = read_document(path, what="mutation result file (JSON)", top="any").data
     if not isinstance(data, dict) or not isinstance(data.get("mutants"), list):
         raise InvalidInputError(f"{path}: not a csconform mutation result file (no 'mutants' list)")
     for index, mutant in enumerate(data["mutants"]):
@@ -257,7 +256,7 @@ def load_triage(path: Path) -> dict[str, dict[str, str]]:
     """The triage list: mutant id -> {kind, change, reason}; an absent file is an empty list."""
     if not path.is_file():
         return {}
-    data = read_yaml(path, error=InputFileError) or {}
+    data = read_document(path, what="mutation triage file", top="any").data or {}
     if not isinstance(data, dict):
         raise InvalidInputError(f"{path}: expected a mapping of mutant id -> triage entry")
     for mutant_id, entry in data.items():

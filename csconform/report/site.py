@@ -18,11 +18,11 @@ from pathlib import Path
 import pandas as pd
 
 from csconform import __version__
+from csconform.documents import read_text
 from csconform.errors import InputFileError
 from csconform.output_guard import write_text
 from csconform.report.summary import rule_anchor, summary_html, summary_markdown
 from csconform.spec import load_spec, spec_digest
-from csconform.user_files import read_text
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; color: #222; }

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import csconform.errors as error_family
-from csconform.errors import SpecError
+from csconform.documents import read_document
+from csconform.errors import SpecError, UnreadableDocumentError
 from csconform.spec.model import KINDS, LEVELS, MODES, STATUSES, TARGETS, Area, ErrorSpec, Rule, Scope, Source, Spec
 from csconform.spec.releases import RELEASES_FILE, Catalogue, load_catalogue
 from csconform.spec.sources import SOURCES_FILE, Registry, load_registry
-from csconform.spec.yaml_io import read_yaml
 
 AREA_KEYS = {"area", "title", "rules"}
 RULE_KEYS = {
@@ -37,6 +37,7 @@ RULE_KEYS = {
     "reason",
     "notes",
     "releases",
+    "fix",
 }
 REQUIRED_RULE_KEYS = ("id", "title", "statement", "source", "kind", "level", "scope", "status")
 KEY_HINTS = {"level": f" (how binding the rule is: {', '.join(LEVELS)})"}
@@ -174,7 +175,7 @@ def _parse_rule(
     for key in ("title", "statement"):
         if key in data and not _is_text(data[key]):
             problems.add(path, label, f"'{key}' must be non-empty text")
-    for key in ("reason", "notes"):
+    for key in ("reason", "notes", "fix"):
         if data.get(key) is not None and not _is_text(data[key]):
             problems.add(path, label, f"'{key}' must be non-empty text")
     if "kind" in data and data["kind"] not in KINDS:
@@ -227,13 +228,14 @@ def _parse_rule(
         reason=data.get("reason"),
         notes=data.get("notes"),
         releases=releases,
+        fix=" ".join(data["fix"].split()) if data.get("fix") else None,
     )
 
 
 def _parse_area(path: Path, registry: Registry, catalogue: Catalogue, problems: _Problems) -> Area | None:
     try:
-        data = read_yaml(path)
-    except SpecError as exc:
+        data = read_document(path, what="spec file", top="any").data
+    except UnreadableDocumentError as exc:
         problems.items.append(str(exc))
         return None
     if not isinstance(data, dict):
@@ -268,7 +270,7 @@ def check_spec(specs_dir: Path | str | None = None) -> SpecReport:
     try:
         registry = load_registry(directory)
         catalogue = load_catalogue(directory)
-    except SpecError as exc:
+    except (SpecError, UnreadableDocumentError) as exc:
         return SpecReport(None, [str(exc)])
     files = sorted(p for p in directory.glob("*.yaml") if p.name not in (SOURCES_FILE, RELEASES_FILE))
     if not files:

@@ -64,6 +64,8 @@ class Rule:
     notes: str | None = None
     releases: str | None = None
     """The releases the rule holds for, a version range (``">=1.8.0,<2.2.1"``); None: every release."""
+    fix: str | None = None
+    """How to comply, in a sentence (what a finding of ``validate`` or ``lint`` tells the user to do)."""
 
     @property
     def prefix(self) -> str:

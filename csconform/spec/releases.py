@@ -17,8 +17,8 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from csconform.documents import read_document
 from csconform.errors import SpecError, UnknownNameError
-from csconform.spec.yaml_io import read_yaml
 
 RELEASES_FILE = "releases.yaml"
 LAYOUTS = ("flat", "trainer")
@@ -114,7 +114,7 @@ def load_catalogue(specs_dir: Path) -> Catalogue:
     path = specs_dir / RELEASES_FILE
     if not path.is_file():
         return Catalogue(())
-    data = read_yaml(path)
+    data = read_document(path, what="releases file", top="any").data
     if not isinstance(data, dict) or set(data) != {"releases"} or not isinstance(data["releases"], list):
         raise SpecError(f"{path}: expected a mapping with one key, 'releases', a list")
     releases = tuple(_release(entry, f"{path}: releases[{i}]") for i, entry in enumerate(data["releases"]))

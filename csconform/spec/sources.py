@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from csconform.documents import read_document
 from csconform.errors import SpecError
-from csconform.spec.yaml_io import read_yaml
 
 SOURCES_FILE = "sources.yaml"
 # The one registered document that is not a seed: public facts that fill the seeds' gaps.
@@ -59,7 +59,7 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
 
 def load_registry(specs_dir: Path) -> Registry:
     path = specs_dir / SOURCES_FILE
-    data = read_yaml(path)
+    data = read_document(path, what="sources file", top="any").data
     if not isinstance(data, dict) or not isinstance(data.get("documents"), list):
         raise SpecError(f"{path}: expected a mapping with a 'documents' list")
     documents = []

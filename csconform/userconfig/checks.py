@@ -3,7 +3,7 @@
 Where the reference engine decides a refusal (the GradScaler's arguments, the SGD/Adam/AdamW
 hyperparameters, the LR schedule's values), the check builds the engine's own object and reports its
 typed refusal, so that validate and the engine never disagree. Each check reports through
-:class:`~csconform.userconfig.findings.Findings`, which drops the rules whose releases leave out the
+:class:`~csconform.findings.collect.Findings`, which drops the rules whose releases leave out the
 release being judged; a check with behaviour that differs between releases compares versions itself.
 """
 
@@ -21,9 +21,10 @@ from csconform.engine import amp, context
 from csconform.engine.nn.parameter import Parameter
 from csconform.engine.optim import optimizers as engine_optimizers
 from csconform.errors import CsConformError, InvalidInputError
+from csconform.findings.collect import Findings
+from csconform.findings.finding import Location
 from csconform.perf.hardware import check_cluster_size, get_wafer
-from csconform.userconfig.description import Origin, RunDescription, SchedulerConfig, Setting
-from csconform.userconfig.findings import Findings
+from csconform.userconfig.description import RunDescription, SchedulerConfig, Setting
 from csconform.userconfig.package_api import package_api
 from csconform.userconfig.schedule import SEQUENTIAL, ScheduleNotRunnable, build
 from csconform.userconfig.schedulers import class_name
@@ -82,8 +83,8 @@ def trains(run: RunDescription) -> bool:
     return run.batch.train is not None or run.optimizer is not None or run.schedule is not None
 
 
-def _train_origin(run: RunDescription) -> Origin:
-    return Origin("trainer.fit.train_dataloader" if run.layout == "trainer" else "train_input")
+def _train_origin(run: RunDescription) -> Location:
+    return Location("trainer.fit.train_dataloader" if run.layout == "trainer" else "train_input")
 
 
 # --- layout and keys ---------------------------------------------------------------------------------
@@ -92,12 +93,12 @@ def _train_origin(run: RunDescription) -> Origin:
 def check_layout(run: RunDescription, found: Findings) -> None:
     if run.layout == "trainer":
         found.refuse(
-            "CONFIG-004", Origin("trainer", 1), f"the trainer layout is read from release 2.3.0 on, not {run.release}"
+            "CONFIG-004", Location("trainer", 1), f"the trainer layout is read from release 2.3.0 on, not {run.release}"
         )
     elif run.layout == "flat":
         found.warn(
             "CONFIG-005",
-            Origin("(file)"),
+            Location(),
             f"flat-layout params file: release {run.release} converts it to the trainer layout on load "
             "(cszoo config convert_legacy converts it once)",
         )
@@ -108,23 +109,25 @@ def check_keys(run: RunDescription, found: Findings) -> None:
     a key another rule already reports (use_bfloat16 from 2.1.0) is not reported again as unknown."""
     if run.layout == "hf":
         return
-    reported = {f.path for f in (*found.violations, *found.warnings)}
+    reported = {f.key for f in (*found.violations, *found.warnings)}
     for use in run.keys:
         if use.name not in _vocabulary(run) and use.path not in reported:
             suggestion = did_you_mean(use.name, run.release.name)
             hint = f"; did you mean {suggestion!r}?" if suggestion else ""
             found.warn(
                 "CONFIG-002",
-                Origin(use.path, use.line),
+                Location(use.path, use.line),
                 f"release {run.release} does not know the key {use.name!r}{hint}",
             )
     for use in run.duplicate_keys:
-        found.warn("CONFIG-003", Origin(use.path, use.line), f"key {use.name!r} is given twice; the second value wins")
+        found.warn(
+            "CONFIG-003", Location(use.path, use.line), f"key {use.name!r} is given twice; the second value wins"
+        )
     for use in run.text_numbers:
         mantissa, exponent = re.split("[eE]", use.name)
         found.warn(
             "CONFIG-007",
-            Origin(use.path, use.line),
+            Location(use.path, use.line),
             f"{use.name} is read as the text {use.name!r} by YAML 1.1 (PyYAML); write {mantissa}.0e{exponent} "
             "so that every release reads a number",
         )
@@ -283,7 +286,7 @@ def check_clipping(run: RunDescription, found: Findings) -> None:
             found.refuse(
                 "CONFIG-032",
                 setting.origin,
-                f"{setting.origin.path.rsplit('.', 1)[-1]} must be {bound}, got {setting.value!r}",
+                f"{_key(setting)} must be {bound}, got {setting.value!r}",
             )
     if norm is None or value is None:
         return
@@ -313,7 +316,7 @@ def check_optimizer(run: RunDescription, found: Findings) -> None:
             rule = "CONFIG-041" if _release_at_least(run, "2.0.2") else "CONFIG-040"
             found.refuse(
                 rule,
-                Origin("optimizer" if run.layout == "flat" else "trainer.init.optimizer"),
+                Location("optimizer" if run.layout == "flat" else "trainer.init.optimizer"),
                 "a training run needs an optimizer",
             )
         return
@@ -498,12 +501,12 @@ def check_loop(run: RunDescription, found: Findings) -> None:
         _check_evaluation(run, found)
 
 
-def _loop_origin(run: RunDescription) -> Origin:
-    return Origin("trainer.init.loop" if run.layout == "trainer" else "runconfig")
+def _loop_origin(run: RunDescription) -> Location:
+    return Location("trainer.init.loop" if run.layout == "trainer" else "runconfig")
 
 
 def _key(setting: Setting[Any]) -> str:
-    return setting.origin.path.rsplit(".", 1)[-1]
+    return (setting.origin.key or "").rsplit(".", 1)[-1]
 
 
 def _check_evaluation(run: RunDescription, found: Findings) -> None:
@@ -539,7 +542,7 @@ def trains_and_evaluates(run: RunDescription) -> Setting[Any] | None:
     frequency = run.loop.eval_frequency
     if run.layout == "trainer" and run.loop.has_eval_input and trains(run):
         if frequency is None:  # the TrainingLoop's default: evaluate once, after training
-            return Setting(1.0, Origin("trainer.fit.val_dataloader"))
+            return Setting(1.0, Location("trainer.fit.val_dataloader"))
         return frequency if frequency.value else None
     if run.layout == "flat" and frequency is not None and frequency.value and run.loop.has_eval_input:
         return frequency

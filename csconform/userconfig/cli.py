@@ -1,7 +1,7 @@
 """``csconform validate``: does my training setup conform, and how long would it train?
 
-    csconform validate CONFIG [CONFIG|DIR ...] [--release 2.10] [--json [OUT]] [--lr-at 0,1000,5000]
-                       [--plot lr.png] [--num-csx N] [--wafer wse2|wse3] [--model-family NAME]
+    csconform validate CONFIG [CONFIG|DIR ...] [--release 2.10] [--format text|json|sarif|github] [--json [OUT]]
+                       [--lr-at 0,1000,5000] [--plot lr.png] [--num-csx N] [--wafer wse2|wse3] [--model-family NAME]
     csconform validate config.json --batch-size 512 --max-steps 100000 --learning-rate 3e-4
                        --warmup-steps 2000 [--schedule cosine|linear|constant] [--seq-len 2048] ...
 
@@ -15,11 +15,16 @@ LR schedule through the reference engine and plans the model. Exit status 0: eve
 from __future__ import annotations
 
 import argparse
-import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from csconform import output_guard
-from csconform.errors import InvalidInputError
+from csconform.documents import format_of, read_text
+from csconform.errors import InvalidInputError, UnreadableDocumentError
+from csconform.findings.config import ProjectConfig
+from csconform.findings.finding import FileReport
+from csconform.findings.output import add_output_options, check_output_paths, emit, project_config
+from csconform.findings.suppress import suppress
 from csconform.spec.loader import default_specs_dir, load_spec
 from csconform.spec.releases import load_catalogue
 from csconform.userconfig.read_hf import SCHEDULES, TrainingOptions
@@ -85,15 +90,14 @@ def _training(arguments: argparse.Namespace) -> TrainingOptions:
 
 def run(arguments: argparse.Namespace) -> int:
     """Handler of ``validate``: one verdict per file, a summary table for several, an exit status."""
-    files = config_files(arguments.configs)
+    check_output_paths(arguments)
+    settings = project_config(arguments)
+    files = [path for path in config_files(arguments.configs) if not settings.excluded(path)]
     with output_guard.protect([("CONFIG", path) for path in files]):  # the files found in folders too
-        return _validate(arguments, files)
+        return _validate(arguments, files, settings)
 
 
-def _validate(arguments: argparse.Namespace, files: list[Path]) -> int:
-    json_out = arguments.json
-    if json_out and json_out != "-":
-        output_guard.check_output(json_out, "--json")
+def _validate(arguments: argparse.Namespace, files: list[Path], settings: ProjectConfig) -> int:
     plot_paths = _plot_paths(files, arguments.plot)
     for plot_path in plot_paths:
         if plot_path is not None:
@@ -106,7 +110,7 @@ def _validate(arguments: argparse.Namespace, files: list[Path]) -> int:
     for path, plot_path in zip(files, plot_paths, strict=True):
         options = release_options(
             catalogue,
-            arguments.release,
+            arguments.release or settings.release,
             wafer=arguments.wafer,
             num_csx=arguments.num_csx,
             family=arguments.model_family,
@@ -115,31 +119,25 @@ def _validate(arguments: argparse.Namespace, files: list[Path]) -> int:
             plan=not arguments.no_plan,
             training=_training(arguments),
         )
-        verdicts.append(validate_file(path, spec, options))
-    document = verdicts[0].as_dict() if len(verdicts) == 1 else _several(verdicts)
-    if json_out == "-":
-        print(json.dumps(document, indent=2))
-    else:
-        if json_out:
-            output_guard.write_text(json_out, json.dumps(document, indent=2) + "\n", "--json")
-        print("\n\n".join(render(v) for v in verdicts))
-        if len(verdicts) > 1:
-            print("\n" + table(verdicts))
-    return max(v.exit_code for v in verdicts)
+        verdict = validate_file(path, spec, options)
+        suppress(verdict, _comments(path), settings.ignores(path).__contains__)
+        verdicts.append(verdict)
+    return emit(verdicts, arguments, spec, "validate", text=_text, release=verdicts[0].release)
 
 
-def _several(verdicts: list[Verdict]) -> dict[str, object]:
-    outcomes = [v.outcome for v in verdicts]
-    return {
-        "release": verdicts[0].release,
-        "files": [v.as_dict() for v in verdicts],
-        "summary": {
-            "files": len(verdicts),
-            "conforms": outcomes.count("conforms"),
-            "violations": outcomes.count("violations"),
-            "unreadable": outcomes.count("unreadable"),
-        },
-    }
+def _comments(path: Path) -> str | None:
+    """The text whose ``csconform: ignore`` comments apply (YAML has comments; JSON has none)."""
+    if format_of(path) != "yaml":
+        return None
+    try:
+        return read_text(path)
+    except UnreadableDocumentError:
+        return None  # the verdict already says why the file cannot be read
+
+
+def _text(verdicts: Sequence[FileReport]) -> str:
+    blocks = "\n\n".join(render(v) for v in verdicts if isinstance(v, Verdict))
+    return blocks + ("\n\n" + table([v for v in verdicts if isinstance(v, Verdict)]) if len(verdicts) > 1 else "")
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -151,9 +149,6 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     parser.add_argument("configs", nargs="+", metavar="CONFIG", help="params files, config.json files or directories")
     parser.add_argument("--release", help="the release to judge for (e.g. 1.9.1, 2.10; default: the newest known)")
-    parser.add_argument(
-        "--json", nargs="?", const="-", metavar="OUT", help="write the verdicts as JSON to OUT (no OUT: to stdout)"
-    )
     parser.add_argument("--lr-at", metavar="S1,S2,...", help="print the learning rate at these global steps")
     parser.add_argument("--plot", metavar="PATH", help="PNG of the LR schedule (a directory for several files)")
     parser.add_argument("--num-csx", type=int, help="systems in the cluster (overrides the file's num_csx)")
@@ -177,5 +172,6 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     training.add_argument("--loss-scaling", help="dynamic, or a static loss scale")
     training.add_argument("--max-gradient-norm", type=float, help="global gradient clipping norm")
     training.add_argument("--checkpoint-steps", type=int, help="checkpoint cadence in steps")
+    add_output_options(parser)
     parser.set_defaults(handler=run)
     return parser

@@ -4,8 +4,8 @@ A Model Zoo params file (flat or trainer layout) or a Hugging Face ``config.json
 the command line becomes one :class:`RunDescription`. The spec's checks (:mod:`.checks`), the LR
 schedule run through the engine (:mod:`.schedule`) and the performance model (:mod:`.performance`)
 read this description, never the raw document, so the three readers need to agree on one meaning
-of every setting. Each setting keeps where it came from (:class:`Origin`): the dotted key path and
-the line in the file, or the command-line option, so that a diagnostic can point at it.
+of every setting. Each setting keeps where it came from (a :class:`~csconform.findings.finding.Location`):
+the dotted key path and the line in the file, or the command-line option, so that a finding can point at it.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from csconform.findings.finding import Location
 from csconform.spec.releases import Release
 
 T = TypeVar("T")
@@ -21,22 +22,11 @@ LAYOUTS = ("flat", "trainer", "hf")
 
 
 @dataclass(frozen=True)
-class Origin:
-    """Where a setting was given: a key path in the file and its line, or an option (line None)."""
-
-    path: str
-    line: int | None = None
-
-    def __str__(self) -> str:
-        return f"{self.path} (line {self.line})" if self.line else self.path
-
-
-@dataclass(frozen=True)
 class Setting(Generic[T]):
     """A value and where it was given."""
 
     value: T
-    origin: Origin
+    origin: Location
 
 
 @dataclass(frozen=True)
@@ -63,7 +53,7 @@ class SchedulerConfig:
     written: str
     arguments: Mapping[str, Setting[Any]]
     children: tuple[SchedulerConfig, ...] = ()
-    origin: Origin = field(default_factory=lambda: Origin("(none)"))
+    origin: Location = field(default_factory=lambda: Location("(none)"))
 
 
 @dataclass(frozen=True)
@@ -112,7 +102,7 @@ class LossScaling:
 class OptimizerConfig:
     name: Setting[Any]
     arguments: Mapping[str, Setting[Any]]
-    origin: Origin
+    origin: Location
 
 
 @dataclass(frozen=True)

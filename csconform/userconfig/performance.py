@@ -89,7 +89,7 @@ def build_model(run: RunDescription, family: str | None = None) -> ModelSpec:
     return model_from_zoo_section(
         run.model.fields.value,
         family=zoo_family,
-        source=f"{run.file}: {run.model.fields.origin.path}",
+        source=f"{run.file}: {run.model.fields.origin.key}",
         seq_len=seq_len,
         name=PurePath(run.file).stem,
         release=f"{major}.x" if major == "1" else run.release.name,

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from csconform.spec.releases import Release
+from csconform.userconfig.config_file import ConfigFile
 from csconform.userconfig.description import (
     Batch,
     Loop,
@@ -23,7 +24,6 @@ from csconform.userconfig.description import (
     RunDescription,
     Setting,
 )
-from csconform.userconfig.document import Document
 from csconform.userconfig.schedulers import read_flat_schedule
 
 # Optimizer keys that configure something other than the optimizer's own arguments.
@@ -56,11 +56,11 @@ ESTIMATOR_UNSUPPORTED = (
 )
 
 
-def _optimizer(doc: Document) -> OptimizerConfig | None:
+def _optimizer(doc: ConfigFile) -> OptimizerConfig | None:
     if doc.section(("optimizer",)) is None:
         return None
     arguments: dict[str, Setting[Any]] = {}
-    for path, value in doc.items(("optimizer",)):
+    for path, value in doc.entries(("optimizer",)):
         key = str(path[-1])
         if key not in NOT_OPTIMIZER_ARGUMENTS and key not in ("beta1", "beta2") and value is not None:
             arguments[OPTIMIZER_ARGUMENT_NAMES.get(key, key)] = Setting(value, doc.origin(path))
@@ -72,7 +72,7 @@ def _optimizer(doc: Document) -> OptimizerConfig | None:
     return OptimizerConfig(name, arguments, doc.origin(("optimizer",)))
 
 
-def _family(doc: Document) -> Setting[str] | None:
+def _family(doc: ConfigFile) -> Setting[str] | None:
     named = doc.setting(("model", "name"))
     return None if named is None else Setting(str(named.value), named.origin)
 
@@ -82,12 +82,12 @@ def framework_of(path: Path) -> str:
     return "tensorflow" if "tf" in path.parts[:-1] else "pytorch"
 
 
-def read_flat(doc: Document, release: Release) -> RunDescription:
+def read_flat(doc: ConfigFile, release: Release) -> RunDescription:
     """The run a flat-layout params file describes."""
     model = doc.section(("model",))
     runconfig = doc.section(("runconfig",)) or {}
     return RunDescription(
-        file=str(doc.path),
+        file=doc.source,
         layout="flat",
         release=release,
         model=None
@@ -138,7 +138,7 @@ def read_flat(doc: Document, release: Release) -> RunDescription:
         keys=doc.key_uses(section_depth=1),
         duplicate_keys=doc.duplicate_keys(),
         text_numbers=doc.text_numbers(),
-        framework=framework_of(doc.path),
+        framework=framework_of(Path(doc.source)),
         estimator_settings={
             key: Setting(value, doc.origin(("runconfig", key)))
             for key, value in runconfig.items()

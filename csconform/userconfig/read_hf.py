@@ -12,20 +12,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from csconform.findings.finding import Location
 from csconform.spec.releases import Release
+from csconform.userconfig.config_file import ConfigFile
 from csconform.userconfig.description import (
     Batch,
     Loop,
     LossScaling,
     ModelSection,
     OptimizerConfig,
-    Origin,
     Precision,
     RunDescription,
     SchedulerConfig,
     Setting,
 )
-from csconform.userconfig.document import Document
 
 SCHEDULES = {"cosine": "CosineDecayLR", "linear": "LinearLR", "constant": "ConstantLR"}
 
@@ -49,7 +49,7 @@ class TrainingOptions:
 
 
 def _option(name: str, value: Any) -> Setting[Any] | None:
-    return None if value is None else Setting(value, Origin(f"--{name.replace('_', '-')}"))
+    return None if value is None else Setting(value, Location(f"--{name.replace('_', '-')}"))
 
 
 def _loss_scaling(text: str | None) -> Setting[Any] | None:
@@ -64,7 +64,7 @@ def _loss_scaling(text: str | None) -> Setting[Any] | None:
 def _schedule(options: TrainingOptions) -> SchedulerConfig | None:
     if options.learning_rate is None:
         return None
-    origin = Origin("--learning-rate")
+    origin = Location("--learning-rate")
     rate = Setting(options.learning_rate, origin)
     decay_name = SCHEDULES.get(options.schedule, options.schedule)
     decay_steps = None if options.max_steps is None else max(options.max_steps - options.warmup_steps, 1)
@@ -74,14 +74,16 @@ def _schedule(options: TrainingOptions) -> SchedulerConfig | None:
     else:
         decay_arguments = {
             "initial_learning_rate": rate,
-            "end_learning_rate": Setting(options.end_learning_rate, Origin("--end-learning-rate")),
+            "end_learning_rate": Setting(options.end_learning_rate, Location("--end-learning-rate")),
         }
         if decay_steps is not None:
-            decay_arguments["total_iters"] = Setting(decay_steps, Origin("--max-steps"))
-    decay = SchedulerConfig(Setting(decay_name, Origin("--schedule")), options.schedule, decay_arguments, origin=origin)
+            decay_arguments["total_iters"] = Setting(decay_steps, Location("--max-steps"))
+    decay = SchedulerConfig(
+        Setting(decay_name, Location("--schedule")), options.schedule, decay_arguments, origin=origin
+    )
     if not options.warmup_steps:
         return decay
-    warmup_origin = Origin("--warmup-steps")
+    warmup_origin = Location("--warmup-steps")
     warmup = SchedulerConfig(
         Setting("LinearLR", warmup_origin),
         "warm-up",
@@ -95,19 +97,19 @@ def _schedule(options: TrainingOptions) -> SchedulerConfig | None:
     return SchedulerConfig(Setting("SequentialLR", warmup_origin), "warm-up then decay", {}, (warmup, decay), origin)
 
 
-def read_hf(doc: Document, release: Release, options: TrainingOptions, num_csx: int | None) -> RunDescription:
+def read_hf(doc: ConfigFile, release: Release, options: TrainingOptions, num_csx: int | None) -> RunDescription:
     """The run of a Hugging Face model trained with ``options`` on ``num_csx`` systems."""
     optimizer = OptimizerConfig(
-        Setting(options.optimizer, Origin("--optimizer")),
-        {} if options.learning_rate is None else {"lr": Setting(options.learning_rate, Origin("--learning-rate"))},
-        Origin("--optimizer"),
+        Setting(options.optimizer, Location("--optimizer")),
+        {} if options.learning_rate is None else {"lr": Setting(options.learning_rate, Location("--learning-rate"))},
+        Location("--optimizer"),
     )
     return RunDescription(
-        file=str(doc.path),
+        file=doc.source,
         layout="hf",
         release=release,
         model=ModelSection(
-            fields=Setting(doc.data, Origin("(config.json)")),
+            fields=Setting(doc.data, Location("(config.json)")),
             family=None if "model_type" not in doc.data else doc.setting(("model_type",)),
             kind="hf",
             seq_len=_option("seq_len", options.seq_len),

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from csconform.documents import KeyPath
 from csconform.spec.releases import Release
-from csconform.spec.yaml_located import KeyPath
+from csconform.userconfig.config_file import ConfigFile
 from csconform.userconfig.description import (
     Batch,
     Loop,
@@ -23,7 +24,6 @@ from csconform.userconfig.description import (
     SchedulerConfig,
     Setting,
 )
-from csconform.userconfig.document import Document
 from csconform.userconfig.package_api import package_api
 from csconform.userconfig.schedulers import read_trainer_scheduler
 
@@ -32,7 +32,7 @@ FIT: KeyPath = ("trainer", "fit")
 MICRO_BATCH_FLAG = "csx.performance.micro_batch_size"
 
 
-def _optimizer(doc: Document) -> OptimizerConfig | None:
+def _optimizer(doc: ConfigFile) -> OptimizerConfig | None:
     path = (*INIT, "optimizer")
     section = doc.section(path)
     if section is None:
@@ -41,14 +41,14 @@ def _optimizer(doc: Document) -> OptimizerConfig | None:
         return OptimizerConfig(Setting(sorted(map(str, section)), doc.origin(path)), {}, doc.origin(path))
     name = str(next(iter(section)))
     body = (*path, name)
-    arguments = {str(key[-1]): Setting(value, doc.origin(key)) for key, value in doc.items(body) if value is not None}
+    arguments = {str(key[-1]): Setting(value, doc.origin(key)) for key, value in doc.entries(body) if value is not None}
     return OptimizerConfig(Setting(name, doc.origin(body)), arguments, doc.origin(path))
 
 
-def _lr_schedule(doc: Document) -> tuple[SchedulerConfig | None, tuple[str, ...]]:
+def _lr_schedule(doc: ConfigFile) -> tuple[SchedulerConfig | None, tuple[str, ...]]:
     """The first LR scheduler of ``trainer.init.schedulers`` (weight-decay schedulers skipped)."""
     path = (*INIT, "schedulers")
-    entries = list(doc.items(path)) if isinstance(doc.node(path), list) else []
+    entries = list(doc.entries(path)) if isinstance(doc.node(path), list) else []
     if isinstance(doc.node(path), dict):
         entries = [(path, doc.node(path))]
     api = package_api()
@@ -65,8 +65,8 @@ def _lr_schedule(doc: Document) -> tuple[SchedulerConfig | None, tuple[str, ...]
     return read_trainer_scheduler(doc, lr_entries[0]), notes
 
 
-def _micro_batch(doc: Document) -> Setting[Any] | None:
-    for callback_path, callback in doc.items((*INIT, "callbacks")):
+def _micro_batch(doc: ConfigFile) -> Setting[Any] | None:
+    for callback_path, callback in doc.entries((*INIT, "callbacks")):
         if isinstance(callback, dict) and "ScopedTrainFlags" in callback:
             setting = doc.setting((*callback_path, "ScopedTrainFlags", MICRO_BATCH_FLAG))
             if setting is not None:
@@ -74,7 +74,7 @@ def _micro_batch(doc: Document) -> Setting[Any] | None:
     return doc.setting((*FIT, "train_dataloader", "micro_batch_size"))
 
 
-def read_trainer(doc: Document, release: Release) -> RunDescription:
+def read_trainer(doc: ConfigFile, release: Release) -> RunDescription:
     """The run a trainer-layout params file describes."""
     model = doc.section((*INIT, "model"))
     name = doc.setting((*INIT, "model", "name"))
@@ -83,7 +83,7 @@ def read_trainer(doc: Document, release: Release) -> RunDescription:
     val = (*FIT, "val_dataloader")
     schedule, notes = _lr_schedule(doc)
     return RunDescription(
-        file=str(doc.path),
+        file=doc.source,
         layout="trainer",
         release=release,
         model=None

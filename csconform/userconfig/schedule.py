@@ -82,7 +82,7 @@ def _engine_arguments(config: SchedulerConfig, cls: type, strict: bool) -> tuple
                 f"{config.name.value} argument {name} ({setting.origin}) is not implemented by the reference engine"
             )
         else:
-            ignored.append(f"{setting.origin.path}")
+            ignored.append(f"{setting.origin.key}")
     return arguments, ignored
 
 

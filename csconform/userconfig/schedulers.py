@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from csconform.spec.yaml_located import KeyPath
+from csconform.documents import KeyPath
+from csconform.userconfig.config_file import ConfigFile
 from csconform.userconfig.description import SchedulerConfig, Setting
-from csconform.userconfig.document import Document
 from csconform.userconfig.package_api import package_api
 
 # 1.x argument spellings -> the package's; None: a key the reader consumes itself.
@@ -49,10 +49,10 @@ def class_name(written: object) -> str | None:
     return None
 
 
-def _flat_arguments(doc: Document, path: KeyPath, name: str | None) -> dict[str, Setting[Any]]:
+def _flat_arguments(doc: ConfigFile, path: KeyPath, name: str | None) -> dict[str, Setting[Any]]:
     """A 1.x scheduler mapping's arguments under the package's names."""
     arguments: dict[str, Setting[Any]] = {}
-    for key_path, value in doc.items(path):
+    for key_path, value in doc.entries(path):
         key = str(key_path[-1])
         renamed = FLAT_ARGUMENT_NAMES.get(key, key)
         if renamed is None:
@@ -70,7 +70,7 @@ def _flat_arguments(doc: Document, path: KeyPath, name: str | None) -> dict[str,
     return arguments
 
 
-def _flat_one(doc: Document, path: KeyPath) -> SchedulerConfig:
+def _flat_one(doc: ConfigFile, path: KeyPath) -> SchedulerConfig:
     written = doc.node((*path, "scheduler"))
     name = class_name(written)
     origin = doc.origin((*path, "scheduler")) if doc.has((*path, "scheduler")) else doc.origin(path)
@@ -82,7 +82,7 @@ def _flat_one(doc: Document, path: KeyPath) -> SchedulerConfig:
     )
 
 
-def read_flat_schedule(doc: Document, path: KeyPath) -> SchedulerConfig | None:
+def read_flat_schedule(doc: ConfigFile, path: KeyPath) -> SchedulerConfig | None:
     """``optimizer.learning_rate`` of a flat-layout file (``path`` points at it)."""
     value = doc.node(path)
     origin = doc.origin(path)
@@ -112,7 +112,7 @@ def read_flat_schedule(doc: Document, path: KeyPath) -> SchedulerConfig | None:
     return SchedulerConfig(Setting(str(value), origin), str(value), {}, origin=origin)
 
 
-def read_trainer_scheduler(doc: Document, path: KeyPath) -> SchedulerConfig:
+def read_trainer_scheduler(doc: ConfigFile, path: KeyPath) -> SchedulerConfig:
     """One ``{ClassName: {arguments}}`` entry of the trainer layout (``path`` points at the mapping)."""
     entry = doc.node(path)
     if not isinstance(entry, Mapping) or len(entry) != 1:
@@ -122,10 +122,10 @@ def read_trainer_scheduler(doc: Document, path: KeyPath) -> SchedulerConfig:
     name = class_name(written) if package_api().lr_scheduler(written) else None
     arguments: dict[str, Setting[Any]] = {}
     children: tuple[SchedulerConfig, ...] = ()
-    for key_path, value in doc.items(body_path):
+    for key_path, value in doc.entries(body_path):
         key = str(key_path[-1])
         if key == "schedulers" and isinstance(value, list):
-            children = tuple(read_trainer_scheduler(doc, child) for child, _ in doc.items(key_path))
+            children = tuple(read_trainer_scheduler(doc, child) for child, _ in doc.entries(key_path))
         elif key == "scheduler" and isinstance(value, Mapping):  # ScalePerParamLR wraps one scheduler
             children = (read_trainer_scheduler(doc, key_path),)
         elif value is not None:

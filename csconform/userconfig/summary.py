@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from tabulate import tabulate
 
-from csconform.userconfig.findings import Finding
+from csconform.findings.render import finding_text
 from csconform.userconfig.validate import Verdict
 
 UNITS = (("s", 1.0), ("min", 60.0), ("h", 3600.0), ("d", 86400.0))
@@ -31,11 +31,6 @@ def duration(seconds: float, unit: tuple[str, float] | None = None) -> str:
 
 def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
-def _finding(finding: Finding) -> str:
-    where = finding.path + (f" (line {finding.line})" if finding.line else "")
-    return f"    {finding.rule} [{finding.level}] {where}: {finding.message}"
 
 
 def _schedule_lines(verdict: Verdict) -> list[str]:
@@ -76,17 +71,21 @@ def _plan_lines(verdict: Verdict) -> list[str]:
     return lines
 
 
+def _indented(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
+
+
 def render(verdict: Verdict) -> str:
     """The verdict on one file as a short report."""
     chosen = " (default: the newest release the spec knows)" if verdict.release_is_default else ""
-    head = f"{verdict.file}: judged for release {verdict.release}{chosen}"
+    head = f"{verdict.path}: judged for release {verdict.release}{chosen}"
     if verdict.error:
         return f"{head}\n  cannot read: {verdict.error}\n  verdict: unreadable"
     lines = [f"{head}; {verdict.layout} layout"]
     lines.append(f"  violations ({len(verdict.violations)})")
-    lines += [_finding(f) for f in verdict.violations]
+    lines += [_indented(finding_text(f)) for f in verdict.violations]
     lines.append(f"  warnings ({len(verdict.warnings)})")
-    lines += [_finding(f) for f in verdict.warnings]
+    lines += [_indented(finding_text(f)) for f in verdict.warnings]
     lines += _plan_lines(verdict)
     lines += _schedule_lines(verdict)
     if verdict.learning_rate:
@@ -94,6 +93,8 @@ def render(verdict: Verdict) -> str:
     if verdict.plot:
         lines.append(f"  plot: {verdict.plot}")
     lines += [f"  note: {note}" for note in verdict.notes]
+    if verdict.suppressed:
+        lines.append(f"  silenced: {verdict.suppressed} (csconform: ignore comments or [tool.csconform])")
     outcome = "conforms" if not verdict.violations else "breaks the rules above"
     counts = f"{plural(len(verdict.violations), 'violation')}, {plural(len(verdict.warnings), 'warning')}"
     lines.append(f"  verdict: {outcome} ({counts})")
@@ -104,7 +105,7 @@ def table(verdicts: Sequence[Verdict]) -> str:
     """One row per file: layout, outcome, counts, parameters, time to train."""
     rows = [
         [
-            v.file,
+            v.path,
             v.layout or "-",
             v.outcome,
             len(v.violations),

@@ -118,8 +118,8 @@ def _examples(sweep_: Sweep, root: Path) -> list[str]:
     for verdict in sweep_.verdicts:
         for finding in (*verdict.violations, *verdict.warnings):
             if finding.rule not in seen:
-                name = Path(verdict.file).relative_to(root / sweep_.files_of).as_posix()
-                where = finding.path + (f" (line {finding.line})" if finding.line else "")
+                name = Path(verdict.path).relative_to(root / sweep_.files_of).as_posix()
+                where = (finding.key or "") + (f" (line {finding.line})" if finding.line else "")
                 seen[finding.rule] = f"{finding.rule} in `{name}` at `{where}`: {finding.message}"
     order = list(sweep_.summary()["files_with_violation"]) + list(sweep_.summary()["warnings"])
     return [seen[rule] for rule in dict.fromkeys(order) if rule in seen][:TOP]

@@ -17,14 +17,16 @@ from csconform.errors import (
     InvalidInputError,
     ModelConfigError,
     UnknownNameError,
+    UnreadableDocumentError,
     UnsupportedModelError,
 )
+from csconform.findings.collect import Findings
+from csconform.findings.finding import FileReport, Location
 from csconform.spec.model import Spec
 from csconform.spec.releases import Catalogue, Release
 from csconform.userconfig.checks import run_checks
-from csconform.userconfig.description import Origin, RunDescription, Setting
-from csconform.userconfig.document import Document, UnreadableConfigError, read_document
-from csconform.userconfig.findings import Finding, Findings
+from csconform.userconfig.config_file import ConfigFile
+from csconform.userconfig.description import RunDescription, Setting
 from csconform.userconfig.performance import PlanSummary, build_model, plan_run
 from csconform.userconfig.read_flat import read_flat
 from csconform.userconfig.read_hf import TrainingOptions, read_hf
@@ -48,14 +50,13 @@ class ValidateOptions:
 
 
 @dataclass
-class Verdict:
-    file: str
-    release: str
-    release_is_default: bool
+class Verdict(FileReport):
+    """The findings about one file (a :class:`~csconform.findings.finding.FileReport`), and what
+    validate ran on it: the schedule's key points, the learning rates asked for, the plan."""
+
+    release: str = ""
+    release_is_default: bool = True
     layout: str | None = None
-    error: str | None = None
-    violations: list[Finding] = field(default_factory=list)
-    warnings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     parameters: int | None = None
     plan: PlanSummary | None = None
@@ -63,24 +64,12 @@ class Verdict:
     learning_rate: dict[int, float] = field(default_factory=dict)
     plot: str | None = None
 
-    @property
-    def exit_code(self) -> int:
-        return 2 if self.error else 1 if self.violations else 0
-
-    @property
-    def outcome(self) -> str:
-        return "unreadable" if self.error else "violations" if self.violations else "conforms"
-
     def as_dict(self) -> dict[str, Any]:
         return {
-            "file": self.file,
+            **super().as_dict(),
             "release": self.release,
             "release_is_default": self.release_is_default,
             "layout": self.layout,
-            "outcome": self.outcome,
-            "error": self.error,
-            "violations": [f.as_dict() for f in self.violations],
-            "warnings": [f.as_dict() for f in self.warnings],
             "notes": self.notes,
             "parameters": self.parameters,
             "plan": None if self.plan is None else self.plan.as_dict(),
@@ -90,35 +79,39 @@ class Verdict:
         }
 
 
-def layout_of(doc: Document) -> str:
-    """``trainer``, ``flat`` or ``hf``; a file that is none of them is unreadable as a config."""
+class NotAConfigError(InvalidInputError):
+    """The file reads as a document but is neither a Model Zoo params file nor a Hugging Face config."""
+
+
+def layout_of(doc: ConfigFile) -> str:
+    """``trainer``, ``flat`` or ``hf``; a file that is none of them is not a config."""
     data = doc.data
     if "trainer" in data:
         if not isinstance(data["trainer"], dict):
-            raise UnreadableConfigError(f"{doc.path}: trainer must be a mapping with init, fit, validate")
+            raise NotAConfigError(f"{doc.source}: trainer must be a mapping with init, fit, validate")
         return "trainer"
     if any(section in data for section in FLAT_SECTIONS):
         return "flat"
     if "model_type" in data:
         return "hf"
-    raise UnreadableConfigError(
-        f"{doc.path}: neither a Model Zoo params file (no trainer, train_input, model, optimizer or runconfig "
+    raise NotAConfigError(
+        f"{doc.source}: neither a Model Zoo params file (no trainer, train_input, model, optimizer or runconfig "
         "section) nor a Hugging Face config (no model_type)"
     )
 
 
-def describe(doc: Document, options: ValidateOptions) -> RunDescription:
+def describe(doc: ConfigFile, options: ValidateOptions) -> RunDescription:
     layout = layout_of(doc)
     if layout == "hf":
         return read_hf(doc, options.release, options.training or TrainingOptions(), options.num_csx)
     if options.training is not None and options.training != TrainingOptions():
         raise InvalidInputError(
-            f"{doc.path}: training options (--batch-size, --learning-rate, ...) are for config.json"
+            f"{doc.source}: training options (--batch-size, --learning-rate, ...) are for config.json"
         )
     run = read_trainer(doc, options.release) if layout == "trainer" else read_flat(doc, options.release)
     if options.num_csx is not None:
         run = dataclasses.replace(
-            run, batch=dataclasses.replace(run.batch, num_csx=Setting(options.num_csx, Origin("--num-csx")))
+            run, batch=dataclasses.replace(run.batch, num_csx=Setting(options.num_csx, Location("--num-csx")))
         )
     return run
 
@@ -152,15 +145,15 @@ def _run_schedule(run: RunDescription, options: ValidateOptions, verdict: Verdic
         verdict.plot = str(options.plot_path)
 
 
-def _model_origin(run: RunDescription, key: str | None) -> Origin:
+def _model_origin(run: RunDescription, key: str | None) -> Location:
     """Where a model field is: the model section's path plus the key, with its line when known."""
     assert run.model is not None
     section = run.model.fields.origin
     if key is None or run.layout == "hf":
-        return section if key is None else Origin(key)
-    path = f"{section.path}.{key}"
+        return section if key is None else Location(key)
+    path = f"{section.key}.{key}"
     line = next((use.line for use in run.keys if use.path == path), section.line)
-    return Origin(path, line)
+    return Location(path, line)
 
 
 def _plan(run: RunDescription, options: ValidateOptions, verdict: Verdict, found: Findings) -> None:
@@ -184,15 +177,15 @@ def _plan(run: RunDescription, options: ValidateOptions, verdict: Verdict, found
 
 def validate_file(path: Path | str, spec: Spec, options: ValidateOptions) -> Verdict:
     """The verdict on one file for ``options.release``."""
-    verdict = Verdict(str(path), options.release.name, options.release_is_default)
+    verdict = Verdict(str(path), release=options.release.name, release_is_default=options.release_is_default)
     try:
-        doc = read_document(path)
+        doc = ConfigFile.read(path)
         run = describe(doc, options)
-    except UnreadableConfigError as exc:
+    except (UnreadableDocumentError, NotAConfigError) as exc:
         verdict.error = str(exc)
         return verdict
     verdict.layout = run.layout
-    found = Findings(spec, options.release)
+    found = Findings(spec, options.release, str(path))
     run_checks(run, found, options.wafer)
     verdict.notes.extend(run.notes)
     _run_schedule(run, options, verdict)

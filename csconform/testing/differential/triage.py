@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from csconform.documents import read_document
 from csconform.errors import CsConformError, InstanceFormatError
-from csconform.spec.yaml_io import read_yaml
 from csconform.testing.differential.areas import AREA_NAMES
 from csconform.testing.differential.program import Program, parse_statements
 from csconform.testing.differential.signature import Signature
@@ -128,7 +128,7 @@ def _entry(raw: Any, where: str) -> Entry:
 
 def load_triage(path: Path) -> Triage:
     """Read and check a differential triage file; every problem names the file and the entry."""
-    data = read_yaml(path)
+    data = read_document(path, what="differential triage file", top="any").data
     if (
         not isinstance(data, dict)
         or not _text(data.get("implementation"))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from csconform.errors import InstanceFormatError, SpecError
+from csconform.errors import InstanceFormatError, UnreadableDocumentError
 from csconform.testing.differential.signature import Signature
 from csconform.testing.differential.triage import default_triage_path, load_triage
 
@@ -68,7 +68,7 @@ def test_two_entries_for_one_class_are_refused(tmp_path: Path) -> None:
 def test_not_a_triage_file(tmp_path: Path) -> None:
     with pytest.raises(InstanceFormatError, match="expected a mapping with 'implementation' and 'versions'"):
         load_triage(write(tmp_path, "entries: []\n"))
-    with pytest.raises(SpecError, match="invalid YAML"):
+    with pytest.raises(UnreadableDocumentError, match="invalid YAML"):
         load_triage(write(tmp_path, "implementation: [\n"))
 
 

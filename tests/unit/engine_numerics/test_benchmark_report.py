@@ -50,7 +50,7 @@ def test_bad_benchmark_files_are_refused(tmp_path):
         write_benchmark_report(tmp_path, tmp_path / "missing.json")
     broken = tmp_path / "broken.json"
     broken.write_text("{")
-    with pytest.raises(InvalidInputError, match="not valid JSON"):
+    with pytest.raises(InvalidInputError, match="invalid JSON"):
         write_benchmark_report(tmp_path, broken)
     unpaired = sample()
     unpaired["benchmarks"][0]["extra_info"]["fp32_ms"] = [1.0]

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from csconform.errors import ModelConfigError, UnsupportedModelError
+from csconform.errors import ModelConfigError, UnreadableDocumentError, UnsupportedModelError
 from csconform.perf.model_config import ACTIVATIONS, MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH, model_from_config, read_config
 
 DATA = Path(__file__).parent / "data" / "hf_configs"
@@ -610,30 +610,31 @@ def test_falcon_without_max_position_embeddings_allows_transformers_default_2048
 
 
 @pytest.mark.parametrize(
-    ("name", "text", "message"),
+    ("name", "text", "line"),
     [
-        ("twice.json", '{"model_type": "mlp",\n "layer_widths": [2, 3],\n "layer_widths": [4]}', "given twice"),
-        ("twice.yaml", "model_type: mlp\nlayer_widths: [2, 3]\nlayer_widths: [4]\n", "given twice (line 3)"),
+        ("twice.json", '{"model_type": "mlp",\n "layer_widths": [2, 3],\n "layer_widths": [4]}', 3),
+        ("twice.yaml", "model_type: mlp\nlayer_widths: [2, 3]\nlayer_widths: [4]\n", 3),
     ],
 )
-def test_a_field_given_twice_is_refused_with_the_line_where_yaml_knows_it(tmp_path, name, text, message):
+def test_a_field_given_twice_is_refused_naming_it_and_its_line(tmp_path, name, text, line):
     (tmp_path / name).write_text(text)
-    with pytest.raises(ModelConfigError) as info:
+    with pytest.raises(UnreadableDocumentError) as info:
         read_config(tmp_path / name)
-    assert info.value.message == f"field layer_widths is {message}" and info.value.key == "layer_widths"
+    assert (info.value.key, info.value.line) == ("layer_widths", line)
 
 
-def test_yaml_is_read_as_pyyaml_safe_load_reads_it_keys_given_twice_aside(tmp_path):
-    """Anchors, aliases, merge keys and a node that refers to itself come out as yaml.safe_load builds them."""
-    text = (
-        "model_type: mlp\nlayer_widths: [2, 3]\nbase: &b {x: 1, y: [1, 2]}\nother: {<<: *b, z: 2}\n"
-        "same: *b\nloop: &l {self: *l, n: 1}\n"
-    )
+def test_yaml_is_read_as_pyyaml_safe_load_reads_it(tmp_path):
+    """Anchors, aliases and merge keys come out as yaml.safe_load builds them; a node that refers to
+    itself is nested without end, and refused."""
+    text = "model_type: mlp\nlayer_widths: [2, 3]\nbase: &b {x: 1, y: [1, 2]}\nother: {<<: *b, z: 2}\nsame: *b\n"
     (tmp_path / "anchors.yaml").write_text(text)
     read, expected = read_config(tmp_path / "anchors.yaml"), yaml.safe_load(text)
     assert read["other"] == expected["other"] == {"x": 1, "y": [1, 2], "z": 2}
-    assert read["same"] is read["base"] and read["loop"]["self"] is read["loop"] and read["loop"]["n"] == 1
+    assert read["same"] is read["base"]
     assert model_from_config(read).params == 9
+    (tmp_path / "loop.yaml").write_text(text + "loop: &l {self: *l, n: 1}\n")
+    with pytest.raises(UnreadableDocumentError, match="nested deeper"):
+        read_config(tmp_path / "loop.yaml")
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))

@@ -39,10 +39,10 @@ def test_json_and_yaml_read_the_same(tmp_path):
 @pytest.mark.parametrize(
     ("name", "text", "message"),
     [
-        ("bad.json", "[1, 2]", "object of fields"),
-        ("bad.json", '{"model_type": ', "not valid JSON"),
-        ("bad.yaml", "model_type: [unclosed", "not valid YAML"),
-        ("bad.yaml", "- just\n- a list\n", "object of fields"),
+        ("bad.json", "[1, 2]", "a mapping of keys"),
+        ("bad.json", '{"model_type": ', "invalid JSON"),
+        ("bad.yaml", "model_type: [unclosed", "invalid YAML"),
+        ("bad.yaml", "- just\n- a list\n", "a mapping of keys"),
     ],
 )
 def test_unreadable_files_are_clear_errors(tmp_path, name, text, message):

@@ -15,8 +15,13 @@ from pathlib import Path
 import pytest
 
 from csconform.cli import main as cli_main
-from csconform.errors import CsConformError, ModelConfigError, UnknownNameError, UnsupportedModelError
-from csconform.perf.model_config import MAX_DEPTH, check_values, load_model_config, model_from_config, read_config
+from csconform.errors import (
+    ModelConfigError,
+    UnknownNameError,
+    UnreadableDocumentError,
+    UnsupportedModelError,
+)
+from csconform.perf.model_config import load_model_config, model_from_config, read_config
 
 DATA = Path(__file__).parent / "data" / "hf_configs"
 TRANSFORMERS = json.loads((DATA / "transformers_counts.json").read_text())["counts"]
@@ -213,74 +218,43 @@ def test_an_encoder_decoder_model_is_refused_saying_so(tmp_path, capsys):
     assert "encoder-decoder" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
-NOT_TEXT = "(binary data, or UTF-16/UTF-32 text without a byte-order mark); a model config is UTF-8 text"
 DEEP_KEY = "x" + ".a" * 63
+# name, contents, the key path the refusal names (None: no single key), the line it names (None: none)
 UNREADABLE = [
-    ("binary.json", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", f"not a text file: NUL byte at offset 8 {NOT_TEXT}", None),
-    ("nul.json", b"\x00{}", f"not a text file: NUL byte at offset 0 {NOT_TEXT}", None),
-    ("utf16.json", '{"model_type": "gpt2"}'.encode("utf-16"), "the file is UTF-16 text; save it as UTF-8", None),
-    (
-        "utf16_no_bom.json",
-        '{"model_type": "gpt2"}'.encode("utf-16-le"),
-        f"not a text file: NUL byte at offset 1 {NOT_TEXT}",
-        None,
-    ),
-    ("utf32.json", '{"model_type": "gpt2"}'.encode("utf-32"), "the file is UTF-32 text; save it as UTF-8", None),
-    (
-        "latin1.json",
-        '{"model_type": "gpt2", "name": "caf\u00e9"}'.encode("latin-1"),
-        "not UTF-8 text (byte 0xe9 at offset 35); save it as UTF-8",
-        None,
-    ),
-    ("empty.json", b"  \n", "the file is empty", None),
-    ("syntax.json", b'{"model_type": ', "not valid JSON (Expecting value at line 1)", None),
-    ("syntax.yaml", b"model_type: [unclosed\n", "not valid YAML (while parsing a flow sequence)", None),
-    ("nested.json", b"[" * 100_000 + b"]" * 100_000, "nested too deeply to be a model config", None),
-    (
-        "deep.json",
-        ('{"model_type": "gpt2", "x": ' + '{"a": ' * 70 + "1" + "}" * 71).encode(),
-        f"field {DEEP_KEY} is nested more than 64 levels deep",
-        DEEP_KEY,
-    ),
-    ("nan.json", b'{"model_type": "gpt2", "n_embd": NaN}', "field n_embd is not a finite number (nan)", "n_embd"),
-    (
-        "inf.yaml",
-        b"model_type: gpt2\nrope_scaling: {factor: .inf}\n",
-        "field rope_scaling.factor is not a finite number (inf)",
-        "rope_scaling.factor",
-    ),
-    ("huge.json", b'{"model_type": "gpt2", "n_embd": 1e400}', "field n_embd is not a finite number (inf)", "n_embd"),
-    ("list.yaml", b"- a\n- b\n", "a model config must be an object of fields, got list", None),
-    ("string.json", b'"gpt2"', "a model config must be an object of fields, got str", None),
-    (
-        "bigint.json",
-        b'{"model_type": "gpt2", "n_layer": ' + b"9" * 5000 + b"}",
-        "unreadable value (Exceeds the limit (4300 digits) for integer string conversion: value has 5000 digits)",
-        None,
-    ),
-    ("twice.json", b'{"model_type": "gpt2", "n_layer": 2, "n_layer": 3}', "field n_layer is given twice", "n_layer"),
-    (
-        "twice.yaml",
-        b"model_type: gpt2\nrope_scaling: {factor: 1, factor: 2}\n",
-        "field factor is given twice (line 2)",
-        "factor",
-    ),
+    ("binary.json", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", None, 3),
+    ("nul.json", b"\x00{}", None, 1),
+    ("utf16.json", '{"model_type": "gpt2"}'.encode("utf-16"), None, None),
+    ("utf16_no_bom.json", '{"model_type": "gpt2"}'.encode("utf-16-le"), None, 1),
+    ("utf32.json", '{"model_type": "gpt2"}'.encode("utf-32"), None, None),
+    ("latin1.json", '{"model_type": "gpt2",\n "name": "caf\u00e9"}'.encode("latin-1"), None, 2),
+    ("empty.json", b"  \n", None, 2),
+    ("syntax.json", b'{"model_type": ', None, 1),
+    ("syntax.yaml", b"model_type: [unclosed\n", None, 2),
+    ("nested.json", b"[" * 100_000 + b"]" * 100_000, None, None),
+    ("deep.json", ('{"model_type": "gpt2", "x": ' + '{"a": ' * 70 + "1" + "}" * 71).encode(), DEEP_KEY, None),
+    ("nan.json", b'{"model_type": "gpt2", "n_embd": NaN}', "n_embd", None),
+    ("inf.yaml", b"model_type: gpt2\nrope_scaling: {factor: .inf}\n", "rope_scaling.factor", None),
+    ("huge.json", b'{"model_type": "gpt2", "n_embd": 1e400}', "n_embd", None),
+    ("list.yaml", b"- a\n- b\n", None, None),
+    ("string.json", b'"gpt2"', None, None),
+    ("bigint.json", b'{"model_type": "gpt2", "n_layer": ' + b"9" * 5000 + b"}", None, None),
+    ("twice.json", b'{"model_type": "gpt2",\n "n_layer": 2,\n "n_layer": 3}', "n_layer", 3),
+    ("twice.yaml", b"model_type: gpt2\nrope_scaling: {factor: 1, factor: 2}\n", "rope_scaling.factor", 2),
 ]
 
 
-@pytest.mark.parametrize(("name", "data", "message", "key"), UNREADABLE)
-def test_unreadable_files_are_typed_errors_naming_the_file_and_key(name, data, message, key, tmp_path, capsys):
-    """The whole message, the file and the key at fault (None when no single field is), in one line."""
+@pytest.mark.parametrize(("name", "data", "key", "line"), UNREADABLE)
+def test_unreadable_files_are_typed_errors_naming_the_file_key_and_line(name, data, key, line, tmp_path, capsys):
+    """The one document reader's refusal (its messages are tested in tests/unit/files): the file, the key
+    at fault and the line where they are known; plan says it in one line and exits 2."""
     path = tmp_path / name
     path.write_bytes(data)
-    with pytest.raises(ModelConfigError) as info:
+    with pytest.raises(UnreadableDocumentError) as info:
         read_config(path)
-    assert info.value.message == message
-    assert str(info.value) == f"{path}: {message}"
-    assert info.value.source == str(path) and info.value.key == key
+    assert info.value.source == str(path) and info.value.key == key and info.value.line == line
     assert cli_main(["plan", "--model-config", str(path)]) == 2
     err = capsys.readouterr().err
-    assert len(err.strip().splitlines()) == 1 and message in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and str(path) in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize(
@@ -308,24 +282,18 @@ def test_former_remote_code_formats_are_named_in_the_refusal():
 
 
 def test_missing_and_directory_paths_are_typed_errors(tmp_path):
-    """The reader's own refusal, without the file's name repeated inside the parentheses."""
-    cases = {
-        tmp_path / "absent.json": "cannot read the file (file not found (expected a model config))",
-        tmp_path: "cannot read the file (is a folder; expected a model config)",
-    }
-    for path, message in cases.items():
-        with pytest.raises(ModelConfigError) as info:
+    for path in (tmp_path / "absent.json", tmp_path):
+        with pytest.raises(UnreadableDocumentError) as info:
             read_config(path)
-        assert isinstance(info.value, CsConformError) and info.value.source == str(path)
-        assert info.value.message == message and info.value.key is None
+        assert info.value.source == str(path) and info.value.key is None
 
 
-def test_nested_yaml_aliases_are_checked_once_and_merge_keys_still_work(tmp_path):
-    """A "billion laughs" file expands to 9**8 strings; reading it costs its size (and it has no model_type)."""
+def test_a_yaml_alias_bomb_is_refused_and_merge_keys_still_work(tmp_path):
+    """A "billion laughs" file expands to 9**8 strings: refused at its size, never expanded."""
     rows = ["a: &a [x, x, x, x, x, x, x, x, x]"]
     rows += [f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]" for a, b in zip("abcdefg", "bcdefgh", strict=True)]
     (tmp_path / "laughs.yaml").write_text("\n".join(rows) + "\n")
-    with pytest.raises(ModelConfigError, match="missing field model_type"):
+    with pytest.raises(UnreadableDocumentError, match="aliases"):
         load_model_config(tmp_path / "laughs.yaml")
     (tmp_path / "merge.yaml").write_text(
         "base: &b {x: 1}\nmodel_type: mlp\nlayer_widths: [2, 3]\nother: {<<: *b, y: 2}\n"
@@ -333,34 +301,12 @@ def test_nested_yaml_aliases_are_checked_once_and_merge_keys_still_work(tmp_path
     assert read_config(tmp_path / "merge.yaml")["other"] == {"x": 1, "y": 2}
 
 
-def _nested(levels: int, container: str) -> object:
-    value: object = 1
-    for _ in range(levels):
-        value = {"a": value} if container == "object" else [value]
-    return value
-
-
-@pytest.mark.parametrize("container", ["object", "list"])
-def test_sixty_four_levels_of_nesting_are_read_and_sixty_five_are_refused(container):
-    """MAX_DEPTH counts containers, the top level included: the 65th is refused, naming its path."""
-    check_values(_nested(MAX_DEPTH, container), "deep.json")
-    with pytest.raises(ModelConfigError) as info:
-        check_values(_nested(MAX_DEPTH + 1, container), "deep.json")
-    key = ".".join(["a" if container == "object" else "0"] * MAX_DEPTH)
-    assert info.value.key == key
-    assert info.value.message == f"field {key} is nested more than {MAX_DEPTH} levels deep"
-
-
-def test_values_inside_lists_and_after_a_shared_alias_are_checked(tmp_path):
-    """A list's items are checked like an object's fields; a YAML alias met a second time is skipped, not the
-    end of the check (the not-a-number here comes after it)."""
-    with pytest.raises(ModelConfigError) as info:
-        check_values({"model_type": "gpt2", "x": [1, float("nan")]}, "list.json")
-    assert (info.value.key, info.value.message) == ("x.1", "field x.1 is not a finite number (nan)")
-    (tmp_path / "alias.yaml").write_text("n: .nan\na: &shared [1, 2]\nb: *shared\nmodel_type: gpt2\n")
-    with pytest.raises(ModelConfigError) as refused:
+def test_values_after_a_shared_alias_are_checked(tmp_path):
+    """A YAML alias met a second time does not end the check (the not-a-number comes after it)."""
+    (tmp_path / "alias.yaml").write_text("a: &shared [1, 2]\nb: *shared\nmodel_type: gpt2\nn: .nan\n")
+    with pytest.raises(UnreadableDocumentError) as refused:
         read_config(tmp_path / "alias.yaml")
-    assert (refused.value.key, refused.value.message) == ("n", "field n is not a finite number (nan)")
+    assert refused.value.key == "n"
 
 
 def test_a_utf8_byte_order_mark_is_read(tmp_path):

@@ -140,7 +140,7 @@ def test_a_malformed_triage_list_is_refused(tmp_path, text, problem):
 
 def test_malformed_results_are_refused(tmp_path):
     (tmp_path / "mutation.json").write_text("{")
-    with pytest.raises(InvalidInputError, match="not valid JSON"):
+    with pytest.raises(InvalidInputError, match="invalid JSON"):
         write_mutation_report(tmp_path, triage_path=tmp_path / "none.yaml")
 
 

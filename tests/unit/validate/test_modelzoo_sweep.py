@@ -26,7 +26,11 @@ def test_a_directory_of_real_params_files_gives_one_verdict_each(capsys: pytest.
     assert cli_main(["validate", str(folder), "--no-plan", "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert [Path(f["file"]) for f in document["files"]] == files
-    assert document["summary"] == {"files": len(files), "conforms": len(files), "violations": 0, "unreadable": 0}
+    assert document["command"] == "validate" and document["release"] == "2.10.0"
+    counts = {key: document["summary"][key] for key in ("files", "conforms", "violations", "unreadable")}
+    assert counts == {"files": len(files), "conforms": len(files), "violations": 0, "unreadable": 0}
+    warnings = sum(len(f["warnings"]) for f in document["files"])
+    assert document["summary"]["findings"] == warnings and document["summary"]["suppressed"] == 0
     assert cli_main(["validate", str(MODELZOO / "2.10.0"), "--release", "1.9.1", "--no-plan"]) == 1
     out = capsys.readouterr().out
     assert "CONFIG-004" in out and f"{len(files)} files: 1 conform, {len(files) - 1} with violations" in out

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from csconform.errors import CsConformError
+from csconform.documents import dotted, parse_document
+from csconform.errors import CsConformError, UnreadableDocumentError
 from csconform.spec import Catalogue, Spec
-from csconform.spec.yaml_located import parse_yaml_located
-from csconform.userconfig.document import UnreadableConfigError, dotted, read_document
+from csconform.userconfig.config_file import ConfigFile
 from csconform.userconfig.performance import family_from_path
 from csconform.userconfig.read_hf import TrainingOptions
 from csconform.userconfig.validate import describe, release_options, validate_file
@@ -33,7 +33,7 @@ trainer:
 
 
 def test_every_key_and_list_item_has_its_line() -> None:
-    located = parse_yaml_located(YAML, "x.yaml")
+    located = parse_document(YAML, "x.yaml")
     flag = ("trainer", "init", "callbacks", 0, "ScopedTrainFlags", "csx.performance.micro_batch_size")
     assert located.lines[flag] == 5 and located.lines[("trainer", "init", "callbacks", 0)] == 4
     assert located.lines[("trainer", "fit", "other", "fp16_type")] == 7  # an alias points at its anchor
@@ -43,14 +43,15 @@ def test_every_key_and_list_item_has_its_line() -> None:
 
 
 def test_repeated_keys_are_kept_with_the_line_of_the_repeat() -> None:
-    located = parse_yaml_located("a: 1\nb:\n  c: 1\n  c: 2\n", "x.yaml")
-    assert located.data == {"a": 1, "b": {"c": 2}} and located.duplicates == ((("b", "c"), 4),)
+    located = parse_document("a: 1\nb:\n  c: 1\n  c: 2\n", "x.yaml", repeated_keys="keep-last")
+    assert located.data == {"a": 1, "b": {"c": 2}}
+    assert [(r.path, r.line, r.first_line) for r in located.repeated_keys] == [(("b", "c"), 4, 3)]
 
 
 def test_text_numbers_become_numbers_and_are_listed(tmp_path: Path) -> None:
     path = tmp_path / "p.yaml"
     path.write_text(YAML, encoding="utf-8")
-    doc = read_document(path)
+    doc = ConfigFile.read(path)
     assert doc.setting(("trainer", "fit", "rate")).value == 1e-5  # type: ignore[union-attr]
     assert [use.path for use in doc.text_numbers()] == ["trainer.fit.rate"]
 
@@ -58,7 +59,7 @@ def test_text_numbers_become_numbers_and_are_listed(tmp_path: Path) -> None:
 def test_a_json_config_keeps_its_lines(tmp_path: Path) -> None:
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"model_type": "gpt2", "n_layer": 2}, indent=2), encoding="utf-8")
-    doc = read_document(path)
+    doc = ConfigFile.read(path)
     assert doc.data["n_layer"] == 2 and doc.origin(("n_layer",)).line == 3
 
 
@@ -68,7 +69,7 @@ def test_a_json_config_keeps_its_lines(tmp_path: Path) -> None:
         (b"\xff\xfe\x00\x01binary", "not UTF-8"),
         (b"model: [1, 2\n", "invalid YAML"),
         (b"- just\n- a list\n", "got a list"),
-        (b"", "an empty file"),
+        (b"", "got an empty document"),
         (b"hello: world\n", "neither a Model Zoo params file"),
         (b'{"model_type": "gpt2",}', "invalid JSON"),
         (b"trainer: [1, 2]\n", "trainer must be a mapping"),
@@ -99,11 +100,11 @@ def test_the_training_options_of_a_config_json_make_a_schedule(tmp_path: Path, c
     path = tmp_path / "config.json"
     path.write_text('{"model_type": "llama"}', encoding="utf-8")
     training = TrainingOptions(batch_size=8, max_steps=1000, learning_rate=0.1, warmup_steps=100, schedule="linear")
-    run = describe(read_document(path), release_options(catalogue, None, training=training, num_csx=2))
+    run = describe(ConfigFile.read(path), release_options(catalogue, None, training=training, num_csx=2))
     assert run.layout == "hf" and run.systems == 2 and run.steps == 1000
     assert run.schedule is not None and [c.name.value for c in run.schedule.children] == ["LinearLR", "LinearLR"]
     assert run.schedule.children[1].arguments["total_iters"].value == 900
-    assert run.batch.train is not None and run.batch.train.origin.path == "--batch-size"
+    assert run.batch.train is not None and run.batch.train.origin.key == "--batch-size"
 
 
 documents = st.recursive(
@@ -177,9 +178,9 @@ def test_describe_refuses_training_options_for_a_params_file(tmp_path: Path, cat
     path = tmp_path / "params.yaml"
     path.write_text("runconfig: {max_steps: 10}\n", encoding="utf-8")
     with pytest.raises(CsConformError, match="training options"):
-        describe(read_document(path), release_options(catalogue, None, training=TrainingOptions(batch_size=4)))
-    with pytest.raises(UnreadableConfigError):
-        read_document(tmp_path)
+        describe(ConfigFile.read(path), release_options(catalogue, None, training=TrainingOptions(batch_size=4)))
+    with pytest.raises(UnreadableDocumentError):
+        ConfigFile.read(tmp_path)
 
 
 def _leaves(data: object, path: tuple = ()) -> list[tuple]:
@@ -211,7 +212,7 @@ def test_a_real_file_with_any_one_value_changed_gives_a_verdict(
     tmp_path: Path, data: st.DataObject, spec: Spec, catalogue: Catalogue
 ) -> None:
     source = data.draw(st.sampled_from(REAL))
-    document = read_document(source).data
+    document = ConfigFile.read(source).data
     leaf = data.draw(st.sampled_from(_leaves(document)))
     changed = _replaced(document, leaf, data.draw(ODD_VALUES))
     path = tmp_path / source.relative_to(source.parents[3])
