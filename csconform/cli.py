@@ -1,10 +1,10 @@
 """The ``csconform`` command line.
 
-Each family of subcommands lives beside the code it drives and contributes itself through a
-``register(subparsers)`` function; this module only assembles them — importing just the module of
-the command being run, so that ``csconform spec list`` does not pay for cvxpy — and turns every
-:class:`~csconform.errors.CsConformError` into a one-line message and exit status 2, so that no
-command a user runs ends in a bare traceback.
+Each command lives in its own module, ``csconform/commands/<command>.py``, and contributes itself
+through a ``register(subparsers)`` function; this module only assembles them — importing just the
+module of the command being run, so that ``csconform spec list`` does not pay for cvxpy — and turns
+every :class:`~csconform.errors.CsConformError` into a one-line message and exit status 2, so that
+no command a user runs ends in a bare traceback.
 """
 
 from __future__ import annotations
@@ -21,17 +21,17 @@ from csconform.errors import CsConformError
 
 # command -> (module with its register(subparsers), one-line help)
 COMMANDS = {
-    "spec": ("csconform.spec.cli", "list, show and validate the executable spec"),
-    "report": ("csconform.report.cli_report", "regenerate the published report: conformance, performance, benchmarks"),
-    "check": ("csconform.report.cli", "run the conformance suite against an implementation"),
-    "interface": ("csconform.interface.cli", "print the implementation interface, or check an implementation"),
-    "place": ("csconform.perf.cli_place", "size and place the kernels of an ISPD 2020 .kgraph instance"),
-    "plan": ("csconform.perf.cli_plan", "modeled throughput and placement of a model on a wafer or cluster"),
-    "sweep": ("csconform.perf.cli_sweep", "model throughput over models x wafers x batch sizes x cluster sizes"),
-    "calibrate": ("csconform.perf.cli_calibrate", "fit the performance model on measured runs, or score it"),
-    "diff": ("csconform.testing.differential.cli", "run two implementations in lockstep, judge every difference"),
+    "spec": ("csconform.commands.spec", "list, show and validate the executable spec"),
+    "report": ("csconform.commands.report", "regenerate the published report: conformance, performance, benchmarks"),
+    "check": ("csconform.commands.check", "run the conformance suite against an implementation"),
+    "interface": ("csconform.commands.interface", "print the implementation interface, or check an implementation"),
+    "place": ("csconform.commands.place", "size and place the kernels of an ISPD 2020 .kgraph instance"),
+    "plan": ("csconform.commands.plan", "modeled throughput and placement of a model on a wafer or cluster"),
+    "sweep": ("csconform.commands.sweep", "model throughput over models x wafers x batch sizes x cluster sizes"),
+    "calibrate": ("csconform.commands.calibrate", "fit the performance model on measured runs, or score it"),
+    "diff": ("csconform.commands.diff", "run two implementations in lockstep, judge every difference"),
     "validate": (
-        "csconform.userconfig.cli",
+        "csconform.commands.validate",
         "check a Model Zoo params file or a config.json against the spec; LR schedule and time to train",
     ),
 }

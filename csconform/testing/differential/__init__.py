@@ -1,6 +1,6 @@
 """The lockstep differential fuzzer: two implementations, the same call sequences, every difference a verdict.
 
-``csconform diff --against MODULE`` (cli.py) drives the reference engine (A) and another
+``csconform diff --against MODULE`` (:mod:`csconform.commands.diff`) drives the reference engine (A) and another
 implementation (B) through the same random programs of interface calls, area by area
 (:mod:`~csconform.testing.differential.areas`), compares every observable after every call
 (lockstep.py, observables.py, compare.py), groups the differences into classes by a stable signature

@@ -6,8 +6,8 @@ import types
 from pathlib import Path
 
 from csconform.cli import main
+from csconform.commands.interface import contract_lines
 from csconform.interface.capabilities import CAPABILITIES
-from csconform.interface.cli import contract_lines
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "interface.md"
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from csconform.commands import place
 from csconform.errors import InstanceFormatError, InvalidInputError
-from csconform.perf import cli_place, ispd
+from csconform.perf import ispd
 from csconform.report import ispd as ispd_report
 
 INSTANCES = ispd.BUNDLED_INSTANCES
@@ -19,7 +20,7 @@ INSTANCES = ispd.BUNDLED_INSTANCES
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="csconform")
-    cli_place.register(top.add_subparsers(dest="command", required=True))
+    place.register(top.add_subparsers(dest="command", required=True))
     return top
 
 

@@ -1,0 +1,47 @@
+"""``csconform`` imports only the module of the command being run: ``spec list`` pays for neither
+cvxpy nor pandas, nor for any other command's module. Checked in a fresh interpreter, where
+``sys.modules`` holds exactly what the command imported."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import csconform
+from csconform.cli import COMMANDS
+
+ROOT = Path(csconform.__file__).resolve().parents[1]
+
+_IMPORTED_BY = """
+import json, sys
+from csconform.cli import main
+status = main(sys.argv[1:])
+print(json.dumps({"status": status, "modules": sorted(sys.modules)}))
+"""
+
+
+def _modules_imported_by(*argv: str) -> set[str]:
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run(
+        [sys.executable, "-c", _IMPORTED_BY, *argv], cwd=ROOT, env=environment, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    ran = json.loads(result.stdout.strip().splitlines()[-1])
+    assert ran["status"] == 0
+    return set(ran["modules"])
+
+
+def test_spec_list_imports_only_its_own_command_module() -> None:
+    modules = _modules_imported_by("spec", "list")
+    commands = {name for name in modules if name.startswith("csconform.commands.")}
+    assert commands == {"csconform.commands.spec"}
+    assert {"cvxpy", "pandas", "matplotlib", "torch"}.isdisjoint(modules)
+
+
+def test_every_command_has_a_module_named_for_it() -> None:
+    assert {name: module for name, (module, _help) in COMMANDS.items()} == {
+        name: f"csconform.commands.{name}" for name in COMMANDS
+    }
