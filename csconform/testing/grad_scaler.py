@@ -3,7 +3,7 @@
 Shipped inside the package so that any implementation of the engine interface can reuse it, as it
 is or extended by a subclass (the way zarr ships ``zarr.testing.stateful``)::
 
-    from hypothesis.stateful import run_state_machine_as_test
+    from hypothesis.stateful import invariant, run_state_machine_as_test
     from csconform.testing.grad_scaler import GradScalerMachine
 
     def test_grad_scaler_protocol(engine):
@@ -24,8 +24,8 @@ plain Python and shares no code with the reference engine. The machine drives th
 ``state_dict``. After every step it compares the scale and counters with the model and checks that a
 skipped step left the parameters and the optimizer state bit-identical.
 
-What the machine needs from the engine: ``amp.GradScaler``, ``nn.Parameter`` (``data``, ``grad``) and
-``optim.SGD(params, lr=..., momentum=...)`` with ``global_step`` and ``state_dict()``. Rules that need
+What the machine needs from the engine: ``reset()``, ``amp.GradScaler``, ``nn.Parameter`` (``data``,
+``grad``) and ``optim.SGD(params, lr=..., momentum=...)`` with ``global_step`` and ``state_dict()``. Rules that need
 more (``state_dict``/``load_state_dict``) are skipped by precondition when the scaler lacks them.
 
 Every check names the spec rule whose statement it found broken (a
