@@ -2,12 +2,11 @@
 
 The report gathers the sections of :mod:`csconform.report.sections` (the conformance matrix, the
 vendor's matrix beside it from ``tox -e cstorch``, the performance model's tables and figures, the
-placement results on Cerebras' ISPD 2020 instances, the benchmark results and the mutation-testing
-table), then writes ``index.md`` and
-``index.html`` over all of them. Each section can be skipped, so a quick look at one part does not
-pay for the others. A section whose inputs are missing (no benchmark results yet) gets a page that
-names the command producing them, and the command still exits 0, with a one-line warning; a section
-that fails makes it exit 1.
+placement results on Cerebras' ISPD 2020 instances, the benchmark results and the page of the
+project's mutation run), then writes ``index.md`` and ``index.html`` over all of them. Each section
+can be skipped, so a quick look at one part does not pay for the others. A section whose inputs are
+missing (no benchmark results yet) gets a page that names the command producing them, and the
+command still exits 0, with a one-line warning; a section that fails makes it exit 1.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from csconform.errors import GradScalerConfigError, GradScalerUsageError, NonRecoverableNaNError
 from csconform.testing.grad_scaler import RULES as GRAD_SCALER_MACHINE_RULES
-from csconform.testing.grad_scaler import LossScaleModel, bitwise_equal, check_scaler_state, make_grad_scaler_machine
+from csconform.testing.grad_scaler import GradScalerMachine, LossScaleModel, bitwise_equal, check_scaler_state
 from csconform.testing.strategies import (
     dynamic_grad_scaler_configs,
     finite_gradients,
@@ -83,7 +83,7 @@ def snapshot(params, optimizer):  # noqa: ANN001, ANN201
 @pytest.mark.spec(*GRAD_SCALER_MACHINE_RULES)
 def test_grad_scaler_state_machine(engine):
     run_state_machine_as_test(
-        make_grad_scaler_machine(engine), settings=settings(max_examples=40, stateful_step_count=30)
+        GradScalerMachine.for_engine(engine), settings=settings(max_examples=40, stateful_step_count=30)
     )
 
 

@@ -128,19 +128,29 @@ def _benchmarks(options: ReportOptions) -> list[Path]:
     return write_benchmark_report(options.out, options.benchmark_path)
 
 
-def _mutation_inputs(options: ReportOptions) -> list[Input]:
-    from csconform.report.mutation import SUITES
+MUTATION_PAGE_TITLE = "Mutation testing: how many bugs the tests catch"
+"""The heading of the page the project's mutation run writes (``mutation.md``, by
+``tests/mutation/report.py``): the mutation section links a page that has it, never its own notice."""
 
-    paths = [options.out / suite.results_file for suite in SUITES]
-    command = "tox -e mutation (hours on two cores)"
-    location = " and ".join(str(path) for path in paths)
-    return [Input("mutmut's results exported as JSON", location, command, any(path.is_file() for path in paths))]
+
+def _mutation_page(options: ReportOptions) -> Path:
+    return options.out / "mutation.md"
+
+
+def _mutation_inputs(options: ReportOptions) -> list[Input]:
+    page = _mutation_page(options)
+    written = False
+    if page.is_file():
+        with page.open(encoding="utf-8", errors="replace") as text:
+            written = text.readline().rstrip("\n") == f"# {MUTATION_PAGE_TITLE}"
+    command = f"tox -e mutation in {SOURCE_CHECKOUT} (hours on two cores)"
+    return [Input("the mutation-testing page", str(page), command, written)]
 
 
 def _mutation(options: ReportOptions) -> list[Path]:
-    from csconform.report.mutation import write_mutation_report
-
-    return write_mutation_report(options.out)
+    """The page and its tables as the mutation run wrote them: they are the record, never rewritten here."""
+    page = _mutation_page(options)
+    return [page, *sorted(options.out.glob(f"{page.stem}*.csv"))]
 
 
 def _cstorch_inputs(options: ReportOptions) -> list[Input]:

@@ -1,12 +1,21 @@
 """A reference model of dynamic loss scaling and a state machine that checks a GradScaler against it.
 
-Shipped inside the package so that any implementation of the engine interface can reuse it::
+Shipped inside the package so that any implementation of the engine interface can reuse it, as it
+is or extended by a subclass (the way zarr ships ``zarr.testing.stateful``)::
 
-    from hypothesis.stateful import run_state_machine_as_test
-    from csconform.testing.grad_scaler import make_grad_scaler_machine
+    from hypothesis.stateful import invariant, run_state_machine_as_test
+    from csconform.testing.grad_scaler import GradScalerMachine
 
     def test_grad_scaler_protocol(engine):
-        run_state_machine_as_test(make_grad_scaler_machine(engine))
+        run_state_machine_as_test(GradScalerMachine.for_engine(engine))
+
+    class MyGradScalerMachine(GradScalerMachine):
+        engine = my_engine
+
+        @invariant()
+        def my_own_check(self) -> None: ...
+
+    TestMyGradScaler = MyGradScalerMachine.TestCase
 
 :class:`LossScaleModel` is written from the published rule (csconform's FACTS.md, "GradScaler") in
 plain Python and shares no code with the reference engine. The machine drives the implementation's
@@ -15,8 +24,8 @@ plain Python and shares no code with the reference engine. The machine drives th
 ``state_dict``. After every step it compares the scale and counters with the model and checks that a
 skipped step left the parameters and the optimizer state bit-identical.
 
-What the machine needs from the engine: ``amp.GradScaler``, ``nn.Parameter`` (``data``, ``grad``) and
-``optim.SGD(params, lr=..., momentum=...)`` with ``global_step`` and ``state_dict()``. Rules that need
+What the machine needs from the engine: ``reset()``, ``amp.GradScaler``, ``nn.Parameter`` (``data``,
+``grad``) and ``optim.SGD(params, lr=..., momentum=...)`` with ``global_step`` and ``state_dict()``. Rules that need
 more (``state_dict``/``load_state_dict``) are skipped by precondition when the scaler lacks them.
 
 Every check names the spec rule whose statement it found broken (a
@@ -33,13 +42,13 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from csconform.errors import GradScalerError, GradScalerUsageError, NonRecoverableNaNError
+from csconform.errors import GradScalerError, GradScalerUsageError, InvalidInputError, NonRecoverableNaNError
 from csconform.testing.strategies import (
     dynamic_grad_scaler_configs,
     finite_gradients,
@@ -50,7 +59,7 @@ from csconform.testing.violations import RuleViolation, expect, violation_of
 
 __all__ = [
     "LossScaleModel",
-    "make_grad_scaler_machine",
+    "GradScalerMachine",
     "bitwise_equal",
     "check_scaler_state",
     "PARAMETER_SHAPES",
@@ -245,252 +254,269 @@ def bitwise_equal(left: Any, right: Any) -> bool:
     return hasattr(left, "__dict__") and bitwise_equal(vars(left), vars(right))
 
 
-def make_grad_scaler_machine(engine: ModuleType) -> type[RuleBasedStateMachine]:
-    """The state machine class for ``engine``; run it with ``run_state_machine_as_test`` or use ``.TestCase``."""
+class GradScalerMachine(RuleBasedStateMachine):
+    """One GradScaler, one SGD optimizer over two parameters, and the reference model.
 
-    class GradScalerMachine(RuleBasedStateMachine):
-        """One GradScaler, one SGD optimizer over two parameters, and the reference model."""
+    The implementation under test is the class attribute ``engine``: bind it with
+    :meth:`for_engine` (``run_state_machine_as_test(GradScalerMachine.for_engine(engine))``) or in a
+    subclass (``engine = my_engine``; its ``.TestCase`` then runs under unittest or pytest). A
+    subclass may add rules and invariants of its own; they can read the state the machine keeps:
+    ``scaler``, ``optimizer``, ``params``, ``phase`` (``idle``, ``grads``, ``unscaled``,
+    ``stepped``), ``finite`` (this iteration's gradients), ``reference`` (the
+    :class:`LossScaleModel`), and check a call that must be refused with :meth:`expect_refused`.
+    """
 
-        def __init__(self) -> None:
-            super().__init__()
-            engine.reset()  # each example is a run of its own: nothing left over from the last one
-            self.params = [engine.nn.Parameter(np.full(shape, 0.5, dtype=np.float32)) for shape in PARAMETER_SHAPES]
-            self.optimizer = engine.optim.SGD(self.params, lr=LEARNING_RATE, momentum=MOMENTUM)
-            self.phase = "idle"  # idle -> grads -> (unscaled) -> stepped -> idle
-            self.finite = True
-            self.scaled_grads: list[np.ndarray] = []
-            self.config: dict[str, Any] = {}
-            self.scaler: Any = None
-            self.model: LossScaleModel | None = None
-            # what the last step() found, checked once its iteration is over (after update())
-            self.before_step: tuple[Any, ...] = ()
-            self.skip_expected = False
+    engine: ClassVar[ModuleType]
 
-        @property
-        def reference(self) -> LossScaleModel:
-            """The reference model; the initialize rule always runs before any other rule."""
-            assert self.model is not None, "the machine's initialize rule runs first"
-            return self.model
+    @classmethod
+    def for_engine(cls, engine: ModuleType) -> type[GradScalerMachine]:
+        """This machine (or a subclass of it) bound to ``engine``, named for it in Hypothesis' output."""
+        return type(f"{cls.__name__}[{engine.__name__}]", (cls,), {"engine": engine})
 
-        # --- setup ---------------------------------------------------------------------------------
-
-        # Dynamic scaling has far more behaviour to explore: two chances in three.
-        @initialize(config=st.one_of(DYNAMIC_CONFIGS, DYNAMIC_CONFIGS, static_grad_scaler_configs()))
-        def build_scaler(self, config: dict[str, Any]) -> None:
-            self.config = config
-            self.scaler = engine.amp.GradScaler(**config)
-            dynamic = config.get("loss_scale") == "dynamic"
-            if dynamic:
-                self.model = LossScaleModel(
-                    dynamic=True,
-                    scale=min(config["init_scale"], config["max_loss_scale"]),  # GRADSCALER-041
-                    min_scale=config["min_loss_scale"],
-                    max_scale=config["max_loss_scale"],
-                    steps_per_increase=config["steps_per_increase"],
-                    overflow_tolerance=config["overflow_tolerance"],
-                )
-            else:
-                self.model = LossScaleModel(dynamic=False, scale=float(config.get("loss_scale") or 1.0))
-
-        # --- one training iteration --------------------------------------------------------------------
-
-        def _set_scaled_gradients(self, unscaled: list[np.ndarray], finite: bool) -> None:
-            scale = np.float32(self.reference.scale)
-            with np.errstate(invalid="ignore", over="ignore"):
-                self.scaled_grads = [np.asarray(g, dtype=np.float32) * scale for g in unscaled]
-            for param, grad in zip(self.params, self.scaled_grads, strict=True):
-                param.grad = grad
-            self.finite = finite
-            self.phase = "grads"
-
-        def _draw_gradients(self, data: st.DataObject, finite: bool) -> list[np.ndarray]:
-            broken = -1 if finite else data.draw(st.integers(0, len(PARAMETER_SHAPES) - 1), label="broken parameter")
-            return [
-                data.draw(gradients_with_nonfinite(shape) if i == broken else finite_gradients(shape), label="grad")
-                for i, shape in enumerate(PARAMETER_SHAPES)
-            ]
-
-        @precondition(lambda self: self.phase == "idle")
-        @rule(data=st.data(), finite=MOSTLY_FINITE)
-        def gradients(self, data: st.DataObject, finite: bool) -> None:
-            """Start an iteration: scaled gradients (possibly with inf/NaN) land on the parameters."""
-            self._set_scaled_gradients(self._draw_gradients(data, finite), finite)
-
-        @precondition(lambda self: self.phase == "grads")
-        @rule()
-        def unscale(self) -> None:
-            self.scaler.unscale_(self.optimizer)
-            self.phase = "unscaled"
-            if self.finite:
-                self._check_unscaled_gradients()
-
-        def _check_unscaled_gradients(self) -> None:
-            inverse = np.float32(1.0 / self.reference.scale)
-            expected = [g * inverse for g in self.scaled_grads]
-            limit = self.config.get("max_gradient_norm") if self.reference.dynamic else None
-            if limit is not None:
-                norm = math.sqrt(sum(float(np.sum(np.square(g.astype(np.float64)))) for g in expected))
-                factor = min(1.0, limit / (norm + 1e-6))
-                expected = [g * np.float32(factor) for g in expected]
-            # with a clipping limit the two rules meet in one expectation: a wrong value breaks either
-            rules = ("GRADSCALER-012", "GRADSCALER-019") if limit is not None else ("GRADSCALER-012",)
-            with violation_of(*rules):
-                for param, want in zip(self.params, expected, strict=True):
-                    np.testing.assert_allclose(param.grad, want, rtol=1e-5, atol=1e-30)
-
-        @precondition(lambda self: self.phase in ("grads", "unscaled"))
-        @rule()
-        def step(self) -> None:
-            explicit_unscale = self.phase == "unscaled"
-            self.before_step = (
-                [p.data.copy() for p in self.params],
-                copy.deepcopy(self.optimizer.state_dict()["state"]),
-                int(self.optimizer.global_step),
-                self.reference.skipped,
+    def __init__(self) -> None:
+        if getattr(type(self), "engine", None) is None:
+            raise InvalidInputError(
+                f"{type(self).__name__} has no engine to check: use {type(self).__name__}.for_engine(module)"
+                " or set engine in a subclass"
             )
-            with np.errstate(invalid="ignore", over="ignore"):  # static scaling steps on inf/NaN
-                self.scaler.step(self.optimizer)
-            self.skip_expected = self.reference.skip_expected(self.finite)
-            self.reference.step(self.finite)
-            if not explicit_unscale and self.finite:
-                self._check_unscaled_gradients()
-            self.phase = "stepped"
+        super().__init__()
+        self.engine.reset()  # each example is a run of its own: nothing left over from the last one
+        self.params = [self.engine.nn.Parameter(np.full(shape, 0.5, dtype=np.float32)) for shape in PARAMETER_SHAPES]
+        self.optimizer = self.engine.optim.SGD(self.params, lr=LEARNING_RATE, momentum=MOMENTUM)
+        self.phase = "idle"  # idle -> grads -> (unscaled) -> stepped -> idle
+        self.finite = True
+        self.scaled_grads: list[np.ndarray] = []
+        self.config: dict[str, Any] = {}
+        self.scaler: Any = None
+        self.model: LossScaleModel | None = None
+        # what the last step() found, checked once its iteration is over (after update())
+        self.before_step: tuple[Any, ...] = ()
+        self.skip_expected = False
 
-        def _check_the_step(self) -> None:
-            """After the iteration (an implementation may restore a skipped step only when it ends)."""
-            before_params, before_state, before_global_step, before_skipped = self.before_step
-            advanced = int(self.optimizer.global_step) - before_global_step
-            if self.skip_expected:
-                # an overflow the scaler did not even count went undetected (013); one it counted but
-                # stepped on anyway was not skipped as documented (015)
-                counted = self.scaler.state_dict().get("num_skipped_steps") == before_skipped + 1
-                rules = ("GRADSCALER-015",) if counted else ("GRADSCALER-013", "GRADSCALER-015")
-                expect(advanced == 0, rules, "a step after non-finite gradients advanced global_step")
-                for param, before in zip(self.params, before_params, strict=True):
-                    expect(bitwise_equal(param.data, before), rules, "a skipped step changed a parameter")
-                expect(
-                    bitwise_equal(self.optimizer.state_dict()["state"], before_state),
-                    rules,
-                    "a skipped step changed the optimizer state",
-                )
-            elif self.reference.dynamic:
-                expect(advanced == 1, "GRADSCALER-013", "a step after finite gradients was skipped")
-            else:
-                expect(advanced == 1, "GRADSCALER-014", "static loss scaling skipped a step")
-                if not self.finite:
-                    # Static scaling checks nothing: the overflow went into the weights. Start afresh.
-                    for param in self.params:
-                        param.data[...] = np.float32(0.5)
+    @property
+    def reference(self) -> LossScaleModel:
+        """The reference model; the initialize rule always runs before any other rule."""
+        assert self.model is not None, "the machine's initialize rule runs first"
+        return self.model
 
-        @precondition(lambda self: self.phase == "stepped")
-        @rule()
-        def update(self) -> None:
-            self.reference.update(self.finite)
-            self.phase = "idle"
-            try:
-                self.scaler.update()
-            except NonRecoverableNaNError as exc:
-                raise RuleViolation("GRADSCALER-043", f"update() raised at the minimum scale: {exc}") from exc
-            self._check_the_step()
+    # --- setup ---------------------------------------------------------------------------------
+
+    # Dynamic scaling has far more behaviour to explore: two chances in three.
+    @initialize(config=st.one_of(DYNAMIC_CONFIGS, DYNAMIC_CONFIGS, static_grad_scaler_configs()))
+    def build_scaler(self, config: dict[str, Any]) -> None:
+        self.config = config
+        self.scaler = self.engine.amp.GradScaler(**config)
+        dynamic = config.get("loss_scale") == "dynamic"
+        if dynamic:
+            self.model = LossScaleModel(
+                dynamic=True,
+                scale=min(config["init_scale"], config["max_loss_scale"]),  # GRADSCALER-041
+                min_scale=config["min_loss_scale"],
+                max_scale=config["max_loss_scale"],
+                steps_per_increase=config["steps_per_increase"],
+                overflow_tolerance=config["overflow_tolerance"],
+            )
+        else:
+            self.model = LossScaleModel(dynamic=False, scale=float(config.get("loss_scale") or 1.0))
+
+    # --- one training iteration --------------------------------------------------------------------
+
+    def _set_scaled_gradients(self, unscaled: list[np.ndarray], finite: bool) -> None:
+        scale = np.float32(self.reference.scale)
+        with np.errstate(invalid="ignore", over="ignore"):
+            self.scaled_grads = [np.asarray(g, dtype=np.float32) * scale for g in unscaled]
+        for param, grad in zip(self.params, self.scaled_grads, strict=True):
+            param.grad = grad
+        self.finite = finite
+        self.phase = "grads"
+
+    def _draw_gradients(self, data: st.DataObject, finite: bool) -> list[np.ndarray]:
+        broken = -1 if finite else data.draw(st.integers(0, len(PARAMETER_SHAPES) - 1), label="broken parameter")
+        return [
+            data.draw(gradients_with_nonfinite(shape) if i == broken else finite_gradients(shape), label="grad")
+            for i, shape in enumerate(PARAMETER_SHAPES)
+        ]
+
+    @precondition(lambda self: self.phase == "idle")
+    @rule(data=st.data(), finite=MOSTLY_FINITE)
+    def gradients(self, data: st.DataObject, finite: bool) -> None:
+        """Start an iteration: scaled gradients (possibly with inf/NaN) land on the parameters."""
+        self._set_scaled_gradients(self._draw_gradients(data, finite), finite)
+
+    @precondition(lambda self: self.phase == "grads")
+    @rule()
+    def unscale(self) -> None:
+        self.scaler.unscale_(self.optimizer)
+        self.phase = "unscaled"
+        if self.finite:
+            self._check_unscaled_gradients()
+
+    def _check_unscaled_gradients(self) -> None:
+        inverse = np.float32(1.0 / self.reference.scale)
+        expected = [g * inverse for g in self.scaled_grads]
+        limit = self.config.get("max_gradient_norm") if self.reference.dynamic else None
+        if limit is not None:
+            norm = math.sqrt(sum(float(np.sum(np.square(g.astype(np.float64)))) for g in expected))
+            factor = min(1.0, limit / (norm + 1e-6))
+            expected = [g * np.float32(factor) for g in expected]
+        # with a clipping limit the two rules meet in one expectation: a wrong value breaks either
+        rules = ("GRADSCALER-012", "GRADSCALER-019") if limit is not None else ("GRADSCALER-012",)
+        with violation_of(*rules):
+            for param, want in zip(self.params, expected, strict=True):
+                np.testing.assert_allclose(param.grad, want, rtol=1e-5, atol=1e-30)
+
+    @precondition(lambda self: self.phase in ("grads", "unscaled"))
+    @rule()
+    def step(self) -> None:
+        explicit_unscale = self.phase == "unscaled"
+        self.before_step = (
+            [p.data.copy() for p in self.params],
+            copy.deepcopy(self.optimizer.state_dict()["state"]),
+            int(self.optimizer.global_step),
+            self.reference.skipped,
+        )
+        with np.errstate(invalid="ignore", over="ignore"):  # static scaling steps on inf/NaN
+            self.scaler.step(self.optimizer)
+        self.skip_expected = self.reference.skip_expected(self.finite)
+        self.reference.step(self.finite)
+        if not explicit_unscale and self.finite:
+            self._check_unscaled_gradients()
+        self.phase = "stepped"
+
+    def _check_the_step(self) -> None:
+        """After the iteration (an implementation may restore a skipped step only when it ends)."""
+        before_params, before_state, before_global_step, before_skipped = self.before_step
+        advanced = int(self.optimizer.global_step) - before_global_step
+        if self.skip_expected:
+            # an overflow the scaler did not even count went undetected (013); one it counted but
+            # stepped on anyway was not skipped as documented (015)
+            counted = self.scaler.state_dict().get("num_skipped_steps") == before_skipped + 1
+            rules = ("GRADSCALER-015",) if counted else ("GRADSCALER-013", "GRADSCALER-015")
+            expect(advanced == 0, rules, "a step after non-finite gradients advanced global_step")
+            for param, before in zip(self.params, before_params, strict=True):
+                expect(bitwise_equal(param.data, before), rules, "a skipped step changed a parameter")
+            expect(
+                bitwise_equal(self.optimizer.state_dict()["state"], before_state),
+                rules,
+                "a skipped step changed the optimizer state",
+            )
+        elif self.reference.dynamic:
+            expect(advanced == 1, "GRADSCALER-013", "a step after finite gradients was skipped")
+        else:
+            expect(advanced == 1, "GRADSCALER-014", "static loss scaling skipped a step")
+            if not self.finite:
+                # Static scaling checks nothing: the overflow went into the weights. Start afresh.
+                for param in self.params:
+                    param.data[...] = np.float32(0.5)
+
+    @precondition(lambda self: self.phase == "stepped")
+    @rule()
+    def update(self) -> None:
+        self.reference.update(self.finite)
+        self.phase = "idle"
+        try:
+            self.scaler.update()
+        except NonRecoverableNaNError as exc:
+            raise RuleViolation("GRADSCALER-043", f"update() raised at the minimum scale: {exc}") from exc
+        self._check_the_step()
+        check_scaler_state(self.scaler, self.reference)
+
+    @precondition(lambda self: self.phase == "idle")
+    @rule(data=st.data(), pattern=st.lists(MOSTLY_FINITE, min_size=1, max_size=6))
+    def whole_iterations(self, data: st.DataObject, pattern: list[bool]) -> None:
+        """Several complete iterations at once (gradients, step, update): reaches growth and the bounds."""
+        for finite in pattern:
+            self._set_scaled_gradients(self._draw_gradients(data, finite), finite)
+            self.step()
+            self.update()
+
+    # --- protocol misuse: refused, and nothing changes ------------------------------------------------
+
+    def expect_refused(self, rule_id: str, call: str, attempt: Callable[[], object]) -> None:
+        """``attempt()`` must raise the usage error and leave parameters, gradients and the scaler as they were."""
+        before = (
+            [p.data.copy() for p in self.params],
+            [None if p.grad is None else np.copy(p.grad) for p in self.params],
+            int(self.optimizer.global_step),
+            self.scaler.state_dict(),
+        )
+        try:
+            attempt()
+        except GradScalerUsageError:
+            pass
+        except Exception as error:  # noqa: BLE001 - any other outcome breaks the rule
+            raise RuleViolation(rule_id, f"{call} raised {type(error).__name__}: {error}") from error
+        else:
+            raise RuleViolation(rule_id, f"{call} must raise GradScalerUsageError")
+        after = (
+            [p.data for p in self.params],
+            [p.grad for p in self.params],
+            int(self.optimizer.global_step),
+            self.scaler.state_dict(),
+        )
+        expect(bitwise_equal(after, before), rule_id, f"the refused {call} changed the training state")
+
+    @precondition(lambda self: self.phase == "stepped")
+    @rule()
+    def step_twice(self) -> None:
+        self.expect_refused(
+            "GRADSCALER-037", "a second step() before update()", lambda: self.scaler.step(self.optimizer)
+        )
+
+    @precondition(lambda self: self.phase == "stepped")
+    @rule()
+    def unscale_after_step(self) -> None:
+        self.expect_refused("GRADSCALER-009", "unscale_() after step()", lambda: self.scaler.unscale_(self.optimizer))
+
+    @precondition(lambda self: self.phase == "unscaled")
+    @rule()
+    def unscale_twice(self) -> None:
+        before = ([np.copy(p.grad) for p in self.params], self.scaler.state_dict())
+        try:
+            self.scaler.unscale_(self.optimizer)
+        except Exception as error:  # noqa: BLE001 - a second unscale_ does nothing, it is not refused
+            raise RuleViolation("GRADSCALER-036", f"a second unscale_() raised {type(error).__name__}") from error
+        after = ([np.copy(p.grad) for p in self.params], self.scaler.state_dict())
+        expect(bitwise_equal(after, before), "GRADSCALER-036", "a second unscale_() changed the gradients")
+
+    @rule(new_scale=st.sampled_from([1.0, 2.0**10]))
+    def update_with_new_scale(self, new_scale: float) -> None:
+        before = self.scaler.state_dict()
+        try:
+            self.scaler.update(new_scale)
+        except GradScalerError:
+            expect(
+                self.scaler.state_dict() == before,
+                "GRADSCALER-007",
+                "the refused update(new_scale) changed the state",
+            )
+            return
+        raise RuleViolation("GRADSCALER-007", "update(new_scale) must be refused")
+
+    # --- checkpointing -------------------------------------------------------------------------------
+
+    @precondition(lambda self: self.phase == "idle" and hasattr(self.scaler, "load_state_dict"))
+    @rule()
+    def state_dict_round_trip(self) -> None:
+        saved = self.scaler.state_dict()
+        fresh = self.engine.amp.GradScaler(**self.config)
+        fresh.load_state_dict(copy.deepcopy(saved))
+        expect(fresh.state_dict() == saved, "GRADSCALER-023", f"restored {fresh.state_dict()}, saved {saved}")
+        expect(fresh.get_scale() == self.scaler.get_scale(), "GRADSCALER-023", "the restored scale differs")
+        self.scaler = fresh
+
+    # --- what must hold all the time ---------------------------------------------------------------
+
+    @invariant()
+    def scale_and_counters_match_the_model(self) -> None:
+        if self.scaler is not None:
             check_scaler_state(self.scaler, self.reference)
 
-        @precondition(lambda self: self.phase == "idle")
-        @rule(data=st.data(), pattern=st.lists(MOSTLY_FINITE, min_size=1, max_size=6))
-        def whole_iterations(self, data: st.DataObject, pattern: list[bool]) -> None:
-            """Several complete iterations at once (gradients, step, update): reaches growth and the bounds."""
-            for finite in pattern:
-                self._set_scaled_gradients(self._draw_gradients(data, finite), finite)
-                self.step()
-                self.update()
-
-        # --- protocol misuse: refused, and nothing changes ------------------------------------------------
-
-        def _refused(self, rule_id: str, call: str, attempt: Callable[[], object]) -> None:
-            """``attempt()`` must raise the usage error and leave parameters, gradients and the scaler as they were."""
-            before = (
-                [p.data.copy() for p in self.params],
-                [None if p.grad is None else np.copy(p.grad) for p in self.params],
-                int(self.optimizer.global_step),
-                self.scaler.state_dict(),
+    @invariant()
+    def dynamic_scale_stays_in_range(self) -> None:
+        if self.model is not None and self.reference.dynamic:
+            expect(
+                self.reference.min_scale <= self.scaler.get_scale() <= self.reference.max_scale,
+                "GRADSCALER-022",
+                f"scale {self.scaler.get_scale()} outside [{self.reference.min_scale}, {self.reference.max_scale}]",
             )
-            try:
-                attempt()
-            except GradScalerUsageError:
-                pass
-            except Exception as error:  # noqa: BLE001 - any other outcome breaks the rule
-                raise RuleViolation(rule_id, f"{call} raised {type(error).__name__}: {error}") from error
-            else:
-                raise RuleViolation(rule_id, f"{call} must raise GradScalerUsageError")
-            after = (
-                [p.data for p in self.params],
-                [p.grad for p in self.params],
-                int(self.optimizer.global_step),
-                self.scaler.state_dict(),
-            )
-            expect(bitwise_equal(after, before), rule_id, f"the refused {call} changed the training state")
-
-        @precondition(lambda self: self.phase == "stepped")
-        @rule()
-        def step_twice(self) -> None:
-            self._refused("GRADSCALER-037", "a second step() before update()", lambda: self.scaler.step(self.optimizer))
-
-        @precondition(lambda self: self.phase == "stepped")
-        @rule()
-        def unscale_after_step(self) -> None:
-            self._refused("GRADSCALER-009", "unscale_() after step()", lambda: self.scaler.unscale_(self.optimizer))
-
-        @precondition(lambda self: self.phase == "unscaled")
-        @rule()
-        def unscale_twice(self) -> None:
-            before = ([np.copy(p.grad) for p in self.params], self.scaler.state_dict())
-            try:
-                self.scaler.unscale_(self.optimizer)
-            except Exception as error:  # noqa: BLE001 - a second unscale_ does nothing, it is not refused
-                raise RuleViolation("GRADSCALER-036", f"a second unscale_() raised {type(error).__name__}") from error
-            after = ([np.copy(p.grad) for p in self.params], self.scaler.state_dict())
-            expect(bitwise_equal(after, before), "GRADSCALER-036", "a second unscale_() changed the gradients")
-
-        @rule(new_scale=st.sampled_from([1.0, 2.0**10]))
-        def update_with_new_scale(self, new_scale: float) -> None:
-            before = self.scaler.state_dict()
-            try:
-                self.scaler.update(new_scale)
-            except GradScalerError:
-                expect(
-                    self.scaler.state_dict() == before,
-                    "GRADSCALER-007",
-                    "the refused update(new_scale) changed the state",
-                )
-                return
-            raise RuleViolation("GRADSCALER-007", "update(new_scale) must be refused")
-
-        # --- checkpointing -------------------------------------------------------------------------------
-
-        @precondition(lambda self: self.phase == "idle" and hasattr(self.scaler, "load_state_dict"))
-        @rule()
-        def state_dict_round_trip(self) -> None:
-            saved = self.scaler.state_dict()
-            fresh = engine.amp.GradScaler(**self.config)
-            fresh.load_state_dict(copy.deepcopy(saved))
-            expect(fresh.state_dict() == saved, "GRADSCALER-023", f"restored {fresh.state_dict()}, saved {saved}")
-            expect(fresh.get_scale() == self.scaler.get_scale(), "GRADSCALER-023", "the restored scale differs")
-            self.scaler = fresh
-
-        # --- what must hold all the time ---------------------------------------------------------------
-
-        @invariant()
-        def scale_and_counters_match_the_model(self) -> None:
-            if self.scaler is not None:
-                check_scaler_state(self.scaler, self.reference)
-
-        @invariant()
-        def dynamic_scale_stays_in_range(self) -> None:
-            if self.model is not None and self.reference.dynamic:
-                expect(
-                    self.reference.min_scale <= self.scaler.get_scale() <= self.reference.max_scale,
-                    "GRADSCALER-022",
-                    f"scale {self.scaler.get_scale()} outside [{self.reference.min_scale}, {self.reference.max_scale}]",
-                )
-
-    GradScalerMachine.__name__ = GradScalerMachine.__qualname__ = f"GradScalerMachine[{engine.__name__}]"
-    return GradScalerMachine

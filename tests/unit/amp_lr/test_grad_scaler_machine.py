@@ -17,8 +17,8 @@ from hypothesis.stateful import run_state_machine_as_test
 
 import csconform.engine as reference_engine
 from csconform.engine import amp
-from csconform.errors import NonRecoverableNaNError
-from csconform.testing.grad_scaler import LossScaleModel, bitwise_equal, make_grad_scaler_machine
+from csconform.errors import InvalidInputError, NonRecoverableNaNError
+from csconform.testing.grad_scaler import GradScalerMachine, LossScaleModel, bitwise_equal
 from csconform.testing.violations import RuleViolation, violated_rules
 
 
@@ -110,12 +110,20 @@ MUTANTS = {
 @pytest.mark.parametrize("mutant", list(MUTANTS), ids=lambda cls: cls.__name__)
 def test_machine_catches_a_broken_scaler_and_names_its_rule(mutant):
     with np.errstate(all="ignore"), pytest.raises(RuleViolation) as caught:
-        run_state_machine_as_test(make_grad_scaler_machine(engine_with(mutant)), settings=BUDGET)
+        run_state_machine_as_test(GradScalerMachine.for_engine(engine_with(mutant)), settings=BUDGET)
     assert violated_rules(caught.value) == MUTANTS[mutant], str(caught.value)
 
 
 def test_machine_passes_the_reference_engine():
-    run_state_machine_as_test(make_grad_scaler_machine(reference_engine), settings=BUDGET)
+    run_state_machine_as_test(GradScalerMachine.for_engine(reference_engine), settings=BUDGET)
+
+
+def test_a_machine_bound_to_no_engine_is_refused_naming_it():
+    class Unbound(GradScalerMachine):
+        pass
+
+    with pytest.raises(InvalidInputError, match="Unbound"):
+        Unbound()
 
 
 # --- the reference model on hand-computed sequences ----------------------------------------------------

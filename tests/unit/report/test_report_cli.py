@@ -85,3 +85,25 @@ def test_a_failed_section_makes_the_report_exit_1_after_writing_the_index(
     assert main(["report", "--out", str(tmp_path)]) == 1
     assert "sections failed: broken" in capsys.readouterr().err
     assert "(broken.md)" in (tmp_path / "index.md").read_text()
+
+
+MUTATION = next(section for section in sections.SECTIONS if section.name == "mutation")
+
+
+def test_the_mutation_section_links_the_page_the_mutation_run_wrote_and_never_rewrites_it(tmp_path: Path) -> None:
+    page = tmp_path / "mutation.md"
+    record = f"# {sections.MUTATION_PAGE_TITLE}\n\nthe record of one run\n"
+    page.write_text(record)
+    (tmp_path / "mutation_judge.csv").write_text("module,kill_rate\nm,1.0\n")
+    (result,) = render_report(ReportOptions(out=tmp_path, engine="e"), [MUTATION])
+    assert result.status == "rendered"
+    assert result.files == (page, tmp_path / "mutation_judge.csv")
+    assert page.read_text() == record
+
+
+def test_without_the_mutation_page_its_notice_is_never_taken_for_it(tmp_path: Path) -> None:
+    for _ in range(2):
+        (result,) = render_report(ReportOptions(out=tmp_path, engine="e"), [MUTATION])
+        assert result.status == "missing"
+    notice = (tmp_path / "mutation.md").read_text()
+    assert "Not generated" in notice and "tox -e mutation" in notice

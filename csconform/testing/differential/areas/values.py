@@ -1,4 +1,4 @@
-"""Values the areas share: float32 weights and gradients, parameters, the target."""
+"""Values the areas share: float32 weights and gradients, parameters."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from csconform.testing.differential.areas import Context
 from csconform.testing.differential.program import call
 
 SHAPES = ((2,), (3,), (2, 2))
@@ -21,10 +20,6 @@ def branch(count: int) -> st.SearchStrategy[int]:
 def sometimes(one_in: int) -> st.SearchStrategy[bool]:
     """True once in ``one_in`` draws; shrinks to False (the ordinary case)."""
     return branch(one_in).map(lambda index: index == one_in - 1)
-
-
-def targets(context: Context) -> st.SearchStrategy[str]:
-    return st.sampled_from(context.targets)
 
 
 def small_floats(max_magnitude: float = 4.0) -> st.SearchStrategy[float]:

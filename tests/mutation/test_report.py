@@ -1,4 +1,4 @@
-"""The mutation-testing table: mutmut's results joined with the triage list (csconform/report/mutation.py)."""
+"""The mutation-testing page: mutmut's results joined with the triage list (tests/mutation/report.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from csconform.errors import InvalidInputError
-from csconform.report.mutation import (
+from report import (
     NOT_RUN_NOTE,
     TRIAGE_KINDS,
     _change_lines,
@@ -18,6 +16,8 @@ from csconform.report.mutation import (
     mutant_changes,
     write_mutation_report,
 )
+
+from csconform.errors import InvalidInputError
 
 AMP = "csconform.engine.amp"
 PRECISION = "csconform.engine.precision"
@@ -145,7 +145,7 @@ def test_malformed_results_are_refused(tmp_path):
 
 
 def test_the_repository_triage_list_is_valid_and_names_modules_of_the_package():
-    package = Path(__file__).resolve().parents[3] / "csconform"
+    package = Path(__file__).resolve().parents[2] / "csconform"
     triage = load_triage(default_triage_path())
     assert triage, "tests/mutation/equivalent.yaml is empty"
     for mutant_id, entry in triage.items():
@@ -167,7 +167,7 @@ def test_mutation_runs_order_tests_fastest_first_and_do_not_shrink(pytester):
     )
     durations = {"test_order.py::test_slow": 3.0, "test_order.py::test_fast": 0.5, "test_order.py::test_unknown": 1.0}
     (pytester.path / "mutmut-stats.json").write_text(json.dumps({"duration_by_test": durations}))
-    plugin = Path(__file__).resolve().parents[2] / "mutation" / "plugin.py"
+    plugin = Path(__file__).resolve().with_name("plugin.py")
     pytester.syspathinsert(plugin.parent)
     result = pytester.runpytest("-p", "plugin", "-v", "-p", "no:csconform", "-p", "no:cacheprovider")
     order = [line.split("::")[1].split()[0] for line in result.outlines if "::test_" in line and "PASSED" in line]

@@ -1,4 +1,10 @@
-"""How many bugs the tests catch: the mutation-testing tables (``tox -e mutation``).
+"""How many bugs the tests catch: the mutation-testing page and tables (``tox -e mutation``).
+
+Tooling of this project, not of csconform's users (it needs a checkout and mutmut's results)::
+
+    python tests/mutation/report.py --out reports                    # export the engine's results, write the page
+    python tests/mutation/report.py --project mutation-judge --suite judge --out reports
+    python tests/mutation/report.py --no-export --out reports        # redraw the page from the results files
 
 Two suites of mutants, each with a mutmut configuration of its own:
 
@@ -15,10 +21,11 @@ results into the published tables:
   per-module result files under ``mutants/`` and writes the suite's results file
   (``reports/mutation.json``, ``reports/mutation_judge.json``): every mutant's status, the tests
   that were selected, and for each survivor (or mutant no test reached) the lines it changes;
-* ``write_mutation_report`` (no mutmut needed; also a section of ``csconform report``) joins those
-  files with the triage list ``tests/mutation/equivalent.yaml`` and writes ``mutation.md`` and one
-  CSV per suite (``mutation.csv``, ``mutation_judge.csv``): per module, mutants, killed, timed out,
-  survived, equivalent and the kill rate over the non-equivalent mutants.
+* ``write_mutation_report`` (no mutmut needed) joins those files with the triage list
+  ``tests/mutation/equivalent.yaml`` and writes ``mutation.md`` and one CSV per suite
+  (``mutation.csv``, ``mutation_judge.csv``): per module, mutants, killed, timed out, survived,
+  equivalent and the kill rate over the non-equivalent mutants. ``csconform report`` links the page
+  it finds in its folder and renders it with the rest (its mutation section).
 
 A triage entry names a mutant by mutmut's stable id (``module.x_function__mutmut_7``) and repeats the
 change it makes; an entry whose change no longer matches (the function was edited, so the numbering
@@ -42,6 +49,7 @@ import pandas as pd
 from csconform.documents import read_document
 from csconform.errors import InputFileError, InvalidInputError
 from csconform.output_guard import write_csv, write_text
+from csconform.report.sections import MUTATION_PAGE_TITLE
 
 
 @dataclass(frozen=True)
@@ -81,7 +89,6 @@ JUDGE = Suite(
     "with one worker, and the judge's results are exported to reports/mutation_judge.json",
 )
 SUITES = (ENGINE, JUDGE)
-RESULTS_FILE = ENGINE.results_file
 # mutmut statuses folded into the table's columns (timeouts count as caught: the mutant hung)
 STATUS_COLUMNS = {"killed": "killed", "timeout": "timed_out", "survived": "survived", "no tests": "no_tests"}
 UNTRIAGED = ("survived", "no tests", "suspicious", "segfault")
@@ -135,8 +142,8 @@ NOT_RUN_NOTE = (
 
 
 def default_triage_path() -> Path:
-    """``tests/mutation/equivalent.yaml`` of the repository this package was installed from."""
-    return Path(__file__).resolve().parents[2] / "tests" / "mutation" / "equivalent.yaml"
+    """``tests/mutation/equivalent.yaml``, beside this file."""
+    return Path(__file__).resolve().with_name("equivalent.yaml")
 
 
 # --- step 1: mutmut's results as reports/mutation.json ---------------------------------------------
@@ -368,7 +375,7 @@ def _markdown(
     waiting: int,
 ) -> str:
     lines = [
-        "# Mutation testing: how many bugs the tests catch",
+        f"# {MUTATION_PAGE_TITLE}",
         "",
         "mutmut plants one small bug (a mutant) at a time and runs, for each, the selected tests that call the "
         "mutated function. Columns: killed: a test failed; timed_out: the tests hung (counted as caught); survived: "
@@ -385,7 +392,7 @@ def _markdown(
     for suite, results, table in sections:
         lines += _suite_section(suite, results, table)
     lines += [
-        "After editing the triage list, `python -m csconform.report.mutation --no-export --out reports` redraws "
+        "After editing the triage list, `python tests/mutation/report.py --no-export --out reports` redraws "
         "this page from the results files.",
         "",
         "## Triaged survivors by kind",
@@ -439,7 +446,7 @@ def write_mutation_report(
         classified += suite_classified
         stale += suite_stale
     if all(results is None for _, results, _ in sections):
-        write_text(md_path, f"# Mutation testing: how many bugs the tests catch\n\n{NOT_RUN_NOTE}\n", encoding="utf-8")
+        write_text(md_path, f"# {MUTATION_PAGE_TITLE}\n\n{NOT_RUN_NOTE}\n", encoding="utf-8")
         return written
     waiting = sum(m["triage_waits"] for m in classified) + sum(_module_of(k) not in judged_modules for k in triage)
     write_text(md_path, _markdown(sections, classified, stale, waiting), encoding="utf-8")
@@ -448,7 +455,7 @@ def write_mutation_report(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m csconform.report.mutation",
+        prog="python tests/mutation/report.py",
         description="export mutmut's results of a suite to OUT/mutation[_judge].json and write OUT/mutation.md",
     )
     parser.add_argument("--project", default=".", help="the directory mutmut ran in (holds mutants/)")
