@@ -8,7 +8,7 @@ Shipped inside the package so that any implementation of the engine interface ca
     def test_grad_scaler_protocol(engine):
         run_state_machine_as_test(make_grad_scaler_machine(engine))
 
-:class:`LossScaleModel` is written from the published rule (csconform's FACTS.md, "GradScaler") in
+:class:`LossScaleModel` is written from the published rule (public-facts#GradScaler) in
 plain Python and shares no code with the reference engine. The machine drives the implementation's
 ``amp.GradScaler`` through whole training iterations (gradients in, optional ``unscale_``, ``step``,
 ``update``) with finite and with overflowing gradients, misuses the protocol on purpose, and round-trips
