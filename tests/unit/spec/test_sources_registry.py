@@ -24,13 +24,13 @@ def test_the_registry_knows_documents_by_id_and_marks_the_seeds(spec_dir: Path) 
     assert registry.document("pytorch-limitations").seed
     assert not registry.document("public-facts").seed
     assert registry.document("cerebras-modelzoo").path == "specs/vendor/cerebras-modelzoo.md"
-    assert registry.document("FACTS.md") is None
+    assert registry.document("sources.yaml") is None
 
 
 @pytest.mark.parametrize(
     ("change", "named"),
     [
-        (lambda d: d.update(file="FACTS.md"), "unknown key 'file'"),
+        (lambda d: d.update(file="notes.md"), "unknown key 'file'"),
         (lambda d: d.update(id="Public Facts"), "id 'Public Facts'"),
         (lambda d: d.update(id="facts.md#x"), "id 'facts.md#x'"),
         (lambda d: d.update(seed="yes"), "'seed' must be true or false"),
