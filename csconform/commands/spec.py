@@ -133,7 +133,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     listing.add_argument("--area", help="only this area (spec file stem), e.g. grad_scaler")
     listing.add_argument("--status", choices=STATUSES, help="only rules with this status")
     listing.add_argument(
-        "--level", choices=LEVELS, help="only rules this binding: documented (seeds), public (FACTS.md), reference"
+        "--level",
+        choices=LEVELS,
+        help="only rules this binding: documented (seed documents), public (vendor's source), reference",
     )
     listing.add_argument("--release", help="only rules in force in this release (e.g. 1.9.1, 2.10)")
     listing.add_argument("--format", default="simple", help="table format (tabulate), e.g. github")

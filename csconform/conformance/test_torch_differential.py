@@ -1,7 +1,7 @@
 """Differential checks against PyTorch where the documented semantics coincide with torch's.
 
 * torch.amp.GradScaler: Cerebras DLS with overflow_tolerance 0 and steps_per_increase N follows the
-  same loss-scale trajectory as torch with growth_interval N + 1 (FACTS.md, "torch.amp.GradScaler"),
+  same loss-scale trajectory as torch with growth_interval N + 1 (public-facts#torch.amp.GradScaler),
   except where the global float32 norm overflows although every element is finite.
 * LR schedules with a torch counterpart, driven step by step through torch's own schedulers.
 * float16 and bfloat16 rounding against torch's casts.

@@ -6,7 +6,7 @@ update. With dynamic loss scaling (DLS) the factor adapts: it is halved whenever
 overflow (and that step is skipped), and doubled after a run of clean steps. DLS + GCC adds global
 gradient clipping by the gradient norm.
 
-Semantics follow the public Cerebras ``amp/grad_scaler.py`` (csconform's FACTS.md, "GradScaler"):
+Semantics follow the public Cerebras ``amp/grad_scaler.py`` (public-facts#GradScaler):
 
 * Finiteness is decided on the global L2 norm of all unscaled gradients of an optimizer, computed
   in float32: an iteration is finite iff that norm is below infinity (a NaN norm is not finite).
@@ -20,7 +20,7 @@ Semantics follow the public Cerebras ``amp/grad_scaler.py`` (csconform's FACTS.m
 * ``update()`` applies the DLS rule once per iteration (factor 2 both ways, strict comparisons,
   clamped to ``[min_loss_scale, max_loss_scale]``) and never raises at the minimum: the scale stays
   clamped there. Reporting a run whose gradients stay non-finite at the minimum scale is the
-  training loop's business (the runner's ``NonRecoverableNaNError``; FACTS.md, "GradScaler").
+  training loop's business (the runner's ``NonRecoverableNaNError``; public-facts#GradScaler).
 
 The optimizer is duck-typed: ``param_groups`` (dicts with ``"params"``), parameters with a float32
 ``grad`` array (or ``None``) and a ``step(*args, **kwargs)`` method. Gradients found on the

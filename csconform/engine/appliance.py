@@ -1,11 +1,13 @@
 """Appliance mode: the user names a model and a number of systems; the appliance does the rest.
 
-Seed 004: an appliance-mode user describes the model and says how many CS-2 systems to use; the
-appliance assembles the systems, the SwarmX broadcast/reduce fabric and MemoryX, and runs the job.
+appliance-mode-blog#Introduction: an appliance-mode user describes the model and says how many
+CS-2 systems to use; the appliance assembles the systems, the SwarmX broadcast/reduce fabric and
+MemoryX, and runs the job.
 The user's code is the same for every cluster size (data parallel, no sharding of the model by
 hand), clusters reach up to 192 systems, and a train-then-eval loop is plain Python: each call of
 :meth:`Appliance.runner` is one job (one run, compiled and programmed once). The original
-installation (:data:`ORIGINAL`) has a single system and runs pipelined mode only (seed 002).
+installation (:data:`ORIGINAL`) has a single system and runs pipelined mode only
+(pipelined-execution#Pipelined Execution).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from csconform.engine.runner import Runner
 from csconform.errors import ExecutionModeError, InvalidInputError
 
 MAX_SYSTEMS = 192
-"""Largest Wafer-Scale Cluster of CS-2 systems (seed 004, Introduction)."""
+"""Largest Wafer-Scale Cluster of CS-2 systems (appliance-mode-blog#Introduction)."""
 
 APPLIANCE = "appliance"
 ORIGINAL = "original"

@@ -1,6 +1,6 @@
 """Checkpoints: written atomically, checksummed, verified before anything is loaded.
 
-Seed 002 ("Layer pipelined mode"): at specified intervals all the weights are downloaded to the
+pipelined-execution#Layer pipelined mode: at specified intervals all the weights are downloaded to the
 chief node to save a checkpoint. A checkpoint holds everything a run needs to resume bit-exactly:
 model weights, optimizer state (with ``global_step``), grad-scaler state and the data pipeline's
 position and random state (the sections in ``REQUIRED_SECTIONS``).

@@ -1,16 +1,16 @@
 """Compilation: map every operation of a traced graph to a kernel and bind the result to a system.
 
-Seed 002 ("Layer pipelined mode"): the compiler extracts the graph of operations and maps each one
-to a supported kernel (``validate_only`` stops there, a lightweight check), then sizes and places a
-region per kernel and connects the regions of adjacent kernels with data paths, activations forward
-and gradients back (``compile_only`` produces this full artifact without touching a system). Seed
-000 ("Layer Pipelined model"): a pipelined training program also carries the learning-rate
-schedule of every param group, programmed into the fabric with the graph. Seed 000 ("Static
-Graphs"): only the modes "train" and "eval" exist on the CS system, because the fabric cannot be
-reprogrammed for eval after train in the same run. Seed 001 ("Compilation differences"):
-an artifact compiled for one system is refused by another (see :mod:`csconform.engine.system`;
-``System`` is re-exported here so that ``engine.compiler.System`` reaches it through the engine
-interface).
+pipelined-execution#Layer pipelined mode: the compiler extracts the graph of operations and maps
+each one to a supported kernel (``validate_only`` stops there, a lightweight check), then sizes and
+places a region per kernel and connects the regions of adjacent kernels with data paths,
+activations forward and gradients back (``compile_only`` produces this full artifact without
+touching a system). pytorch-limitations#Layer Pipelined model: a pipelined training program also
+carries the learning-rate schedule of every param group, programmed into the fabric with the graph.
+pytorch-limitations#Static Graphs: only the modes "train" and "eval" exist on the CS system, because
+the fabric cannot be reprogrammed for eval after train in the same run.
+estimator-limitations#Compilation differences: an artifact compiled for one system is refused by
+another (see :mod:`csconform.engine.system`; ``System`` is re-exported here so that
+``engine.compiler.System`` reaches it through the engine interface).
 """
 
 from __future__ import annotations

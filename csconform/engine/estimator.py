@@ -6,11 +6,11 @@ weights live wherever ``model_fn`` keeps them. ``input_fn(params)`` returns a
 :class:`~csconform.engine.data.Dataset` of ``(features, labels)`` batches. ``train`` runs an
 explicit number of steps; ``compile`` validates or fully compiles without a system.
 
-On the CS system (seed 001) the estimator refuses: user hooks, ``eval_metric_ops``, input
-functions that take anything but one ``params`` dictionary or return anything but a Dataset of
-(features tensor, labels tensor or None), datasets whose batch size is not fixed
-(``drop_remainder=True``), a finite ``repeat`` that runs out before ``steps``, several input
-workers that would shuffle identically, and the configuration problems checked by
+On the CS system (estimator-limitations#Limitations of the CerebrasEstimator) the estimator refuses:
+user hooks, ``eval_metric_ops``, input functions that take anything but one ``params`` dictionary or
+return anything but a Dataset of (features tensor, labels tensor or None), datasets whose batch size
+is not fixed (``drop_remainder=True``), a finite ``repeat`` that runs out before ``steps``, several
+input workers that would shuffle identically, and the configuration problems checked by
 :class:`~csconform.engine.estimator_config.CSRunConfig`. It also keeps the graph static and binds a
 compiled artifact to its system. On the cpu target every feature is accepted.
 """
@@ -120,7 +120,8 @@ class CerebrasEstimator:
         """Train for exactly ``steps`` steps (fewer only on cpu, if the input runs out).
 
         ``on_loss(global_step, loss)`` receives every step's loss on the host as soon as it is
-        computed (the loss stream of seed 002); unlike a user hook it is allowed on the CS system.
+        computed (the loss stream of pipelined-execution#Layer pipelined mode); unlike a user hook it
+        is allowed on the CS system.
         """
         if not isinstance(steps, int) or steps < 1:
             raise InvalidInputError(f"train needs an explicit positive number of steps, got {steps!r}")

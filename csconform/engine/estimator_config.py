@@ -1,6 +1,6 @@
 """CSRunConfig: the run configuration of the CerebrasEstimator and its CS-system checks.
 
-Seed 001 ("Config differences"): on the CS system seven TensorFlow RunConfig parameters are not
+estimator-limitations#Config differences: on the CS system seven TensorFlow RunConfig parameters are not
 supported, the TF_CONFIG environment variable must be set, and checkpoints may not be saved too
 often. The documents give no minimum for ``save_checkpoint_steps``; we chose
 ``DEFAULT_MIN_SAVE_CHECKPOINT_STEPS`` and let a run configure it (``min_save_checkpoint_steps``).
@@ -28,7 +28,7 @@ UNSUPPORTED_PARAMETERS = (
     "experimental_distribute",
     "experimental_max_worker_delay_secs",
 )
-"""RunConfig parameters the CS system refuses (seed 001, "Parameters not supported")."""
+"""RunConfig parameters the CS system refuses (estimator-limitations#Parameters not supported)."""
 
 DEFAULT_MIN_SAVE_CHECKPOINT_STEPS = 100
 """Our chosen lower bound for ``save_checkpoint_steps`` on cs; the documents give no number."""

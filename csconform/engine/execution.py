@@ -1,9 +1,9 @@
 """Execution modes: layer pipelined (the whole model on one wafer) and weight streaming.
 
-Seed 002 ("Pipelined Execution"): in pipelined mode every layer lives on the wafer for the whole
+pipelined-execution#Pipelined Execution: in pipelined mode every layer lives on the wafer for the whole
 run, so the model must fit the on-chip memory; an original installation supports nothing else.
-Seed 004 ("Weight Streaming Execution on the Cerebras Wafer-Scale Cluster"): weights stay in MemoryX
-and are streamed in one layer at a time; each of the N systems computes its shard of the batch;
+appliance-mode-blog#Weight Streaming Execution on the Cerebras Wafer-Scale Cluster: weights stay in
+MemoryX and are streamed in one layer at a time; each of the N systems computes its shard of the batch;
 the backward pass streams the layers again in reverse order; SwarmX adds the N weight gradients;
 MemoryX applies the update with the chosen optimizer.
 
@@ -31,7 +31,7 @@ from csconform.errors import CapacityError, ExecutionModeError, InvalidInputErro
 
 EXECUTION_MODES = ("pipelined", "weight_streaming")
 
-WEIGHT_BYTES = 4  # weights, their gradients and optimizer state are FP32 (FACTS.md "Number formats")
+WEIGHT_BYTES = 4  # weights, their gradients and optimizer state are FP32 (public-facts#Number formats)
 ACTIVATION_BYTES = 2  # activations are 16-bit on the wafer
 
 OPTIMIZER_SLOTS_PER_WEIGHT = {"SGD": 1, "Adam": 2, "AdamW": 2}

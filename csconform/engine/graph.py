@@ -1,7 +1,7 @@
 """Static graphs: the operations one training or eval step performs, recorded by running it once.
 
 The CS system is programmed once per run with a compiled graph, so the graph of a step must not
-change between iterations (seed 000, "Static Graphs"). The engine finds the graph by tracing: the
+change between iterations (pytorch-limitations#Static Graphs). The engine finds the graph by tracing: the
 step function runs inside :func:`trace`, and every operation it performs reports itself with
 :func:`record` (the engine's layers and losses do so; user code calling raw NumPy can report its
 own operations the same way). The record keeps the operation name and the shapes and dtypes of its

@@ -1,6 +1,6 @@
 """Eval metrics that yield one final value.
 
-Seed 000 ("Eval metrics"): on the CS system a metric may return only a single result value, the
+pytorch-limitations#Eval metrics: on the CS system a metric may return only a single result value, the
 final one; its intermediate state cannot be read. A :class:`Metric` accumulates with ``update`` and
 finishes with ``compute``; :func:`evaluate` runs one over eval batches and checks the result.
 On the cpu target several values (a tuple, list, dict or array) and the running state are allowed.

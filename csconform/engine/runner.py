@@ -1,4 +1,4 @@
-"""The PyTorch-flavoured runner: the training loop of seed 002 on one system or a cluster.
+"""The PyTorch-flavoured runner: the training loop of pipelined-execution on one system or a cluster.
 
 A :class:`Runner` owns one run. ``train(dataset, steps)`` is a generator: every step pulls the next
 batch only when the previous one is done (the input layer requests the next minibatch), traces the
@@ -10,13 +10,14 @@ is computed, so a user can watch losses stream in live. With ``checkpoint_steps=
 steps N-1, 2N-1, ... and after the last step (0-based step indices); on the CS system weights can
 be fetched only on those steps.
 
-On the CS system every step's graph must equal the programmed one (seed 000, "Static Graphs"),
+On the CS system every step's graph must equal the programmed one (pytorch-limitations#Static Graphs),
 the system is programmed once, "train_and_eval" is refused, and a pipelined model must fit the
 wafer. On the cpu target a changed graph is recompiled, and only then.
 
-Seed 002 names the machines of a job: it is launched from the chief node, compiled there, its
-batches are prepared on a worker node and streamed to the system, and the losses and checkpoints
-come back to the chief. ``Runner.job_log`` records each of those events with the node it ran on.
+pipelined-execution#Layer pipelined mode names the machines of a job: it is launched from the chief
+node, compiled there, its batches are prepared on a worker node and streamed to the system, and the
+losses and checkpoints come back to the chief. ``Runner.job_log`` records each of those events with
+the node it ran on.
 """
 
 from __future__ import annotations
@@ -214,7 +215,8 @@ class Runner:
         self.grad_scaler.update()
         skipped = int(self.optimizer.global_step) == global_step_before
         if skipped and was_at_minimum:
-            # The GradScaler only clamps at its minimum; giving up is the training loop's call (FACTS.md).
+            # The GradScaler only clamps at its minimum; giving up is the training loop's call
+            # (public-facts#GradScaler).
             raise NonRecoverableNaNError(
                 f"step {step}: the gradients are non-finite although the loss scale is already at its minimum "
                 f"({self.grad_scaler.min_loss_scale}); lowering it cannot help, so training cannot recover"

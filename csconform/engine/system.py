@@ -1,10 +1,10 @@
 """One Cerebras system as the engine sees it: an identity, a wafer, and the program it runs.
 
-Seed 000 ("Static Graphs"): the wafer may not be reprogrammed after its initial programming, so a
-run programs a system exactly once and every later step must run the same graph. Seed 001
-("Compilation differences"): a program compiled for one system cannot run on another. Both are
-limitations of the CS system; on the cpu target a new graph is simply recompiled and reloaded.
-A :class:`System` object stands for one run on one system.
+pytorch-limitations#Static Graphs: the wafer may not be reprogrammed after its initial programming,
+so a run programs a system exactly once and every later step must run the same graph.
+estimator-limitations#Compilation differences: a program compiled for one system cannot run on
+another. Both are limitations of the CS system; on the cpu target a new graph is simply recompiled
+and reloaded. A :class:`System` object stands for one run on one system.
 """
 
 from __future__ import annotations
@@ -20,11 +20,12 @@ if TYPE_CHECKING:
     from csconform.engine.compiler import CompiledArtifact
     from csconform.engine.graph import Graph
 
-# On-chip SRAM per wafer (FACTS.md "Hardware").
+# On-chip SRAM per wafer (public-facts#Hardware).
 WAFER_SRAM_BYTES = {"WSE-1": 18 * 10**9, "WSE-2": 40 * 10**9, "WSE-3": 44 * 10**9}
 
 INSTALLATIONS = ("original", "appliance")
-"""An "original" installation runs pipelined mode only; the appliance also streams weights (002, 004)."""
+"""An "original" installation runs pipelined mode only; the appliance also streams weights
+(pipelined-execution, appliance-mode-blog)."""
 
 
 @dataclass

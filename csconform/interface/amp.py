@@ -1,4 +1,4 @@
-"""Capability ``amp``: automatic mixed precision, the GradScaler and ``optimizer_step`` (seed 003).
+"""Capability ``amp``: automatic mixed precision, the GradScaler and ``optimizer_step`` (amp-api).
 
 Gradients cross as float32 arrays on the parameters (``Parameter.grad``). Whatever gradients the
 parameters hold when ``unscale_``/``step`` runs are the scaled gradients of this iteration.

@@ -1,8 +1,9 @@
 """The implementation module itself: its declaration and the choice of target system.
 
-Limitations apply on the CS system only (seed 001); a CPU run supports the full framework. So
-every implementation runs checks on a *target*: ``"cs"`` (the limitations are enforced) or
-``"cpu"`` (they are lifted). ``reset()`` restores the implementation's defaults between checks.
+Limitations apply on the CS system only (estimator-limitations#Limitations of the
+CerebrasEstimator); a CPU run supports the full framework. So every implementation runs checks on a
+*target*: ``"cs"`` (the limitations are enforced) or ``"cpu"`` (they are lifted). ``reset()``
+restores the implementation's defaults between checks.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Capability ``data``: the input pipeline (seed 001, "Input function differences").
+"""Capability ``data``: the input pipeline (estimator-limitations#Input function differences).
 
 A dataset yields ``(features, labels)`` batches of NumPy arrays; the CS system needs fixed batch
 sizes (``drop_remainder=True``) and repeating datasets; an iterator can say where it stands, so a

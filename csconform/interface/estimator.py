@@ -1,4 +1,4 @@
-"""Capability ``estimator``: the CerebrasEstimator contracts of seed 001 (TensorFlow flavour)."""
+"""Capability ``estimator``: the CerebrasEstimator contracts of estimator-limitations (TensorFlow flavour)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Capabilities ``execution`` and ``appliance``: pipelined and weight-streaming execution (seeds
-002 and 004), and the appliance that assembles up to 192 systems."""
+"""Capabilities ``execution`` and ``appliance``: pipelined and weight-streaming execution
+(pipelined-execution, appliance-mode-blog), and the appliance that assembles up to 192 systems."""
 
 from __future__ import annotations
 

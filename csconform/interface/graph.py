@@ -1,9 +1,10 @@
 """Capability ``graph``: tracing a step into a static graph and compiling it for a system.
 
-Seed 000 ("Static Graphs"): the system is programmed once, so the graph must not change between
-iterations, and only the modes "train" and "eval" exist. Seed 002: the compiler maps each operation
-to a supported kernel (``validate_only``) and then places them (``compile_only``). Seed 001: an
-artifact compiled for one system is refused by another.
+pytorch-limitations#Static Graphs: the system is programmed once, so the graph must not change
+between iterations, and only the modes "train" and "eval" exist. pipelined-execution#Layer
+pipelined mode: the compiler maps each operation to a supported kernel (``validate_only``) and then
+places them (``compile_only``). estimator-limitations#Compilation differences: an artifact compiled
+for one system is refused by another.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Capability ``metrics``: eval metrics that return one final value (seed 000, "Eval metrics")."""
+"""Capability ``metrics``: eval metrics that return one final value (pytorch-limitations#Eval metrics)."""
 
 from __future__ import annotations
 

@@ -113,4 +113,4 @@ class NnModule(Protocol):
         """Seed weight initialisation, so two models built after the same seed are equal."""
 
     def fc_mnist(self, hidden: int = 500, inputs: int = 784, classes: int = 10) -> _Module:
-        """The FC-MNIST network of seed 002: Linear-ReLU-Linear-ReLU-Linear."""
+        """The FC-MNIST network of pipelined-execution#Example neural network: Linear-ReLU-Linear-ReLU-Linear."""

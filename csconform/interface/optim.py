@@ -1,7 +1,7 @@
 """Capabilities ``optim`` and ``lr_schedule``: optimizers and learning rates of the global step.
 
-Seed 000 ("Learning Rate Scheduler", "Weight Streaming mode"): the learning rate is a function of
-the global step, not a scalar set in the parameter groups mid-run. An optimizer takes ``lr`` as a
+pytorch-limitations (Learning Rate Scheduler, Weight Streaming mode): the learning rate is a
+function of the global step, not a scalar set in the parameter groups mid-run. An optimizer takes ``lr`` as a
 number or as a schedule; a schedule maps a global step (int or integer array) to float32 rates.
 """
 

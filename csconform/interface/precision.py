@@ -1,7 +1,7 @@
 """Capability ``precision``: 16-bit number formats and the compute precision.
 
-Seed 000 ("Floating Point Precision"): only mixed precision trains on the CS system (FP32 weights,
-16-bit compute). FACTS.md ("Number formats"): float16, bfloat16 and cbfloat16.
+pytorch-limitations#Floating Point Precision: only mixed precision trains on the CS system (FP32
+weights, 16-bit compute). public-facts#Number formats: float16, bfloat16 and cbfloat16.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""Capability ``runner``: the training loop of seed 002, checkpoints and resuming.
+"""Capability ``runner``: the training loop of pipelined-execution#Layer pipelined mode, checkpoints and resuming.
 
 Losses stream to the host as each step finishes; with ``checkpoint_steps=N`` weights are saved
-after steps N-1, 2N-1, ... and the last step (FACTS.md), and on the CS system weights can be
-fetched only on those steps. A checkpoint restores the run exactly.
+after steps N-1, 2N-1, ... and the last step (public-facts#Documented error messages), and on the
+CS system weights can be fetched only on those steps. A checkpoint restores the run exactly.
 """
 
 from __future__ import annotations

@@ -33,8 +33,8 @@ kernel by the execution models, and an empty group means the layer is a stage of
 
 Conventions (why): one multiply-add is 2 FLOPs; the backward pass costs twice the forward (the
 activation gradient and the weight gradient are each one GEMM of the forward's size), giving the
-familiar 6N FLOPs per token for transformers (FACTS.md#Hardware). Weights and optimizer state are
-FP32 on the wafer, activations 16-bit (FACTS.md#Number formats, mixed precision). A layer saves
+familiar 6N FLOPs per token for transformers (public-facts#Hardware). Weights and optimizer state are
+FP32 on the wafer, activations 16-bit (public-facts#Number formats, mixed precision). A layer saves
 its input for the backward pass (attention also saves Q, K, V and the context, and recomputes its
 T x T scores instead of storing them).
 

@@ -17,7 +17,7 @@ measurements (the file records the date, the data and the fit):
     does not hide: the wafer switching to the next streamed layer. It is what makes a small batch
     slow (the measured BERT throughput rises 7x from batch 128 to 2,048).
 ``input_tokens_per_s``
-    Tokens per second one system's input workers deliver (seed 004: the worker nodes stream the
+    Tokens per second one system's input workers deliver (appliance-mode-blog: the worker nodes stream the
     training data); a run is never faster than its input.
 
 Every one is a property of the system, not of a model: the same four figures serve every model,

@@ -1,9 +1,9 @@
 """Hardware presets: the wafers (WSE-1/2/3), their systems and the clusters built from them.
 
 Every number the performance model uses comes from here, and every number says where it comes
-from: a row of ``FACTS.md#Hardware``, a seed document, or a derivation from those (shown as a
-formula). Where no public figure exists we say "assumption" and why we chose the value, so a
-reader can tell a published figure from a modelling choice.
+from: a row of ``public-facts#Hardware``, a section of another document of ``docs/sources.md``, or
+a derivation from those (shown as a formula). Where no public figure exists we say "assumption"
+and why we chose the value, so a reader can tell a published figure from a modelling choice.
 """
 
 from __future__ import annotations
@@ -104,9 +104,9 @@ class MemoryX:
     sources: Mapping[str, str] = field(
         default_factory=lambda: MappingProxyType(
             {
-                "min_capacity_bytes": "FACTS.md#Hardware: MemoryX holds 4 TB to 2.4 PB",
-                "max_capacity_bytes": "FACTS.md#Hardware: MemoryX holds 4 TB to 2.4 PB",
-                "max_parameters": "FACTS.md#Hardware: up to 120T parameters",
+                "min_capacity_bytes": "public-facts#Hardware: MemoryX holds 4 TB to 2.4 PB",
+                "max_capacity_bytes": "public-facts#Hardware: MemoryX holds 4 TB to 2.4 PB",
+                "max_parameters": "public-facts#Hardware: up to 120T parameters",
                 "bytes_per_parameter": "derived: max_capacity_bytes / max_parameters = 2.4e15 / 120e12",
             }
         ),
@@ -132,7 +132,7 @@ class SwarmX:
     sources: Mapping[str, str] = field(
         default_factory=lambda: MappingProxyType(
             {
-                "fan_out": "assumption: binary tree, so depth = ceil(log2 N) (FACTS.md#Hardware: latency grows "
+                "fan_out": "assumption: binary tree, so depth = ceil(log2 N) (public-facts#Hardware: latency grows "
                 "with log N)",
                 "hop_latency_s": "assumption: 2 microseconds per switch hop (store-and-forward of one packet plus "
                 "in-network add); no public figure",
@@ -168,20 +168,20 @@ def _wse1() -> Wafer:
         max_cluster_systems=1,
         sources=MappingProxyType(
             {
-                "published_cores": "FACTS.md#Hardware: WSE-1 ~400k cores",
-                "fabric_width": "FACTS.md#Hardware: 633 x 633 tile grid (ISPD 2020 contest)",
-                "fabric_height": "FACTS.md#Hardware: 633 x 633 tile grid (ISPD 2020 contest)",
-                "memory_per_core_bytes": "FACTS.md#Hardware: 48 KB per tile",
-                "on_chip_memory_bytes": "FACTS.md#Hardware: 18 GB",
-                "memory_bytes_per_s": "FACTS.md#Hardware: 9 PB/s",
-                "fabric_bits_per_s": "FACTS.md#Hardware: 100 Pb/s",
+                "published_cores": "public-facts#Hardware: WSE-1 ~400k cores",
+                "fabric_width": "public-facts#Hardware: 633 x 633 tile grid (ISPD 2020 contest)",
+                "fabric_height": "public-facts#Hardware: 633 x 633 tile grid (ISPD 2020 contest)",
+                "memory_per_core_bytes": "public-facts#Hardware: 48 KB per tile",
+                "on_chip_memory_bytes": "public-facts#Hardware: 18 GB",
+                "memory_bytes_per_s": "public-facts#Hardware: 9 PB/s",
+                "fabric_bits_per_s": "public-facts#Hardware: 100 Pb/s",
                 "clock_hz": "assumption: no public WSE-1 clock; taken equal to the WSE-2 figure of 1.1 GHz "
-                "(FACTS.md#Hardware, Hot Chips 34)",
+                "(public-facts#Hardware, Hot Chips 34)",
                 "flops_per_core_per_cycle": "assumption: same 4-wide FP16 FMAC core as WSE-2 -> 4 x 2 = 8 "
-                "(FACTS.md#Hardware)",
-                "system_io_bytes_per_s": "assumption: the CS-2 figure, 1.2 Tb/s = 150e9 B/s (FACTS.md#Hardware)",
-                "max_cluster_systems": "004_c9ec3295e05dfa7b.txt#What Was Training Like before Appliance "
-                "Mode?: the earlier flow was limited to a single system",
+                "(public-facts#Hardware)",
+                "system_io_bytes_per_s": "assumption: the CS-2 figure, 1.2 Tb/s = 150e9 B/s (public-facts#Hardware)",
+                "max_cluster_systems": "appliance-mode-blog#What Was Training Like before Appliance Mode?: "
+                "the earlier flow was limited to a single system",
             }
         ),
     )
@@ -204,19 +204,19 @@ def _wse2() -> Wafer:
         max_cluster_systems=192,
         sources=MappingProxyType(
             {
-                "published_cores": "FACTS.md#Hardware: WSE-2 850k cores",
-                "fabric_width": "FACTS.md#Hardware: SDK fabric 757 x 996, ~750 x 994 usable",
-                "fabric_height": "FACTS.md#Hardware: SDK fabric 757 x 996, ~750 x 994 usable",
-                "memory_per_core_bytes": "FACTS.md#Hardware: 48 KB per core",
-                "on_chip_memory_bytes": "FACTS.md#Hardware: 40 GB",
-                "memory_bytes_per_s": "FACTS.md#Hardware: 20 PB/s",
-                "fabric_bits_per_s": "FACTS.md#Hardware: 220 Pb/s",
-                "clock_hz": "FACTS.md#Hardware: 1.1 GHz (Hot Chips 34); the 850 MHz SDK figure would give "
+                "published_cores": "public-facts#Hardware: WSE-2 850k cores",
+                "fabric_width": "public-facts#Hardware: SDK fabric 757 x 996, ~750 x 994 usable",
+                "fabric_height": "public-facts#Hardware: SDK fabric 757 x 996, ~750 x 994 usable",
+                "memory_per_core_bytes": "public-facts#Hardware: 48 KB per core",
+                "on_chip_memory_bytes": "public-facts#Hardware: 40 GB",
+                "memory_bytes_per_s": "public-facts#Hardware: 20 PB/s",
+                "fabric_bits_per_s": "public-facts#Hardware: 220 Pb/s",
+                "clock_hz": "public-facts#Hardware: 1.1 GHz (Hot Chips 34); the 850 MHz SDK figure would give "
                 "10.4 FLOP/core/cycle, inconsistent with the 4-wide SIMD",
                 "flops_per_core_per_cycle": "derived: 7.5e15 FLOP/s / 850e3 cores / 1.1e9 Hz = 8.02, matching "
-                "4-wide FP16 SIMD x 2 FLOP per FMAC = 8 (FACTS.md#Hardware)",
-                "system_io_bytes_per_s": "FACTS.md#Hardware: 1.2 Tb/s per CS-2 = 1.2e12 / 8 B/s",
-                "max_cluster_systems": "004_c9ec3295e05dfa7b.txt#Introduction: clusters of up to 192 CS-2",
+                "4-wide FP16 SIMD x 2 FLOP per FMAC = 8 (public-facts#Hardware)",
+                "system_io_bytes_per_s": "public-facts#Hardware: 1.2 Tb/s per CS-2 = 1.2e12 / 8 B/s",
+                "max_cluster_systems": "appliance-mode-blog#Introduction: clusters of up to 192 CS-2",
             }
         ),
     )
@@ -239,23 +239,23 @@ def _wse3() -> Wafer:
         max_cluster_systems=2048,
         sources=MappingProxyType(
             {
-                "published_cores": "FACTS.md#Hardware: WSE-3 900k cores",
-                "fabric_width": "FACTS.md#Hardware: fabric 762 x 1172",
-                "fabric_height": "FACTS.md#Hardware: fabric 762 x 1172",
+                "published_cores": "public-facts#Hardware: WSE-3 900k cores",
+                "fabric_width": "public-facts#Hardware: fabric 762 x 1172",
+                "fabric_height": "public-facts#Hardware: fabric 762 x 1172",
                 "memory_per_core_bytes": "derived: 44 GB / 900k cores = 48.9e3 B, i.e. 48 KiB per core "
-                "(FACTS.md#Hardware)",
-                "on_chip_memory_bytes": "FACTS.md#Hardware: 44 GB",
-                "memory_bytes_per_s": "FACTS.md#Hardware: 21 PB/s",
-                "fabric_bits_per_s": "FACTS.md#Hardware: 214 Pb/s",
+                "(public-facts#Hardware)",
+                "on_chip_memory_bytes": "public-facts#Hardware: 44 GB",
+                "memory_bytes_per_s": "public-facts#Hardware: 21 PB/s",
+                "fabric_bits_per_s": "public-facts#Hardware: 214 Pb/s",
                 "clock_hz": "assumption (an estimate; no published clock): 15e15 FLOP/s dense / 900k cores / "
                 "16 FLOP/core/cycle = 1.04 GHz, where 15 PFLOP/s dense = the CS-3's 125 PFLOP/s AI compute "
                 "(which counts sparsity, WSE-3 announcement 2024-03) x Andromeda's 120 PFLOP/s dense / "
                 "1 EFLOP/s AI (2022-11); "
                 "twice the CS-2's 7.5 PFLOP/s, as Cerebras states the WSE-3 doubles the WSE-2",
                 "flops_per_core_per_cycle": "estimate: 8-wide FP16 SIMD (a press estimate, The Next Platform "
-                "2024-03-14; FACTS.md#Hardware) x 2 FLOP per FMAC = 16",
-                "system_io_bytes_per_s": "assumption: the CS-2 figure, 1.2 Tb/s (FACTS.md#Hardware)",
-                "max_cluster_systems": "FACTS.md#Hardware: up to 2048 CS-3 (2024 announcements)",
+                "2024-03-14; public-facts#Hardware) x 2 FLOP per FMAC = 16",
+                "system_io_bytes_per_s": "assumption: the CS-2 figure, 1.2 Tb/s (public-facts#Hardware)",
+                "max_cluster_systems": "public-facts#Hardware: up to 2048 CS-3 (2024 announcements)",
             }
         ),
     )
@@ -264,9 +264,9 @@ def _wse3() -> Wafer:
 WAFERS: Mapping[str, Wafer] = MappingProxyType({w.name: w for w in (_wse1(), _wse2(), _wse3())})
 MEMORYX = MemoryX()
 SWARMX = SwarmX()
-RELEASE_1_5_MAX_SYSTEMS = 4  # 004_c9ec3295e05dfa7b.txt#Introduction: Release 1.5 supports up to 4 CS-2
-ANDROMEDA = {"systems": 16, "peak_flops_per_s": 120e15, "published_cores": 13.5e6}  # FACTS.md#Hardware
-CS2_PUBLISHED_PEAK_FLOPS_PER_S = 7.5e15  # FACTS.md#Hardware: ~7.5 PFLOP/s dense FP16 per CS-2
+RELEASE_1_5_MAX_SYSTEMS = 4  # appliance-mode-blog#Introduction: Release 1.5 supports up to 4 CS-2
+ANDROMEDA = {"systems": 16, "peak_flops_per_s": 120e15, "published_cores": 13.5e6}  # public-facts#Hardware
+CS2_PUBLISHED_PEAK_FLOPS_PER_S = 7.5e15  # public-facts#Hardware: ~7.5 PFLOP/s dense FP16 per CS-2
 
 _ALIASES = {"cs1": "wse1", "cs2": "wse2", "cs3": "wse3"}
 

@@ -1,4 +1,4 @@
-"""Layer-pipelined execution on one wafer (seed 002): every kernel resident on its own rectangle.
+"""Layer-pipelined execution on one wafer (pipelined-execution): every kernel resident on its own rectangle.
 
 The model:
 
@@ -21,7 +21,7 @@ The model:
   weights are updated once per batch, so every batch fills and drains the pipeline: a batch of b
   samples takes fill + (b - 1) x slowest kernel time, and samples/s = b / that, rising with the
   batch toward clock / slowest cycles per sample.  Nor can it beat the input: system I/O and the
-  input workers (002: samples are streamed to the wafer from the worker nodes) cap it.  The
+  input workers (pipelined-execution: samples are streamed to the wafer from the worker nodes) cap it.  The
   continuous optimum of the placement (area relaxation, steady state) gives
   ``bound_samples_per_s``; neither can exceed peak FLOP/s / FLOPs per sample.
 """

@@ -2,10 +2,10 @@
 
 The execution mode, unless asked for: weight streaming on a WSE-2 or WSE-3, the mode the measured
 runs below a billion parameters behave like (``reports/performance_validation.md``), and pipelined
-on a WSE-1, whose original installation runs pipelined only (002_90a437be98d90515.txt#Pipelined
+on a WSE-1, whose original installation runs pipelined only (pipelined-execution#Pipelined
 Execution), when the whole model (weights, optimizer state and in-flight activations) fits its SRAM.
 Pipelined mode can be asked for on one system whenever the model fits (the documents' mode below
-about a billion parameters: 004_c9ec3295e05dfa7b.txt#Pipelined and Weight Streaming Execution Modes).
+about a billion parameters: appliance-mode-blog#Pipelined and Weight Streaming Execution Modes).
 
 Every figure in the breakdown names the preset figures and the formula it comes from; compute runs
 at the calibrated efficiencies of :mod:`csconform.perf.efficiency` (the breakdown's ``calibration``
@@ -121,7 +121,8 @@ def plan(
         if systems != 1:
             raise InvalidInputError(
                 "pipelined mode runs the whole model on one system "
-                "(004_c9ec3295e05dfa7b.txt, Figure 3); use weight streaming on a cluster"
+                "(appliance-mode-blog#Pipelined and Weight Streaming Execution Modes); "
+                "use weight streaming on a cluster"
             )
         return _pipelined_plan(spec, w, batch or spec.default_batch, time_limit_s, cal)
     if batch is None:
@@ -315,7 +316,7 @@ def _streaming_plan(spec: ModelSpec, w: Wafer, systems: int, batch: int, cal: Ca
             "in 16-bit; MemoryX holds 20 B per parameter (2.4 PB / 120T) and runs the optimizer",
             "sources": {
                 "fabric_memory_bytes": w.source("fabric_memory_bytes"),
-                "memoryx": "FACTS.md#Hardware: MemoryX holds 4 TB to 2.4 PB (up to 120T parameters)",
+                "memoryx": "public-facts#Hardware: MemoryX holds 4 TB to 2.4 PB (up to 120T parameters)",
             },
         },
     }

@@ -1,4 +1,4 @@
-"""Weight-streaming execution on one system or a data-parallel cluster (seed 004).
+"""Weight-streaming execution on one system or a data-parallel cluster (appliance-mode-blog).
 
 The model, per training step (each system holds a shard of ``batch_per_system`` samples):
 

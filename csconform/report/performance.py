@@ -149,18 +149,18 @@ def published_table() -> pd.DataFrame:
     w2 = hardware.get_wafer("wse2")
     cs2_peak = w2.published_cores * w2.flops_per_core_per_cycle * w2.clock_hz
     rows = [
-        ("CS-2 dense FP16 peak (FLOP/s)", cs2_peak, hardware.CS2_PUBLISHED_PEAK_FLOPS_PER_S, "FACTS.md#Hardware"),
+        ("CS-2 dense FP16 peak (FLOP/s)", cs2_peak, hardware.CS2_PUBLISHED_PEAK_FLOPS_PER_S, "public-facts#Hardware"),
         (
             "Andromeda, 16 CS-2 (FLOP/s)",
             16 * cs2_peak,
             hardware.ANDROMEDA["peak_flops_per_s"],
-            "FACTS.md#Hardware",
+            "public-facts#Hardware",
         ),
         (
             "cores in 192 CS-2",
             192 * w2.published_cores,
             150e6,
-            "004_c9ec3295e05dfa7b.txt#Introduction (more than)",
+            "appliance-mode-blog#Introduction (more than)",
         ),
     ]
     for name in ZOO_NAMES:
@@ -173,7 +173,7 @@ def published_table() -> pd.DataFrame:
                 f"{name} training FLOPs per token / 6N",
                 model.flops_per_sample / (model.seq_len or 1),
                 6 * model.params,
-                "FACTS.md#Hardware (6N)",
+                "public-facts#Hardware (6N)",
             )
         )
     frame = pd.DataFrame(rows, columns=["quantity", "modeled", "published", "source"])

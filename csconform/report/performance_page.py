@@ -130,7 +130,8 @@ def performance_markdown(tables: dict[str, pd.DataFrame], record: dict, refusal:
         "## Scaling of weight streaming on CS-2 clusters",
         "",
         f"Weak scaling keeps {TOKENS_PER_SYSTEM:,} tokens per system (the data-parallel "
-        "sharding of seed 004): only the SwarmX tree depth grows, so efficiency stays near 1 — the "
+        "sharding of appliance-mode-blog#Weight Streaming Execution on the Cerebras Wafer-Scale Cluster): only "
+        "the SwarmX tree depth grows, so efficiency stays near 1 — the "
         "'near-perfect linear scaling' claim (PERF-006 checks it at 8 sequences per system: efficiency at "
         "least 0.9 up to 192 systems). Strong scaling "
         f"splits a fixed global batch of {STRONG_GLOBAL_BATCH:,}: shards shrink until the per-layer latency "

@@ -175,7 +175,7 @@ def public_checks(scaling: pd.DataFrame, generation: pd.DataFrame) -> pd.DataFra
     return pd.DataFrame(
         [
             {
-                "statement": "'near-perfect linear scaling' to 192 CS-2 (seed 004, Introduction)",
+                "statement": "'near-perfect linear scaling' to 192 CS-2 (appliance-mode-blog#Introduction)",
                 "model": f"GPT-3 XL, 64 sequences per system: efficiency {weak.loc[192, 'weak_efficiency']:.3f} "
                 f"at 192 systems, {weak.loc[16, 'weak_efficiency']:.3f} at 16",
             },

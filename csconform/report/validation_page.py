@@ -211,8 +211,8 @@ def validation_markdown(
         "whatever the batch (the shard runs layer by layer under one broadcast), which is why the GPT runs "
         f"give the same rate at batch 128 and 256. Weight traffic at the system's {link_tbps:g} Tb/s is modeled "
         "too but is hidden behind compute in every calibration run.",
-        "- **input_tokens_per_s**: one system's input workers (seed 004: the worker nodes stream the training "
-        "data) deliver at most this many tokens per second; it caps BERT-Base from batch "
+        "- **input_tokens_per_s**: one system's input workers (appliance-mode-blog: the worker nodes stream the "
+        "training data) deliver at most this many tokens per second; it caps BERT-Base from batch "
         f"{measured['bert_base_peak_batch']:,} on (the measured rate even falls a little, "
         f"{measured['bert_base_peak_samples_per_s']:,.0f} to {measured['bert_base_last_samples_per_s']:,.0f} "
         f"samples/s at batch {measured['bert_base_last_batch']:,}, which the model does not reproduce: "
@@ -222,7 +222,8 @@ def validation_markdown(
         "## Which execution mode the runs used",
         "",
         "The paper does not say. The documents put models below about a billion parameters in pipelined mode "
-        "(002, 004; FACTS.md), which would cover BERT and the 256M and 590M GPT models. The data say weight "
+        "(pipelined-execution, appliance-mode-blog; public-facts#Hardware), which would cover BERT and the "
+        "256M and 590M GPT models. The data say weight "
         f"streaming for all {runs_count}: (1) the 256M and 590M GPT runs lie on the same curve as the 2.7B-20B "
         "runs, and like them give the same rate at batch 128 and 256; (2) BERT's throughput rises "
         + ", ".join(f"{m} {r.measured:.1f}x" for m, r in rise.iterrows())

@@ -94,15 +94,15 @@ def _parse_sources(value: Any, registry: Registry) -> tuple[tuple[Source, ...], 
     raw = value if isinstance(value, list) else [value]
     sources, problems = [], []
     if not raw or not all(_is_text(item) for item in raw):
-        return (), ["'source' must be 'FILE#Section' or a non-empty list of them"]
+        return (), ["'source' must be 'ID#Section' or a non-empty list of them"]
     for item in raw:
         document, sep, section = item.partition("#")
         document, section = document.strip(), section.strip()
         registered = registry.document(document)
         if not sep or not section:
-            problems.append(f"source {item!r} must name a section: 'FILE#Section'")
+            problems.append(f"source {item!r} must name a section: 'ID#Section'")
         elif registered is None:
-            problems.append(f"source {item!r} names no known document; known: {', '.join(registry.files)}")
+            problems.append(f"source {item!r} names no known document; known: {', '.join(registry.ids)}")
         elif section not in registered.sections:
             problems.append(
                 f"source {item!r}: {document} has no section {section!r}; sections: {', '.join(registered.sections)}"
@@ -114,7 +114,7 @@ def _parse_sources(value: Any, registry: Registry) -> tuple[tuple[Source, ...], 
 
 def _cites_seed(source: Source, registry: Registry) -> bool:
     document = registry.document(source.document)
-    return document is not None and document.is_seed
+    return document is not None and document.seed
 
 
 def _parse_scope(value: Any) -> tuple[Scope | None, list[str]]:
@@ -307,11 +307,11 @@ def load_spec(specs_dir: Path | str | None = None) -> Spec:
 
 
 def uncovered_sections(spec: Spec, registry: Registry) -> list[str]:
-    """``FILE#Section`` for every registered section that no active rule cites."""
+    """``ID#Section`` for every registered section that no active rule cites."""
     cited = {str(source) for rule in spec.active() for source in rule.sources}
     return [
-        f"{document.file}#{section}"
+        f"{document.id}#{section}"
         for document in registry.documents
         for section in document.sections
-        if f"{document.file}#{section}" not in cited
+        if f"{document.id}#{section}" not in cited
     ]

@@ -17,14 +17,15 @@ TARGETS = ("cs", "cpu", "both")
 MODES = ("pipelined", "weight_streaming", "any")
 STATUSES = ("checked", "pending", "retired")
 # How binding a rule is: the seed documents state it; the vendor's public source or docs decide
-# what the seeds leave open (FACTS.md); or it is our reference engine's own choice. An
-# implementation conforms when its documented and public rules pass; reference rules inform.
+# what the seeds leave open (public-facts and the vendor's excerpts, docs/sources.md); or it is our
+# reference engine's own choice. An implementation conforms when its documented and public rules
+# pass; reference rules inform.
 LEVELS = ("documented", "public", "reference")
 
 
 @dataclass(frozen=True)
 class Source:
-    """Where a rule comes from: a seed document (or FACTS.md) and a section heading in it."""
+    """Where a rule comes from: a registered document's id and a section of it (docs/sources.md)."""
 
     document: str
     section: str
@@ -129,7 +130,7 @@ class Spec:
         return [rule for rule in self if rule.level == level]
 
     def by_source(self, document: str, section: str | None = None) -> list[Rule]:
-        """Rules citing a document (matched by file name or its prefix, e.g. ``003``) and section."""
+        """Rules citing a document (matched by its id or a prefix of it, e.g. ``amp``) and section."""
         return [
             rule
             for rule in self

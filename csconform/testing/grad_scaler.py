@@ -17,7 +17,7 @@ is or extended by a subclass (the way zarr ships ``zarr.testing.stateful``)::
 
     TestMyGradScaler = MyGradScalerMachine.TestCase
 
-:class:`LossScaleModel` is written from the published rule (csconform's FACTS.md, "GradScaler") in
+:class:`LossScaleModel` is written from the published rule (public-facts#GradScaler) in
 plain Python and shares no code with the reference engine. The machine drives the implementation's
 ``amp.GradScaler`` through whole training iterations (gradients in, optional ``unscale_``, ``step``,
 ``update``) with finite and with overflowing gradients, misuses the protocol on purpose, and round-trips

@@ -49,7 +49,8 @@ SUPPORTED_OPTIMIZERS_1X = (
     "Rprop",
     "SGD",
 )
-# Estimator RunConfig parameters refused on the CS system (seed 001), each with its rule.
+# Estimator RunConfig parameters refused on the CS system (estimator-limitations#Parameters not supported), each
+# with its rule.
 ESTIMATOR_RULES = {
     "save_checkpoint_secs": "ESTIMATOR-007",
     "train_distribute": "ESTIMATOR-008",

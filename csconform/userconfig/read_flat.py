@@ -44,7 +44,7 @@ NOT_OPTIMIZER_ARGUMENTS = {
 }
 # 1.x optimizer spellings -> the package's argument names (PyTorchBaseModel._configure_optimizer, 1.9.1).
 OPTIMIZER_ARGUMENT_NAMES = {"weight_decay_rate": "weight_decay", "use_nesterov": "nesterov"}
-# RunConfig parameters the CerebrasEstimator refuses on the CS system (seed 001, Parameters not supported).
+# RunConfig parameters the CerebrasEstimator refuses on the CS system (estimator-limitations#Parameters not supported).
 ESTIMATOR_UNSUPPORTED = (
     "save_checkpoint_secs",
     "train_distribute",

@@ -6,7 +6,7 @@ argument names map one to one onto the engine's, with three exceptions: Multipli
 ``coefficient`` is the engine's ``multiplier``; ConstantLR's ``total_iters`` only sets where the next
 phase starts; ScalePerParamLR (muP's per-layer scaling) leaves the base rate to the scheduler it
 wraps. A sequence of schedulers hands over at the running sums of its phases' ``total_iters``
-(FACTS.md, LR schedules; the Model Zoo's ``compute_milestones``).
+(public-facts#LR schedules; the Model Zoo's ``compute_milestones``).
 """
 
 from __future__ import annotations

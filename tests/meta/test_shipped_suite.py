@@ -35,7 +35,7 @@ def test_the_gate_covers_the_whole_shipped_suite(pytester: pytest.Pytester) -> N
             - id: METRICS-900
               title: Untested
               statement: A rule no test checks.
-              source: "000_125af87d7ddd17a1.txt#Eval metrics"
+              source: "pytorch-limitations#Eval metrics"
               kind: behaviour
               level: reference
               scope: {target: both, mode: any}

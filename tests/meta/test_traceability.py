@@ -23,7 +23,7 @@ rules:
   - id: DEMO-001
     title: One
     statement: The engine says one.
-    source: "000_125af87d7ddd17a1.txt#Eval metrics"
+    source: "pytorch-limitations#Eval metrics"
     kind: behaviour
     level: documented
     scope: {target: both, mode: any}
@@ -31,7 +31,7 @@ rules:
   - id: DEMO-002
     title: Two
     statement: The engine says two.
-    source: "000_125af87d7ddd17a1.txt#Eval metrics"
+    source: "pytorch-limitations#Eval metrics"
     kind: behaviour
     level: public
     scope: {target: both, mode: any}
@@ -39,7 +39,7 @@ rules:
   - id: DEMO-003
     title: Three
     statement: Not checkable yet.
-    source: "000_125af87d7ddd17a1.txt#Eval metrics"
+    source: "pytorch-limitations#Eval metrics"
     kind: behaviour
     level: reference
     scope: {target: both, mode: any}
@@ -48,7 +48,7 @@ rules:
   - id: DEMO-004
     title: Four
     statement: An old behaviour.
-    source: "000_125af87d7ddd17a1.txt#Eval metrics"
+    source: "pytorch-limitations#Eval metrics"
     kind: behaviour
     level: documented
     scope: {target: both, mode: any}
@@ -345,7 +345,7 @@ rules:
   - id: GATED-001
     title: Metrics answer
     statement: The engine's metrics answer.
-    source: "000_125af87d7ddd17a1.txt#Eval metrics"
+    source: "pytorch-limitations#Eval metrics"
     kind: behaviour
     level: documented
     scope: {target: both, mode: any}
@@ -353,7 +353,7 @@ rules:
   - id: GATED-002
     title: A CS limitation
     statement: Something is refused on the CS system.
-    source: "000_125af87d7ddd17a1.txt#Eval metrics"
+    source: "pytorch-limitations#Eval metrics"
     kind: limitation
     level: documented
     scope: {target: cs, mode: any}
@@ -361,7 +361,7 @@ rules:
   - id: GATED-003
     title: Needs more
     statement: Needs capabilities the engine lacks.
-    source: "000_125af87d7ddd17a1.txt#Eval metrics"
+    source: "pytorch-limitations#Eval metrics"
     kind: behaviour
     level: documented
     scope: {target: both, mode: any}

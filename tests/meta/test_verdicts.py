@@ -39,7 +39,7 @@ def _rule(rule_id: str, level: str = "documented", status: str = "checked") -> R
         id=rule_id,
         title=f"rule {rule_id}",
         statement="A statement.",
-        sources=(Source("000_125af87d7ddd17a1.txt", "Eval metrics"),),
+        sources=(Source("pytorch-limitations", "Eval metrics"),),
         kind="behaviour",
         scope=Scope(),
         status=status,
@@ -392,7 +392,7 @@ rules:
   - id: V-{number:03d}
     title: Rule {number}
     statement: Rule {number} holds.
-    source: "000_125af87d7ddd17a1.txt#Eval metrics"
+    source: "pytorch-limitations#Eval metrics"
     kind: behaviour
     level: {level}
     scope: {{target: both, mode: any}}

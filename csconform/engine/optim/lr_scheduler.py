@@ -165,7 +165,7 @@ class PolynomialLR(LRScheduler):
     """Polynomial decay from ``initial_learning_rate`` to ``end_learning_rate`` over ``T`` steps.
 
     ``lr(t) = end`` for ``t >= T``, else ``(init - end) * (1 - t / (T * a)) ** power + end`` with
-    ``a = ceil((t + 1) / T)`` if ``cycle`` else 1 (FACTS.md, and the vendor's PolynomialScheduler).
+    ``a = ceil((t + 1) / T)`` if ``cycle`` else 1 (public-facts#LR schedules, and the vendor's PolynomialScheduler).
     The clamp applies with ``cycle`` too, so ``a = 1`` at every step it acts on: ``cycle`` changes no
     value (LR-024).
     """

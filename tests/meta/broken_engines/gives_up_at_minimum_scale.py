@@ -1,6 +1,6 @@
 """Broken on purpose: update() raises NonRecoverableNaNError at the minimum scale (breaks GRADSCALER-043).
 
-It is the reference engine before FACTS.md was read right: the GradScaler itself gave up on an
+It is the reference engine before public-facts#GradScaler was read right: the GradScaler itself gave up on an
 overflow at min_loss_scale, where it must only clamp and leave the decision to the training loop.
 """
 

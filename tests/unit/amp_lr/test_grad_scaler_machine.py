@@ -64,7 +64,7 @@ class AllowsStepTwice(amp.GradScaler):
 
 
 class GivesUpAtTheMinimum(amp.GradScaler):
-    """The reference engine before FACTS.md was read right: update() raised at the minimum scale."""
+    """The reference engine before public-facts#GradScaler was read right: update() raised at the minimum scale."""
 
     def update(self, new_scale=None):  # noqa: ANN001, ANN201
         overflow_at_minimum = self.is_at_minimum() and not all(self._finite.values())

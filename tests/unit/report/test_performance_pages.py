@@ -254,12 +254,12 @@ def test_the_published_figures_are_modeled_published_and_their_ratio(perf_tables
     assert frame.loc["Andromeda, 16 CS-2 (FLOP/s)", "modeled"] == 16 * peak
     assert frame.loc["Andromeda, 16 CS-2 (FLOP/s)", "published"] == hardware.ANDROMEDA["peak_flops_per_s"]
     assert frame.loc["cores in 192 CS-2", ["modeled", "published"]].tolist() == [192 * w2.published_cores, 150e6]
-    # the two cluster figures cite the Hardware section of FACTS.md (the design notes' public figures)
+    # the two cluster figures cite public-facts#Hardware (docs/sources.md)
     assert frame.loc[["CS-2 dense FP16 peak (FLOP/s)", "Andromeda, 16 CS-2 (FLOP/s)"], "source"].tolist() == [
-        "FACTS.md#Hardware",
-        "FACTS.md#Hardware",
+        "public-facts#Hardware",
+        "public-facts#Hardware",
     ]
-    assert frame.loc["cores in 192 CS-2", "source"] == "004_c9ec3295e05dfa7b.txt#Introduction (more than)"
+    assert frame.loc["cores in 192 CS-2", "source"] == "appliance-mode-blog#Introduction (more than)"
     for name in ZOO_NAMES:
         model = get_model(name)
         row = frame.loc[f"{name} parameters"]
@@ -269,7 +269,7 @@ def test_the_published_figures_are_modeled_published_and_their_ratio(perf_tables
         row = frame.loc[f"{name} training FLOPs per token / 6N"]
         assert row["modeled"] == pytest.approx(model.flops_per_sample / model.seq_len)
         assert row["published"] == 6 * model.params
-        assert row["source"] == "FACTS.md#Hardware (6N)"
+        assert row["source"] == "public-facts#Hardware (6N)"
     assert len(frame) == 3 + len(ZOO_NAMES) + 2
 
 
@@ -726,7 +726,7 @@ def test_the_public_statements_are_quoted_with_their_sources() -> None:
     """The statements column quotes each public statement and names where it was said."""
     checks = validation.public_checks(validation.scaling_table(), validation.generation_table())
     assert checks["statement"].tolist() == [
-        "'near-perfect linear scaling' to 192 CS-2 (seed 004, Introduction)",
+        "'near-perfect linear scaling' to 192 CS-2 (appliance-mode-blog#Introduction)",
         "'from one CS-2 to two, the time to train is cut in half' (Cerebras glossary, Wafer-Scale Cluster)",
         "the WSE-3 'delivers twice the performance' of the WSE-2 (Cerebras, 2024-03)",
         "large GPT models reach about a quarter of the CS-2's 7.5 PFLOP/s (measured, calibration README)",

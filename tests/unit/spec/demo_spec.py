@@ -7,7 +7,7 @@ rules:
   - id: DEMO-001
     title: Mixed precision only
     statement: Training on the CS system uses mixed precision only.
-    source: "000_125af87d7ddd17a1.txt#Floating Point Precision"
+    source: "pytorch-limitations#Floating Point Precision"
     kind: limitation
     level: documented
     scope: {target: cs, mode: any}
@@ -17,8 +17,8 @@ rules:
     title: Scheduler as a function of the step
     statement: The learning rate is a function of the global step.
     source:
-      - "000_125af87d7ddd17a1.txt#Weight Streaming mode"
-      - "FACTS.md#LR schedules"
+      - "pytorch-limitations#Weight Streaming mode"
+      - "public-facts#LR schedules"
     kind: behaviour
     level: public
     scope: {target: both, mode: weight_streaming}

@@ -52,7 +52,7 @@ def test_show_prints_the_rule(spec_dir: Path, capsys: pytest.CaptureFixture[str]
     out = capsys.readouterr().out
     assert "pending — not yet checkable" in out
     assert "\nlevel      public\n" in out
-    assert "000_125af87d7ddd17a1.txt#Weight Streaming mode" in out and "FACTS.md#LR schedules" in out
+    assert "pytorch-limitations#Weight Streaming mode" in out and "public-facts#LR schedules" in out
 
 
 def test_show_unknown_rule(spec_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -63,7 +63,7 @@ def test_show_unknown_rule(spec_dir: Path, capsys: pytest.CaptureFixture[str]) -
 def test_check_reports_problems_and_uncovered_sections(spec_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["spec", "--specs-dir", str(spec_dir), "check"]) == 1
     out = capsys.readouterr().out
-    assert "no active rule cites 001_1213502e8bc3ddba.txt#TF Env Config" in out
+    assert "no active rule cites estimator-limitations#TF Env Config" in out
     (spec_dir / "demo.yaml").write_text(VALID_AREA.replace("kind: limitation", "kind: wish"), encoding="utf-8")
     assert main(["spec", "--specs-dir", str(spec_dir), "check"]) == 1
     assert "rule DEMO-001: kind 'wish'" in capsys.readouterr().out

@@ -19,8 +19,8 @@ def test_valid_spec_loads_and_answers_queries(spec_dir: Path) -> None:
     assert rule.error is not None and rule.error.type == "PrecisionError" and rule.error.message is None
     assert [r.id for r in spec.by_status("pending")] == ["DEMO-002"]
     assert [r.id for r in spec.by_area("demo")] == ["DEMO-001", "DEMO-002"]
-    assert [r.id for r in spec.by_source("FACTS.md")] == ["DEMO-002"]
-    assert [r.id for r in spec.by_source("000", "Floating Point Precision")] == ["DEMO-001"]
+    assert [r.id for r in spec.by_source("public-facts")] == ["DEMO-002"]
+    assert [r.id for r in spec.by_source("pytorch", "Floating Point Precision")] == ["DEMO-001"]
     assert spec.counts() == {"checked": 1, "pending": 1, "retired": 0}
     assert rule.level == "documented" and spec.get("DEMO-002").level == "public"
     assert [r.id for r in spec.by_level("public")] == ["DEMO-002"] and spec.by_level("reference") == []
@@ -36,11 +36,15 @@ def test_valid_spec_loads_and_answers_queries(spec_dir: Path) -> None:
         ("id: DEMO-002", "id: DEMO-001", "rule DEMO-001: duplicate id"),
         ("id: DEMO-002", "id: demo-2", "rule demo-2: bad id 'demo-2'"),
         (
-            '    source: "000_125af87d7ddd17a1.txt#Floating Point Precision"\n',
+            '    source: "pytorch-limitations#Floating Point Precision"\n',
             "",
             "rule DEMO-001: missing required key 'source'",
         ),
-        ("000_125af87d7ddd17a1.txt#Floating", "999_nothing.txt#Floating", "names no known document"),
+        (
+            "pytorch-limitations#Floating Point Precision",
+            "no-such-document#Floating Point Precision",
+            "names no known document",
+        ),
         ("#Floating Point Precision", "#Fixed Point", "has no section 'Fixed Point'"),
         ("#Floating Point Precision", "", "must name a section"),
         ("    reason: not yet checkable\n", "", "rule DEMO-002: a pending rule needs a 'reason'"),
@@ -54,9 +58,9 @@ def test_valid_spec_loads_and_answers_queries(spec_dir: Path) -> None:
         ("level: documented", "level: binding", "rule DEMO-001: level 'binding' is not one of documented, public"),
         ("level: documented", "level: [public]", "rule DEMO-001: level ['public'] is not one of"),
         (
-            '"000_125af87d7ddd17a1.txt#Floating Point Precision"',
-            '"FACTS.md#Number formats"',
-            "rule DEMO-001: a documented rule must cite a seed document; FACTS.md alone makes it public",
+            '"pytorch-limitations#Floating Point Precision"',
+            '"public-facts#Number formats"',
+            "rule DEMO-001: a documented rule must cite a seed document; public-facts alone makes it public",
         ),
         ("target: cs,", "target: gpu,", "scope target 'gpu'"),
         ("{type: PrecisionError}", "{type: NoSuchError}", "error type 'NoSuchError'"),

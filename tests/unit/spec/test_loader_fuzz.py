@@ -30,7 +30,7 @@ rule_fields = st.fixed_dictionaries(
         "id": st.sampled_from(["DEMO-001", "DEMO-1", "demo-001", ""]) | scalars,
         "title": scalars,
         "statement": scalars,
-        "source": st.sampled_from(["000_125af87d7ddd17a1.txt#Static Graphs", "x#y", "FACTS.md#Hardware"]) | documents,
+        "source": st.sampled_from(["pytorch-limitations#Static Graphs", "x#y", "public-facts#Hardware"]) | documents,
         "kind": st.sampled_from(["limitation", "behaviour", "nonsense"]) | scalars,
         "level": st.sampled_from([*LEVELS, "normative"]) | scalars,
         "scope": documents | st.just({"target": "cs", "mode": "any"}),
@@ -41,14 +41,14 @@ rule_fields = st.fixed_dictionaries(
 )
 
 
-SEED_SOURCE = "000_125af87d7ddd17a1.txt#Static Graphs"
-FACTS_SOURCE = "FACTS.md#Hardware"
+SEED_SOURCE = "pytorch-limitations#Static Graphs"
+PUBLIC_FACTS_SOURCE = "public-facts#Hardware"
 well_formed_rules = st.lists(
     st.fixed_dictionaries(
         {
             "title": st.just("t"),
             "statement": st.just("s"),
-            "source": st.sampled_from([[SEED_SOURCE], [FACTS_SOURCE], [SEED_SOURCE, FACTS_SOURCE]]),
+            "source": st.sampled_from([[SEED_SOURCE], [PUBLIC_FACTS_SOURCE], [SEED_SOURCE, PUBLIC_FACTS_SOURCE]]),
             "kind": st.sampled_from(["limitation", "behaviour", "hardware"]),
             "level": st.sampled_from(LEVELS),
             "scope": st.just({"target": "both", "mode": "any"}),
@@ -91,13 +91,13 @@ def test_rules_with_arbitrary_fields(rules: list[dict], area: str | None) -> Non
 
 
 @given(well_formed_rules)
-def test_levels_load_unless_a_documented_rule_cites_facts_alone(rules: list[dict]) -> None:
+def test_levels_load_unless_a_documented_rule_cites_public_facts_alone(rules: list[dict]) -> None:
     for number, rule in enumerate(rules, start=1):
         rule["id"] = f"DEMO-{number:03d}"
     report = _load_text(yaml.safe_dump({"area": "demo", "title": "t", "rules": rules}))
-    facts_only = [r["id"] for r in rules if r["level"] == "documented" and r["source"] == [FACTS_SOURCE]]
-    if facts_only:
-        assert len(report.problems) == len(facts_only)
+    public_facts_only = [r["id"] for r in rules if r["level"] == "documented" and r["source"] == [PUBLIC_FACTS_SOURCE]]
+    if public_facts_only:
+        assert len(report.problems) == len(public_facts_only)
         assert all("a documented rule must cite a seed document" in problem for problem in report.problems)
     else:
         assert report.spec is not None
