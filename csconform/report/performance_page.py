@@ -19,10 +19,10 @@ import pandas as pd  # noqa: E402
 
 from csconform.output_guard import save_figure, write_csv, write_text  # noqa: E402
 from csconform.perf import hardware  # noqa: E402
-from csconform.perf.efficiency import calibration_record  # noqa: E402
+from csconform.perf.execution.efficiency import calibration_record  # noqa: E402
 from csconform.perf.figures import pipeline_timeline, wafer_map  # noqa: E402
+from csconform.perf.models.zoo import get_model  # noqa: E402
 from csconform.perf.plan import plan  # noqa: E402
-from csconform.perf.zoo import get_model  # noqa: E402
 from csconform.report.performance import (  # noqa: E402
     PAGE_KERNELS,
     STRONG_GLOBAL_BATCH,

@@ -19,8 +19,9 @@ import pandas as pd  # noqa: E402
 
 from csconform.output_guard import save_figure, write_csv, write_text  # noqa: E402
 from csconform.perf import hardware  # noqa: E402
-from csconform.perf.calibrate import fit, measured_csv, read_measured, runs  # noqa: E402
-from csconform.perf.efficiency import calibration_record, fitted  # noqa: E402
+from csconform.perf.calibration.fit import fit  # noqa: E402
+from csconform.perf.calibration.measured_runs import measured_csv, read_measured, runs  # noqa: E402
+from csconform.perf.execution.efficiency import calibration_record, fitted  # noqa: E402
 from csconform.report.validation import (  # noqa: E402
     SCALING_MODELS,
     batch_rise,
@@ -188,7 +189,7 @@ def validation_markdown(
         "## What makes real runs slower than the peak: four figures",
         "",
         f"Fitted {record['fitted_on']} with scipy's least squares on log throughput ({record['method']}); the "
-        "file `csconform/perf/calibration.json` keeps the values, the date and the sha256 of the data. "
+        "file `csconform/perf/calibration/calibration.json` keeps the values, the date and the sha256 of the data. "
         f"Relative standard errors come from the fit's Jacobian; the range is over the {record['data']['rows']} "
         "leave-one-out fits. "
         "No figure belongs to a model or a run: the same four serve every model, batch, cluster and wafer, "

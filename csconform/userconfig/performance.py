@@ -16,10 +16,11 @@ from pathlib import PurePath
 from typing import Any
 
 from csconform.errors import CsConformError
-from csconform.perf.efficiency import calibration_record
-from csconform.perf.model_config import ModelSpec, model_from_config
+from csconform.perf.execution.efficiency import calibration_record
+from csconform.perf.models.hf_config import model_from_config
+from csconform.perf.models.model_spec import ModelSpec
+from csconform.perf.models.zoo_section import ZOO_FAMILIES, model_from_zoo_section
 from csconform.perf.plan import plan
-from csconform.perf.zoo_section import ZOO_FAMILIES, model_from_zoo_section
 from csconform.userconfig.description import RunDescription
 
 FINE_TUNING = ("classifier", "token_classifier", "extractive_summarization")

@@ -18,26 +18,20 @@ import pandas as pd
 import pytest
 
 from csconform.errors import InvalidInputError
-from csconform.perf.calibrate import (
-    MEANINGS,
-    UNITS,
+from csconform.perf.calibration.fit import MEANINGS, UNITS, calibration_record, error, fit, leave_one_out, worst
+from csconform.perf.calibration.measured_runs import (
     Run,
-    calibration_record,
-    error,
-    fit,
-    leave_one_out,
     measured_csv,
     read_measured,
     row_config,
     row_mode,
     row_model,
     runs,
-    worst,
 )
-from csconform.perf.efficiency import PARAMETERS, Calibration
-from csconform.perf.pipeline import pipelined
-from csconform.perf.streaming import weight_streaming
-from csconform.perf.zoo import get_model
+from csconform.perf.execution.efficiency import PARAMETERS, Calibration
+from csconform.perf.execution.pipelined import pipelined
+from csconform.perf.execution.streaming import weight_streaming
+from csconform.perf.models.zoo import get_model
 
 ROW = {
     "id": "r",

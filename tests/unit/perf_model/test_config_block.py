@@ -13,7 +13,11 @@ import math
 import pytest
 
 from csconform.errors import ModelConfigError, UnknownNameError
-from csconform.perf.model_config import DEFAULT_BATCH, FAMILIES, MAX_SEQUENCE, model_from_config, read_config, shown
+from csconform.perf.models.config_file import read_config
+from csconform.perf.models.fields import MAX_SEQUENCE, shown
+from csconform.perf.models.hf_config import model_from_config
+from csconform.perf.models.hf_families import FAMILIES
+from csconform.perf.models.model_spec import DEFAULT_BATCH
 
 GPT2 = {"model_type": "gpt2", "n_layer": 2, "n_embd": 64, "n_head": 4, "n_positions": 128, "vocab_size": 100}
 KNOWN = ", ".join(FAMILIES)

@@ -16,7 +16,8 @@ import pytest
 
 from csconform.cli import main as cli_main
 from csconform.errors import CsConformError, ModelConfigError, UnknownNameError, UnsupportedModelError
-from csconform.perf.model_config import MAX_DEPTH, check_values, load_model_config, model_from_config, read_config
+from csconform.perf.models.config_file import MAX_DEPTH, check_values, read_config
+from csconform.perf.models.hf_config import load_model_config, model_from_config
 
 DATA = Path(__file__).parent / "data" / "hf_configs"
 TRANSFORMERS = json.loads((DATA / "transformers_counts.json").read_text())["counts"]

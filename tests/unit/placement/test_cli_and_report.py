@@ -11,10 +11,11 @@ import pandas as pd
 import pytest
 
 from csconform.errors import InstanceFormatError, InvalidInputError
-from csconform.perf import cli_place, ispd
+from csconform.perf import cli_place
+from csconform.perf.placement.ispd.instance import BUNDLED_INSTANCES
 from csconform.report import ispd as ispd_report
 
-INSTANCES = ispd.BUNDLED_INSTANCES
+INSTANCES = BUNDLED_INSTANCES
 
 
 def parser() -> argparse.ArgumentParser:
