@@ -116,8 +116,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument(
         "--write-shipped",
         action="store_true",
-        help="replace the calibration file csconform ships (csconform/perf/calibration/calibration.json), "
-        "which every plan reads",
+        help="replace the calibration csconform ships, which every plan reads (perf/calibration/calibration.json)",
     )
     parser.add_argument("--evaluate", metavar="CSV", help="predict the runs of CSV with the stored fit; no fitting")
     parser.add_argument("--csv", metavar="OUT", help="with --evaluate: write predicted against measured to OUT")

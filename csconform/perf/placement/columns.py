@@ -52,6 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from csconform.errors import InfeasibleError, InvalidInputError, PlacementError
+from csconform.perf.placement.bisection import bisect_time
 from csconform.perf.placement.legalise import ColumnLayout, legalise_columns
 
 
@@ -218,16 +219,11 @@ def area_bound_cycles(work: np.ndarray, floor_cores: np.ndarray, total_cores: in
     def needed(target: float) -> float:
         return float(np.maximum(work / target, floor_cores).sum())
 
-    low, high = 0.0, float(work.sum() / (total_cores - floor_cores.sum())) + float(work.max())
-    for _ in range(200):  # bisection; the cap guards against subnormal inputs
-        if high - low <= 1e-12 * high:
-            break
-        middle = (low + high) / 2
-        if middle > 0 and needed(middle) <= total_cores:
-            high = middle
-        else:
-            low = middle
-    return high
+    def fits(target: float) -> bool:
+        return target > 0 and needed(target) <= total_cores
+
+    high = float(work.sum() / (total_cores - floor_cores.sum())) + float(work.max())
+    return bisect_time(fits, 0.0, high, relative_tolerance=1e-12)[1]
 
 
 def _column_partition(shares: np.ndarray, column_count: int) -> list[np.ndarray]:

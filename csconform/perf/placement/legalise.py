@@ -10,9 +10,12 @@ The independent checker (:mod:`csconform.perf.placement.checker`) validates the 
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import numpy as np
+
+from csconform.perf.placement.bisection import bisect_time
 
 #: Relative tolerance of the bisections on the target time.
 RELATIVE_TOLERANCE = 1e-9
@@ -47,16 +50,13 @@ def narrowest_column(
     work_cycles: np.ndarray, floor_cores: np.ndarray, fabric_width: int, fabric_height: int, target: float
 ) -> int | None:
     """Smallest integer width at which a column's kernels fit its height at ``target``; None if none."""
-    if rows_needed(work_cycles, floor_cores, fabric_width, target).sum() > fabric_height:
+
+    def fits(width: int) -> bool:  # the wider the column, the fewer rows its kernels need
+        return bool(rows_needed(work_cycles, floor_cores, width, target).sum() <= fabric_height)
+
+    if not fits(fabric_width):
         return None
-    low, high = 1, fabric_width  # high always fits
-    while low < high:
-        middle = (low + high) // 2
-        if rows_needed(work_cycles, floor_cores, middle, target).sum() <= fabric_height:
-            high = middle
-        else:
-            low = middle + 1
-    return high
+    return bisect.bisect_left(range(1, fabric_width + 1), True, key=fits) + 1
 
 
 def _column_widths(
@@ -101,14 +101,11 @@ def legalise_columns(
     low = max(lower_bound_cycles * (1 - 1e-6), 0.0)
     if slowest_possible == 0.0:
         high = 0.0
-    for _ in range(200):  # bisection, capped
-        if high - low <= RELATIVE_TOLERANCE * high:
-            break
-        middle = (low + high) / 2
-        if _column_widths(work_cycles, floor_cores, columns, fabric_width, fabric_height, middle) is None:
-            low = middle
-        else:
-            high = middle
+
+    def fits(target: float) -> bool:
+        return _column_widths(work_cycles, floor_cores, columns, fabric_width, fabric_height, target) is not None
+
+    high = bisect_time(fits, low, high, RELATIVE_TOLERANCE)[1]
     widths = _column_widths(work_cycles, floor_cores, columns, fabric_width, fabric_height, high)
     assert widths is not None  # high is feasible by construction of the bisection
     rows = np.zeros(len(work_cycles))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from csconform.errors import InfeasibleError, PlacementError
+from csconform.perf.placement.bisection import bisect_time
 from csconform.perf.placement.ispd.cost import ShapeCatalogue, least_areas, shape_grid
 from csconform.perf.placement.ispd.instance import Instance
 from csconform.perf.placement.ispd.time_limit import Clock
@@ -119,12 +120,8 @@ def shape_lower_bound(instance: Instance, catalogue: ShapeCatalogue | None = Non
             raise InfeasibleError(f"{instance.source}: the kernels do not fit the fabric at any time")
         if clock is not None:
             clock.require("bounding the slowest kernel's time")
-    for _ in range(200):  # bisection, capped
-        if high - low <= 1e-6 * high or (clock is not None and clock.expired(clock.bound_share)):
-            break
-        middle = (low + high) / 2
-        if fits(middle):
-            high = middle
-        else:
-            low = middle
-    return low
+
+    def out_of_time() -> bool:
+        return clock is not None and clock.expired(clock.bound_share)
+
+    return bisect_time(fits, low, high, relative_tolerance=1e-6, stop=out_of_time)[0]
