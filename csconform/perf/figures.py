@@ -1,6 +1,7 @@
 """Figures of a plan: the wafer map (pipelined rectangles, drawn by
 :func:`~csconform.perf.placement.fabric_map.fabric_map`, or weight-streaming occupancy) and the
-pipeline timeline.  matplotlib with the Agg backend, so they render without a display."""
+pipeline timeline; and :func:`write_figure`, how every figure of the performance pages is written.
+matplotlib with the Agg backend, so they render without a display."""
 
 from __future__ import annotations
 
@@ -18,14 +19,20 @@ from csconform.perf.placement.fabric_map import Region, fabric_map  # noqa: E402
 from csconform.perf.plan import Plan  # noqa: E402
 
 
+def write_figure(figure: plt.Figure, out: Path | str, option: str = "output") -> Path:
+    """``figure`` written at the pages' resolution (110 dpi, cropped to its content), then closed:
+    pyplot holds every figure it made until it is closed."""
+    try:
+        return save_figure(figure, out, option, dpi=110, bbox_inches="tight")
+    finally:
+        plt.close(figure)
+
+
 def wafer_map(plan: Plan, out: Path | str) -> Path:
     """Pipelined: every kernel's rectangle, shaded by utilisation.  Weight streaming: the time each
     layer occupies the whole wafer during one step, split into compute and exposed I/O."""
     figure = _pipelined_map(plan) if plan.mode == "pipelined" else _streaming_occupancy(plan)
-    try:
-        return save_figure(figure, out, "--png", dpi=110, bbox_inches="tight")
-    finally:
-        plt.close(figure)
+    return write_figure(figure, out, "--png")
 
 
 def _pipelined_map(plan: Plan) -> plt.Figure:
@@ -94,6 +101,4 @@ def pipeline_timeline(kernel_names: list[str], steps: int, out: Path | str) -> P
     axes.set_xticks([t + 0.5 for t in range(steps)], [str(t + 1) for t in range(steps)])
     axes.set_xlabel("step")
     axes.set_title("layer pipeline: F = forward of sample s, B = backward of sample s", fontsize=9)
-    save_figure(figure, out, dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    return out
+    return write_figure(figure, out)

@@ -24,7 +24,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from csconform.errors import InvalidInputError  # noqa: E402
-from csconform.output_guard import save_figure, write_csv, write_text  # noqa: E402
+from csconform.output_guard import write_csv, write_text  # noqa: E402
+from csconform.perf.figures import write_figure  # noqa: E402
 from csconform.perf.placement import checker  # noqa: E402
 from csconform.perf.placement.fabric_map import Region, fabric_map  # noqa: E402
 from csconform.perf.placement.ispd.instance import BUNDLED_INSTANCES, parse_kgraph  # noqa: E402
@@ -98,11 +99,9 @@ def placement_map(solution: IspdSolution, path: Path) -> Path:
         f"ISPD 2020 {instance.name}: {len(instance.kernels)} kernels, slowest {solution.max_time:g}, "
         f"bound/achieved {solution.bound_ratio:.3f}"
     )
-    figure = fabric_map(regions, instance.width, instance.height, title, "kernel time / slowest kernel time")
-    try:
-        return save_figure(figure, path, dpi=110, bbox_inches="tight")
-    finally:
-        plt.close(figure)
+    return write_figure(
+        fabric_map(regions, instance.width, instance.height, title, "kernel time / slowest kernel time"), path
+    )
 
 
 def ratio_chart(table: pd.DataFrame, path: Path) -> Path:
@@ -116,10 +115,7 @@ def ratio_chart(table: pd.DataFrame, path: Path) -> Path:
     axes.set_ylim(0, 1.05)
     axes.set_ylabel("bound / achieved")
     axes.legend(fontsize=8, loc="lower right")
-    figure.tight_layout()
-    save_figure(figure, path, dpi=120)
-    plt.close(figure)
-    return path
+    return write_figure(figure, path)
 
 
 def markdown(table: pd.DataFrame, time_limit_s: float) -> str:
