@@ -173,8 +173,8 @@ def pipelined(
 
 def pipelined_from_kernels(
     kernels: Sequence[KernelCost],
-    wafer: str | Wafer = "wse2",
-    batch: int = 1,
+    wafer: str | Wafer,
+    batch: int,
     time_limit_s: float = 10.0,
     calibration: Calibration | None = None,
 ) -> PipelineResult:

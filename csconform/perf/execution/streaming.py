@@ -174,9 +174,9 @@ def weight_streaming(
 
 def weight_streaming_from_kernels(
     kernels: Sequence[KernelCost],
-    wafer: str | Wafer = "wse2",
-    systems: int = 1,
-    batch_per_system: int = 1,
+    wafer: str | Wafer,
+    systems: int,
+    batch_per_system: int,
     calibration: Calibration | None = None,
 ) -> StreamingResult:
     """:func:`weight_streaming` of a model already grouped into kernels (a plan groups its model once)."""
