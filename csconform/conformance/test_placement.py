@@ -1,7 +1,7 @@
 """Kernel placement claims (specs/placement.yaml), checked against the harness's own performance model.
 
 csconform.perf is the harness's model, not the implementation under test, so it is imported
-directly.  Every placement is judged by the independent checker (csconform.perf.check).
+directly.  Every placement is judged by the independent checker (csconform.perf.placement.checker).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""Per-kernel cost models: training FLOPs, memory and edge tensor sizes for one sample.
+"""A layer and its cost model: training FLOPs, memory and edge tensor sizes for one sample.
 
-A model is described by a plain list of :class:`Layer` records (the zoo builds them; the engine
-builds them from its compiled graph). Each layer is one kernel. The meaning of the two width
-fields depends on ``kind``:
+A model is described by a plain list of :class:`Layer` records (the readers build them; the engine
+builds them from its compiled graph); :func:`~csconform.perf.models.kernels.group_kernels` fuses
+them into kernels. The meaning of the two width fields depends on ``kind``:
 
 ======================  ====================  ===================  ==========================
 kind                    in_features           out_features         tokens

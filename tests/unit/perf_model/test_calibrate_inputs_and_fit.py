@@ -1,5 +1,5 @@
 """The calibration's reading of a measured-runs table, its least-squares fit and its record, checked
-against what csconform/perf/calibrate.py documents: a bad cell is an InputFileError naming the file,
+against what csconform/perf/calibration/ documents: a bad cell is an InputFileError naming the file,
 the line and the column; the fit starts from the figures it is given (moved just inside the bounds
 when on them) and its standard errors come from the Jacobian of the log residuals.
 

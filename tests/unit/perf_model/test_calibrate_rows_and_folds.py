@@ -1,5 +1,5 @@
 """The calibration as a judge of the performance model: each measured row's model, the fit, and the
-leave-one-out cross-validation that the published error is computed from (csconform/perf/calibrate.py).
+leave-one-out cross-validation that the published error is computed from (csconform/perf/calibration/).
 
 Expectations are written by hand from the module's documentation; the data are the shipped calibration
 set, or measurements synthesized from known figures so that the right answer is known exactly.

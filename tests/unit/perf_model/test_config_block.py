@@ -1,6 +1,6 @@
 """What a model config says besides its architecture: model_type, the ``csconform`` block, sequence lengths.
 
-The reader's rules (csconform.perf.model_config's docstring): an unknown or missing ``model_type`` is
+The reader's rules (csconform.perf.models.hf_config's docstring): an unknown or missing ``model_type`` is
 refused naming the known ones; the optional ``csconform`` block gives the published parameter count
 and its source, a default batch and sequence length, and a name; the model is otherwise named after
 its file, else the hub name ``_name_or_path``, else the family.

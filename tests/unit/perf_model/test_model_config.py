@@ -1,4 +1,4 @@
-"""Unit tests of the model-config reader (csconform.perf.model_config) and the zoo built on it."""
+"""Unit tests of the model-config reader (csconform.perf.models.hf_config) and the zoo built on it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Model Zoo ``model:`` sections read into the performance model (csconform.perf.zoo_section).
+"""Model Zoo ``model:`` sections read into the performance model (csconform.perf.models.zoo_section).
 
 The params files in ``data/zoo_params`` are the zoo's own (``SOURCES.md``: release tag, commit,
 path). Each expected count comes from outside csconform: the published checkpoint the file

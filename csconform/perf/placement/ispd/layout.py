@@ -124,7 +124,7 @@ def shelf_layout(shapes: Shapes, order: list[int], shelves: list[Shelf], fabric_
 
 
 def layout_wirelength(layout: Layout, edges: tuple[np.ndarray, np.ndarray]) -> float:
-    """:func:`wirelength` of a layout, from its rectangles."""
+    """:func:`~csconform.perf.placement.ispd.solution.wirelength` of a layout, from its rectangles."""
     centre_x = layout.x + layout.width / 2
     centre_y = layout.y + layout.height / 2
     a, b = edges
