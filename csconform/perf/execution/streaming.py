@@ -177,7 +177,7 @@ def weight_streaming_from_kernels(
     wafer: str | Wafer,
     systems: int,
     batch_per_system: int,
-    calibration: Calibration | None = None,
+    calibration: Calibration | None,
 ) -> StreamingResult:
     """:func:`weight_streaming` of a model already grouped into kernels (a plan groups its model once)."""
     w = get_wafer(wafer)
