@@ -5,7 +5,7 @@
 
 Fitting prints the four fitted figures and the errors (``exp(mean |log(predicted / measured)|)``,
 and the worst row); ``--write PATH`` stores them in PATH, and ``--write-shipped`` replaces the
-calibration file every plan reads (``csconform/perf/calibration.json``), which nothing else
+calibration file every plan reads (``csconform/perf/calibration/calibration.json``), which nothing else
 overwrites. A fit with a non-finite or implausible figure is refused, never stored.
 ``--evaluate`` predicts each run of another table with the same columns (runs the fit never saw)
 and prints the same errors.
@@ -22,17 +22,9 @@ from pathlib import Path
 import pandas as pd
 
 from csconform.output_guard import write_csv, write_text
-from csconform.perf.calibrate import (
-    calibration_record,
-    error,
-    fit,
-    leave_one_out,
-    measured_csv,
-    read_measured,
-    runs,
-    worst,
-)
-from csconform.perf.efficiency import (
+from csconform.perf.calibration.fit import calibration_record, error, fit, leave_one_out, worst
+from csconform.perf.calibration.measured_runs import measured_csv, read_measured, runs
+from csconform.perf.execution.efficiency import (
     PARAMETERS,
     calibration_path,
     check_calibration_record,
@@ -124,7 +116,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument(
         "--write-shipped",
         action="store_true",
-        help="replace the calibration file csconform ships (csconform/perf/calibration.json), which every plan reads",
+        help="replace the calibration csconform ships, which every plan reads (perf/calibration/calibration.json)",
     )
     parser.add_argument("--evaluate", metavar="CSV", help="predict the runs of CSV with the stored fit; no fitting")
     parser.add_argument("--csv", metavar="OUT", help="with --evaluate: write predicted against measured to OUT")

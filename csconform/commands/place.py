@@ -3,7 +3,7 @@
     csconform place A.kgraph --json A.json [--time-limit 60] [--no-gp-bound]
 
 Prints a one-line summary (slowest time, the README's bound, bound/achieved, wire length) and
-writes the placement (see :mod:`csconform.perf.ispd` for the format).  The placement is checked by
+writes the placement (see :mod:`csconform.perf.placement.ispd.solution` for the format).  The placement is checked by
 the independent checker before it is written; an illegal one is refused, never written.
 """
 
@@ -13,21 +13,24 @@ import argparse
 import time
 
 from csconform.arguments import positive_seconds
-from csconform.perf import check, ispd
+from csconform.perf.placement import checker
+from csconform.perf.placement.ispd.instance import parse_kgraph
+from csconform.perf.placement.ispd.solution import write_json
+from csconform.perf.placement.ispd.solver import solve
 
 
 def run(arguments: argparse.Namespace) -> int:
     """Handler of ``place``: parse, solve, check, write; returns the exit code."""
     started = time.perf_counter()  # the time limit covers reading the instance too
-    instance = ispd.parse_kgraph(arguments.instance)
-    solution = ispd.solve(
+    instance = parse_kgraph(arguments.instance)
+    solution = solve(
         instance, time_limit_s=arguments.time_limit, with_gp_bound=not arguments.no_gp_bound, started=started
     )
     kernels = [{"name": k.name, "type": k.type, "args": k.args} for k in instance.kernels]
     document = solution.to_json()
-    check.assert_legal(check.ispd_violations(kernels, document, instance.width, instance.height, instance.memlimit))
+    checker.assert_legal(checker.ispd_violations(kernels, document, instance.width, instance.height, instance.memlimit))
     if arguments.json:
-        ispd.write_json(solution, arguments.json)
+        write_json(solution, arguments.json)
     print(
         f"{instance.name}: {len(instance.kernels)} kernels, max_time {solution.max_time:g}, "
         f"lower_bound {solution.lower_bound:.6g}, bound/achieved {solution.bound_ratio:.3f}, "

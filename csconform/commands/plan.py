@@ -5,7 +5,7 @@
                    [--json OUT] [--png OUT]
 
 ``--model-config`` reads a Hugging Face style ``config.json`` (or the same fields as YAML) of a
-family :mod:`csconform.perf.model_config` knows; ``--batch`` is the global batch.  Prints a one-line
+family :mod:`csconform.perf.models.hf_families` knows; ``--batch`` is the global batch.  Prints a one-line
 summary (total and, for a mixture of experts, active parameters; the weight bytes streamed per step)
 and the notes on how the config was read.  Unknown names, an unreadable file, a config with a
 missing or contradictory field, an encoder-decoder model, a model that does not fit pipelined mode
@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 
 from csconform.output_guard import write_text
-from csconform.perf.model_config import load_model_config
+from csconform.perf.models.hf_config import load_model_config
 from csconform.perf.plan import MODES, Plan, plan
 
 

@@ -209,8 +209,8 @@ def test_estimator_train_compiles_automatically(engine):
 @pytest.mark.spec("COMPILE-007")
 @pytest.mark.parametrize("wafer_name", ["WSE-2", "WSE-1", "WSE-3"])
 def test_full_compile_carries_placement_and_modeled_throughput(engine, wafer_name):
-    from csconform.perf.costs import Layer
     from csconform.perf.hardware import get_wafer
+    from csconform.perf.models.layer import Layer
     from csconform.perf.plan import plan
 
     runner = make_runner(engine, model_performance=True, wafer=wafer_name)

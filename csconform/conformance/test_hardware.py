@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from csconform.errors import CapacityError, InvalidInputError, UnknownNameError
 from csconform.perf import hardware
-from csconform.perf.costs import Layer
+from csconform.perf.execution.streaming import STREAMED_WEIGHT_BYTES_PER_PARAM, weight_streaming
 from csconform.perf.hardware import MEMORYX, SWARMX, get_wafer
+from csconform.perf.models.layer import Layer
 from csconform.perf.plan import plan
-from csconform.perf.streaming import STREAMED_WEIGHT_BYTES_PER_PARAM, weight_streaming
 from csconform.spec import default_specs_dir, load_registry
 
 # These checks exercise csconform's own performance model, not the implementation under test.

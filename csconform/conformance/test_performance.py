@@ -25,22 +25,24 @@ from csconform.errors import (
     UnreadableDocumentError,
     UnsupportedModelError,
 )
-from csconform.perf.calibrate import error, measured_csv, read_measured, runs, worst
-from csconform.perf.costs import Layer, group_kernels
-from csconform.perf.efficiency import IDEAL, calibration_record, effective_flops, fitted
-from csconform.perf.hardware import SWARMX, get_wafer
-from csconform.perf.model_config import load_model_config, model_from_config
-from csconform.perf.pipeline import (
+from csconform.perf.calibration.fit import error, worst
+from csconform.perf.calibration.measured_runs import measured_csv, read_measured, runs
+from csconform.perf.execution.efficiency import IDEAL, calibration_record, effective_flops, fitted
+from csconform.perf.execution.pipelined import (
     fits_pipelined,
     inflight_samples,
     kernel_memory_bytes,
     steady_state_step,
     timeline,
 )
+from csconform.perf.execution.streaming import scaling_efficiency, weight_streaming
+from csconform.perf.hardware import SWARMX, get_wafer
+from csconform.perf.models.hf_config import load_model_config, model_from_config
+from csconform.perf.models.kernels import group_kernels
+from csconform.perf.models.layer import Layer
+from csconform.perf.models.zoo import ZOO_NAMES, get_model
+from csconform.perf.models.zoo_section import model_from_zoo_section
 from csconform.perf.plan import plan
-from csconform.perf.streaming import scaling_efficiency, weight_streaming
-from csconform.perf.zoo import ZOO_NAMES, get_model
-from csconform.perf.zoo_section import model_from_zoo_section
 from csconform.testing.model_configs import model_configs
 
 # These checks exercise csconform's own performance model, not the implementation under test.

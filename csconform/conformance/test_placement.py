@@ -1,7 +1,7 @@
 """Kernel placement claims (specs/placement.yaml), checked against the harness's own performance model.
 
 csconform.perf is the harness's model, not the implementation under test, so it is imported
-directly.  Every placement is judged by the independent checker (csconform.perf.check).
+directly.  Every placement is judged by the independent checker (csconform.perf.placement.checker).
 """
 
 from __future__ import annotations
@@ -18,18 +18,31 @@ from hypothesis import strategies as st
 
 from csconform.cli import main as cli_main
 from csconform.errors import InfeasibleError, InstanceFormatError, InvalidInputError, PlacementError
-from csconform.perf import check, ispd
-from csconform.perf.placement import Fabric, KernelDemand, place_kernels
+from csconform.perf.placement import checker
+from csconform.perf.placement.columns import Fabric, KernelDemand, place_kernels
+from csconform.perf.placement.ispd.bounds import area_lower_bound, gp_lower_bound
+from csconform.perf.placement.ispd.cost import convolution_cost, kernel_cost
+from csconform.perf.placement.ispd.instance import (
+    BUNDLED_INSTANCES,
+    Convolution,
+    Instance,
+    Kernel,
+    block_convolutions,
+    parse_kgraph,
+    parse_kgraph_text,
+)
+from csconform.perf.placement.ispd.solution import IspdSolution
+from csconform.perf.placement.ispd.solver import solve
 
 # These checks exercise csconform's own performance model, not the implementation under test.
 pytestmark = pytest.mark.capability("performance")
 
-INSTANCES = ispd.BUNDLED_INSTANCES
+INSTANCES = BUNDLED_INSTANCES
 WSE2 = Fabric(width=750, height=994, memory_per_core_bytes=48 * 1024)
 
 
 def legal(placement, demands, fabric) -> list[str]:
-    return check.placement_violations(
+    return checker.placement_violations(
         placement.rects, fabric.width, fabric.height, fabric.memory_per_core_bytes, [d.memory_bytes for d in demands]
     )
 
@@ -148,33 +161,33 @@ def test_bad_input_is_refused(make) -> None:
 
 
 @functools.cache
-def solved(name: str) -> tuple[ispd.Instance, ispd.IspdSolution]:
-    instance = ispd.parse_kgraph(INSTANCES / f"{name}.kgraph")
-    return instance, ispd.solve(instance, time_limit_s=20.0, with_gp_bound=False, orders=3)
+def solved(name: str) -> tuple[Instance, IspdSolution]:
+    instance = parse_kgraph(INSTANCES / f"{name}.kgraph")
+    return instance, solve(instance, time_limit_s=20.0, with_gp_bound=False, orders=3)
 
 
-def as_checker_kernels(instance: ispd.Instance) -> list[dict]:
+def as_checker_kernels(instance: Instance) -> list[dict]:
     return [{"name": k.name, "type": k.type, "args": k.args} for k in instance.kernels]
 
 
 @pytest.mark.spec("PLACE-007")
 def test_cost_model_of_a_convolution_and_blocks() -> None:
-    conv = ispd.Convolution(H=14, W=14, R=3, S=3, C=512, K=512, T=2, U=2)
-    cost = ispd.convolution_cost(conv, h=2, w=7, c=64, k=32)
+    conv = Convolution(H=14, W=14, R=3, S=3, C=512, K=512, T=2, U=2)
+    cost = convolution_cost(conv, h=2, w=7, c=64, k=32)
     assert cost["height"] == 2 * 7 * 65 and cost["width"] == 96
     assert cost["time"] == 7 * 2 * 8 * 16 * 9 / 4
     assert cost["memory"] == 8 * 16 * 9 + math.ceil(16 / 7) * math.ceil(16 / 2) * 16
-    dblock = ispd.Kernel(0, "d", "dblock", {"f": 256, "h": 56, "w": 56}, ispd.block_convolutions("dblock", 256, 56, 56))
+    dblock = Kernel(0, "d", "dblock", {"f": 256, "h": 56, "w": 56}, block_convolutions("dblock", 256, 56, 56))
     chosen = zip(dblock.convolutions, [8, 4, 2], [4, 8, 16], strict=True)
-    parts = [ispd.convolution_cost(cv, 4, 4, c, k) for cv, c, k in chosen]
-    total = ispd.kernel_cost(dblock, 4, 4, [8, 4, 2], [4, 8, 16])
+    parts = [convolution_cost(cv, 4, 4, c, k) for cv, c, k in chosen]
+    total = kernel_cost(dblock, 4, 4, [8, 4, 2], [4, 8, 16])
     assert total["height"] == max(p["height"] for p in parts) == 16 * 9
     assert total["width"] == sum(p["width"] for p in parts) == 84
     assert total["time"] == max(p["time"] for p in parts)
     assert total["memory"] == max(p["memory"] for p in parts)
     # the independent checker computes the same figures
-    assert check.ispd_kernel_cost({"type": "dblock", "args": dblock.args}, 4, 4, [8, 4, 2], [4, 8, 16]) == total
-    cblock = ispd.block_convolutions("cblock", 256, 112, 112)
+    assert checker.ispd_kernel_cost({"type": "dblock", "args": dblock.args}, 4, 4, [8, 4, 2], [4, 8, 16]) == total
+    cblock = block_convolutions("cblock", 256, 112, 112)
     assert [(cv.H, cv.C, cv.K, cv.R, cv.T) for cv in cblock] == [
         (112, 128, 64, 1, 1),
         (112, 64, 64, 3, 2),
@@ -188,16 +201,16 @@ def test_cost_model_of_a_convolution_and_blocks() -> None:
 def test_ispd_placements_are_legal_and_never_beat_the_bounds(name: str) -> None:
     instance, solution = solved(name)
     document = solution.to_json()
-    assert check.ispd_violations(as_checker_kernels(instance), document, 633, 633, 24576) == []
-    assert solution.max_time >= ispd.area_lower_bound(instance)
-    assert solution.max_time >= solution.shape_lower_bound >= ispd.area_lower_bound(instance) * (1 - 1e-9)
+    assert checker.ispd_violations(as_checker_kernels(instance), document, 633, 633, 24576) == []
+    assert solution.max_time >= area_lower_bound(instance)
+    assert solution.max_time >= solution.shape_lower_bound >= area_lower_bound(instance) * (1 - 1e-9)
 
 
 @pytest.mark.spec("PLACE-009")
 def test_the_relaxation_bound_lies_below_the_solution() -> None:
     instance, solution = solved("K")
-    relaxed = ispd.gp_lower_bound(instance)
-    assert ispd.area_lower_bound(instance) <= relaxed <= solution.max_time
+    relaxed = gp_lower_bound(instance)
+    assert area_lower_bound(instance) <= relaxed <= solution.max_time
 
 
 @pytest.mark.spec("PLACE-008")
@@ -211,11 +224,11 @@ def test_the_checker_rejects_a_broken_solution() -> None:
         if a is not b and a["x"] + b["width"] <= 633 and a["y"] + b["height"] <= 633
     )
     second["x"], second["y"] = first["x"], first["y"]  # still inside the fabric, now on top of `first`
-    problems = check.ispd_violations(as_checker_kernels(instance), document, 633, 633, 24576)
+    problems = checker.ispd_violations(as_checker_kernels(instance), document, 633, 633, 24576)
     assert any("more than once" in p for p in problems)
     document = json.loads(json.dumps(solution.to_json()))
     document["kernels"][0]["exec"]["k"][0] = 1  # narrower: time and width no longer match
-    assert check.ispd_violations(as_checker_kernels(instance), document, 633, 633, 24576)
+    assert checker.ispd_violations(as_checker_kernels(instance), document, 633, 633, 24576)
 
 
 @pytest.mark.spec("PLACE-011")
@@ -231,12 +244,12 @@ def test_all_twenty_instances_are_within_the_readme_bound_on_average() -> None:
     Legality, the slowest time and the README bound are the independent checker's figures."""
     ratios = {}
     for path in sorted(INSTANCES.glob("*.kgraph")):
-        instance = ispd.parse_kgraph(path)
-        document = ispd.solve(instance, time_limit_s=60.0, with_gp_bound=False).to_json()
+        instance = parse_kgraph(path)
+        document = solve(instance, time_limit_s=60.0, with_gp_bound=False).to_json()
         kernels = as_checker_kernels(instance)
         # the checker recomputes every kernel's time from its parameters and checks max_time is the slowest
-        assert check.ispd_violations(kernels, document, instance.width, instance.height, instance.memlimit) == []
-        ratios[instance.name] = check.ispd_area_bound(kernels, instance.width, instance.height) / document["max_time"]
+        assert checker.ispd_violations(kernels, document, instance.width, instance.height, instance.memlimit) == []
+        ratios[instance.name] = checker.ispd_area_bound(kernels, instance.width, instance.height) / document["max_time"]
     assert sorted(ratios) == list("ABCDEFGHIJKLMNOPQRST")
     assert all(0 < ratio <= 1 for ratio in ratios.values())
     assert math.exp(np.mean(np.log(list(ratios.values())))) >= 0.80
@@ -259,7 +272,7 @@ def test_malformed_instances_name_file_and_line(tmp_path: Path, mutate, line: in
     path = tmp_path / "broken.kgraph"
     path.write_text("\n".join(mutate(lines)) + "\n")
     with pytest.raises(InstanceFormatError) as caught:
-        ispd.parse_kgraph(path)
+        parse_kgraph(path)
     assert str(caught.value).startswith(f"{path}:{line}:")
 
 
@@ -283,7 +296,7 @@ def test_mutated_instances_parse_or_raise_the_format_error(data) -> None:
     else:
         lines = lines[:number]
     try:
-        instance = ispd.parse_kgraph_text("\n".join(lines), source="mutant.kgraph")
+        instance = parse_kgraph_text("\n".join(lines), source="mutant.kgraph")
     except InstanceFormatError as error:
         assert str(error).startswith("mutant.kgraph:")
         assert int(str(error).split(":")[1]) >= 1
@@ -299,7 +312,7 @@ def test_place_command_writes_the_documented_json(tmp_path: Path, capsys) -> Non
     assert "max_time" in capsys.readouterr().out
     document = json.loads(out.read_text())
     assert {"kernels", "max_time", "lower_bound", "wirelength"} <= set(document)
-    instance = ispd.parse_kgraph(INSTANCES / "N.kgraph")
+    instance = parse_kgraph(INSTANCES / "N.kgraph")
     for entry, kernel in zip(document["kernels"], instance.kernels, strict=True):
         assert {"name", "type", "exec", "x", "y", "rotation", "width", "height", "time", "memory"} <= set(entry)
         assert entry["name"] == kernel.name and entry["rotation"] in (0, 90)
@@ -313,7 +326,7 @@ def test_place_command_writes_the_documented_json(tmp_path: Path, capsys) -> Non
         if a in name_of and b in name_of
     )
     assert document["wirelength"] == pytest.approx(expected)
-    assert check.ispd_violations(as_checker_kernels(instance), document, 633, 633, 24576) == []
+    assert checker.ispd_violations(as_checker_kernels(instance), document, 633, 633, 24576) == []
 
 
 @pytest.mark.spec("PLACE-013")

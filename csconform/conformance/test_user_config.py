@@ -21,7 +21,7 @@ import yaml
 from csconform.cli import main as cli_main
 from csconform.errors import UnknownNameError
 from csconform.findings.finding import Finding
-from csconform.perf.efficiency import calibration_record
+from csconform.perf.execution.efficiency import calibration_record
 from csconform.spec import default_specs_dir, load_catalogue, load_spec
 from csconform.userconfig.checks import ESTIMATOR_RULES
 from csconform.userconfig.validate import Verdict, release_options, validate_file

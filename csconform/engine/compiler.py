@@ -132,7 +132,7 @@ def perf_layers(graph: Graph) -> list[Any]:
     shape (out_features, in_features) gives the dense kernel; weightless operations (activations,
     the loss) are folded into their neighbours by the performance model and are not listed.
     """
-    from csconform.perf.costs import Layer
+    from csconform.perf.models.layer import Layer
 
     layers = []
     for index, op in enumerate(graph.ops):

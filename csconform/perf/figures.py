@@ -1,5 +1,7 @@
-"""Figures of a plan: the wafer map (pipelined rectangles or weight-streaming occupancy) and the
-pipeline timeline.  matplotlib with the Agg backend, so they render without a display."""
+"""Figures of a plan: the wafer map (pipelined rectangles, drawn by
+:func:`~csconform.perf.placement.fabric_map.fabric_map`, or weight-streaming occupancy) and the
+pipeline timeline; and :func:`write_figure`, how every figure of the performance pages is written.
+matplotlib with the Agg backend, so they render without a display."""
 
 from __future__ import annotations
 
@@ -11,60 +13,38 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-from csconform.output_guard import save_figure
-from csconform.perf.pipeline import timeline  # noqa: E402
+from csconform.output_guard import save_figure  # noqa: E402
+from csconform.perf.execution.pipelined import timeline  # noqa: E402
+from csconform.perf.placement.fabric_map import Region, fabric_map  # noqa: E402
 from csconform.perf.plan import Plan  # noqa: E402
+
+
+def write_figure(figure: plt.Figure, out: Path | str, option: str = "output") -> Path:
+    """``figure`` written at the pages' resolution (110 dpi, cropped to its content), then closed:
+    pyplot holds every figure it made until it is closed."""
+    try:
+        return save_figure(figure, out, option, dpi=110, bbox_inches="tight")
+    finally:
+        plt.close(figure)
 
 
 def wafer_map(plan: Plan, out: Path | str) -> Path:
     """Pipelined: every kernel's rectangle, shaded by utilisation.  Weight streaming: the time each
     layer occupies the whole wafer during one step, split into compute and exposed I/O."""
     figure = _pipelined_map(plan) if plan.mode == "pipelined" else _streaming_occupancy(plan)
-    try:
-        return save_figure(figure, out, "--png", dpi=110, bbox_inches="tight")
-    finally:
-        plt.close(figure)
+    return write_figure(figure, out, "--png")
 
 
 def _pipelined_map(plan: Plan) -> plt.Figure:
-    width, height = plan.fabric["width"], plan.fabric["height"]
-    figure, axes = plt.subplots(figsize=(6, 6 * height / width))
-    colours = plt.get_cmap("viridis")
-    label_every = max(1, len(plan.kernels) // 30)
-    for index, kernel in enumerate(plan.kernels):
-        axes.add_patch(
-            Rectangle(
-                (kernel["x"], kernel["y"]),
-                kernel["width"],
-                kernel["height"],
-                facecolor=colours(kernel["utilisation"]),
-                edgecolor="white",
-                linewidth=0.6,
-            )
-        )
-        if index % label_every == 0:
-            axes.text(
-                kernel["x"] + kernel["width"] / 2,
-                kernel["y"] + kernel["height"] / 2,
-                kernel["name"],
-                ha="center",
-                va="center",
-                fontsize=6,
-                color="white",
-            )
-    axes.set_xlim(0, width)
-    axes.set_ylim(0, height)
-    axes.set_aspect("equal")
-    axes.set_xlabel("fabric x (cores)")
-    axes.set_ylabel("fabric y (cores)")
-    axes.set_title(
+    regions = [
+        Region(kernel["name"], kernel["x"], kernel["y"], kernel["width"], kernel["height"], kernel["utilisation"])
+        for kernel in plan.kernels
+    ]
+    title = (
         f"{plan.model} on {plan.wafer}, pipelined: {plan.samples_per_s:.4g} samples/s\n"
-        f"(bound {plan.bound_samples_per_s:.4g}); colour = kernel utilisation",
-        fontsize=9,
+        f"(bound {plan.bound_samples_per_s:.4g}); colour = kernel utilisation"
     )
-    mappable = plt.cm.ScalarMappable(cmap=colours, norm=plt.Normalize(0, 1))
-    figure.colorbar(mappable, ax=axes, fraction=0.04, label="utilisation")
-    return figure
+    return fabric_map(regions, plan.fabric["width"], plan.fabric["height"], title, "utilisation")
 
 
 def _streaming_occupancy(plan: Plan) -> plt.Figure:
@@ -121,6 +101,4 @@ def pipeline_timeline(kernel_names: list[str], steps: int, out: Path | str) -> P
     axes.set_xticks([t + 0.5 for t in range(steps)], [str(t + 1) for t in range(steps)])
     axes.set_xlabel("step")
     axes.set_title("layer pipeline: F = forward of sample s, B = backward of sample s", fontsize=9)
-    save_figure(figure, out, dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    return out
+    return write_figure(figure, out)

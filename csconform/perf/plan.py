@@ -8,8 +8,10 @@ Pipelined mode can be asked for on one system whenever the model fits (the docum
 about a billion parameters: appliance-mode-blog#Pipelined and Weight Streaming Execution Modes).
 
 Every figure in the breakdown names the preset figures and the formula it comes from; compute runs
-at the calibrated efficiencies of :mod:`csconform.perf.efficiency` (the breakdown's ``calibration``
-entry gives the values and where they were fitted).
+at the calibrated efficiencies of :mod:`csconform.perf.execution.efficiency` (the breakdown's
+``calibration`` entry gives the values and where they were fitted). A plan groups its model into
+kernels once (:func:`~csconform.perf.models.kernels.group_kernels`) and hands them to every
+execution model it asks: the mode's own, the other one for comparison, and the memory check.
 """
 
 from __future__ import annotations
@@ -21,13 +23,14 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from csconform.errors import InvalidInputError
-from csconform.perf.costs import Layer, total_params
-from csconform.perf.efficiency import Calibration, calibration_record, fitted
+from csconform.perf.execution.efficiency import Calibration, calibration_record, fitted
+from csconform.perf.execution.pipelined import PipelineResult, kernels_fit_pipelined, pipelined_from_kernels
+from csconform.perf.execution.streaming import StreamingResult, weight_streaming_from_kernels
 from csconform.perf.hardware import Wafer, check_cluster_size, get_wafer
-from csconform.perf.model_config import ModelSpec
-from csconform.perf.pipeline import PipelineResult, fits_pipelined, pipelined, pipelined_memory_bytes
-from csconform.perf.streaming import StreamingResult, weight_streaming
-from csconform.perf.zoo import get_model
+from csconform.perf.models.kernels import KernelCost, group_kernels
+from csconform.perf.models.layer import Layer, total_params
+from csconform.perf.models.model_spec import ModelSpec
+from csconform.perf.models.zoo import get_model
 
 MODES = ("pipelined", "weight_streaming")
 DEFAULT_DESCRIBED_BATCH = 256
@@ -90,9 +93,9 @@ def _resolve(model: str | ModelSpec | Sequence[Layer], seq_len: int | None) -> M
     )
 
 
-def choose_mode(layers: Sequence[Layer], wafer: str | Wafer = "wse2", systems: int = 1) -> str:
+def choose_mode(kernels: Sequence[KernelCost], wafer: str | Wafer = "wse2", systems: int = 1) -> str:
     """Weight streaming, except pipelined for a model that fits one WSE-1 (see the module docstring)."""
-    if get_wafer(wafer).name == PIPELINED_ONLY_WAFER and systems == 1 and fits_pipelined(layers, wafer):
+    if get_wafer(wafer).name == PIPELINED_ONLY_WAFER and systems == 1 and kernels_fit_pipelined(kernels, wafer):
         return "pipelined"
     return "weight_streaming"
 
@@ -114,7 +117,8 @@ def plan(
     check_cluster_size(w, systems)
     if mode is not None and mode not in MODES:
         raise InvalidInputError(f"unknown mode {mode!r}; known modes: {', '.join(MODES)}")
-    chosen = mode or choose_mode(spec.layers, w, systems)
+    kernels = group_kernels(spec.layers)
+    chosen = mode or choose_mode(kernels, w, systems)
     if batch is not None and (not isinstance(batch, int) or isinstance(batch, bool) or batch < 1):
         raise InvalidInputError(f"batch must be a positive integer, got {batch!r}")
     if chosen == "pipelined":
@@ -124,13 +128,13 @@ def plan(
                 "(appliance-mode-blog#Pipelined and Weight Streaming Execution Modes); "
                 "use weight streaming on a cluster"
             )
-        return _pipelined_plan(spec, w, batch or spec.default_batch, time_limit_s, cal)
+        return _pipelined_plan(spec, kernels, w, batch or spec.default_batch, time_limit_s, cal)
     if batch is None:
         batch = systems * max(1, math.ceil(spec.default_batch / systems))
     if batch % systems:
         raise InvalidInputError(f"global batch {batch} does not split evenly over {systems} systems")
-    result = _streaming_plan(spec, w, systems, batch, cal)
-    if mode is None and systems == 1 and fits_pipelined(spec.layers, w):
+    result = _streaming_plan(spec, kernels, w, systems, batch, cal)
+    if mode is None and systems == 1 and kernels_fit_pipelined(kernels, w):
         result.notes.append(
             "the model also fits the wafer in pipelined mode, the documents' mode below about a billion "
             "parameters (mode='pipelined'); the measured runs of such models behave like weight streaming"
@@ -155,8 +159,8 @@ def _calibration_entry(cal: Calibration) -> dict[str, Any]:
     if cal == fitted():
         record = calibration_record()
         source = (
-            f"csconform/perf/calibration.json: fitted {record['fitted_on']} on {record['data']['rows']} measured "
-            f"runs ({record['data']['source']}); leave-one-out error {record['fit']['leave_one_out_error']}"
+            f"csconform/perf/calibration/calibration.json: fitted {record['fitted_on']} on {record['data']['rows']} "
+            f"measured runs ({record['data']['source']}); leave-one-out error {record['fit']['leave_one_out_error']}"
         )
     else:
         source = "given by the caller"
@@ -169,10 +173,46 @@ def _calibration_entry(cal: Calibration) -> dict[str, Any]:
     }
 
 
-def _pipelined_plan(spec: ModelSpec, w: Wafer, batch: int, time_limit_s: float, cal: Calibration) -> Plan:
-    result = pipelined(spec.layers, w, batch=batch, time_limit_s=time_limit_s, calibration=cal)
-    streamed = weight_streaming(spec.layers, w, 1, batch, cal).samples_per_s
-    kernels = [
+def _plan(
+    spec: ModelSpec,
+    w: Wafer,
+    systems: int,
+    batch: int,
+    result: PipelineResult | StreamingResult,
+    *,
+    flops_per_sample: float,
+    kernels: list[dict[str, Any]],
+    breakdown: dict[str, dict[str, Any]],
+    cal: Calibration,
+    notes: list[str],
+) -> Plan:
+    """A plan of ``spec``: the model's own figures, and those its execution model found (``result``)."""
+    return Plan(
+        model=spec.name,
+        wafer=w.name,
+        mode="pipelined" if isinstance(result, PipelineResult) else "weight_streaming",
+        systems=systems,
+        batch=batch,
+        params=spec.params,
+        active_params=spec.active_params,
+        seq_len=spec.seq_len,
+        flops_per_sample=flops_per_sample,
+        samples_per_s=result.samples_per_s,
+        bound_samples_per_s=result.bound_samples_per_s,
+        fabric={"width": w.fabric_width, "height": w.fabric_height},
+        kernels=kernels,
+        breakdown={**breakdown, "parameters": _parameters_entry(spec), "calibration": _calibration_entry(cal)},
+        notes=[*spec.notes, *notes],
+        result=result,
+    )
+
+
+def _pipelined_plan(
+    spec: ModelSpec, kernels: Sequence[KernelCost], w: Wafer, batch: int, time_limit_s: float, cal: Calibration
+) -> Plan:
+    result = pipelined_from_kernels(kernels, w, batch=batch, time_limit_s=time_limit_s, calibration=cal)
+    streamed = weight_streaming_from_kernels(kernels, w, 1, batch, cal).samples_per_s
+    placed = [
         {
             "name": k.name,
             "x": k.rect.x,
@@ -188,7 +228,7 @@ def _pipelined_plan(spec: ModelSpec, w: Wafer, batch: int, time_limit_s: float, 
         }
         for k, u in zip(result.kernels, result.utilisation, strict=True)
     ]
-    memory = pipelined_memory_bytes(spec.layers)
+    memory = result.memory_bytes
     slowest = max(result.kernels, key=lambda k: k.cycles_per_sample)
     breakdown = {
         "compute": {
@@ -235,35 +275,30 @@ def _pipelined_plan(spec: ModelSpec, w: Wafer, batch: int, time_limit_s: float, 
             },
         },
     }
-    return Plan(
-        model=spec.name,
-        wafer=w.name,
-        mode="pipelined",
-        systems=1,
-        batch=batch,
-        params=spec.params,
-        active_params=spec.active_params,
-        seq_len=spec.seq_len,
+    return _plan(
+        spec,
+        w,
+        1,
+        batch,
+        result,
         flops_per_sample=result.flops_per_sample,
-        samples_per_s=result.samples_per_s,
-        bound_samples_per_s=result.bound_samples_per_s,
-        fabric={"width": w.fabric_width, "height": w.fabric_height},
-        kernels=kernels,
-        breakdown={**breakdown, "parameters": _parameters_entry(spec), "calibration": _calibration_entry(cal)},
+        kernels=placed,
+        breakdown=breakdown,
+        cal=cal,
         notes=[
-            *spec.notes,
             "every kernel resident on its own rectangle; weights stay in their region",
             "pipelined predictions use the efficiencies fitted on weight-streaming runs (no measured pipelined run "
             "was available to check them); the measured runs below a billion parameters behave like weight "
             f"streaming, which would give {streamed:.4g} samples/s here",
         ],
-        result=result,
     )
 
 
-def _streaming_plan(spec: ModelSpec, w: Wafer, systems: int, batch: int, cal: Calibration) -> Plan:
-    result = weight_streaming(spec.layers, w, systems, batch // systems, cal)
-    kernels = [
+def _streaming_plan(
+    spec: ModelSpec, kernels: Sequence[KernelCost], w: Wafer, systems: int, batch: int, cal: Calibration
+) -> Plan:
+    result = weight_streaming_from_kernels(kernels, w, systems, batch // systems, cal)
+    streamed = [
         {
             "name": x.name,
             "x": 0,
@@ -320,21 +355,15 @@ def _streaming_plan(spec: ModelSpec, w: Wafer, systems: int, batch: int, cal: Ca
             },
         },
     }
-    return Plan(
-        model=spec.name,
-        wafer=w.name,
-        mode="weight_streaming",
-        systems=systems,
-        batch=batch,
-        params=spec.params,
-        active_params=spec.active_params,
-        seq_len=spec.seq_len,
+    return _plan(
+        spec,
+        w,
+        systems,
+        batch,
+        result,
         flops_per_sample=result.hardware_flops_per_sample,
-        samples_per_s=result.samples_per_s,
-        bound_samples_per_s=result.bound_samples_per_s,
-        fabric={"width": w.fabric_width, "height": w.fabric_height},
-        kernels=kernels,
-        breakdown={**breakdown, "parameters": _parameters_entry(spec), "calibration": _calibration_entry(cal)},
-        notes=[*spec.notes, "one layer at a time occupies the whole fabric; kernels are listed in streaming order"],
-        result=result,
+        kernels=streamed,
+        breakdown=breakdown,
+        cal=cal,
+        notes=["one layer at a time occupies the whole fabric; kernels are listed in streaming order"],
     )

@@ -20,8 +20,8 @@ from tqdm import tqdm
 
 from csconform.errors import CsConformError, InvalidInputError
 from csconform.perf.hardware import get_wafer
+from csconform.perf.models.zoo import get_model
 from csconform.perf.plan import MODES, plan
-from csconform.perf.zoo import get_model
 
 COLUMNS = [
     "model",

@@ -1,11 +1,12 @@
 """The ISPD 2020 report: every public instance solved, checked and tabulated, plus placement maps.
 
-For each of the twenty instances the solver (:mod:`csconform.perf.ispd`) runs within the time limit,
-the independent checker (:mod:`csconform.perf.check`) validates the placement (an illegal one stops
-the report), and one row records the slowest kernel's time against three lower bounds: the
-README's area bound (the contest's figure of merit, bound / achieved), the cvxpy relaxation and the
-shape bound.  Output: ``ispd2020.md`` (pandas + tabulate), ``ispd2020.csv`` and
-``figures/ispd_*.png`` (matplotlib, Agg).
+For each of the twenty instances the solver (:mod:`csconform.perf.placement.ispd.solver`) runs within
+the time limit, the independent checker (:mod:`csconform.perf.placement.checker`) validates the
+placement (an illegal one stops the report), and one row records the slowest kernel's time against
+three lower bounds: the README's area bound (the contest's figure of merit, bound / achieved), the
+cvxpy relaxation and the shape bound.  Output: ``ispd2020.md`` (pandas + tabulate), ``ispd2020.csv``
+and ``figures/ispd_*.png`` (matplotlib, Agg), the placement maps drawn by
+:mod:`csconform.perf.placement.fabric_map`.
 
 The instances are read from ``$CSCONFORM_ISPD_DIR`` if set, else from the copy kept with the tests.
 """
@@ -21,11 +22,15 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from matplotlib.patches import Rectangle  # noqa: E402
 
 from csconform.errors import InvalidInputError  # noqa: E402
-from csconform.output_guard import save_figure, write_csv, write_text
-from csconform.perf import check, ispd  # noqa: E402
+from csconform.output_guard import write_csv, write_text  # noqa: E402
+from csconform.perf.figures import write_figure  # noqa: E402
+from csconform.perf.placement import checker  # noqa: E402
+from csconform.perf.placement.fabric_map import Region, fabric_map  # noqa: E402
+from csconform.perf.placement.ispd.instance import BUNDLED_INSTANCES, parse_kgraph  # noqa: E402
+from csconform.perf.placement.ispd.solution import IspdSolution  # noqa: E402
+from csconform.perf.placement.ispd.solver import solve  # noqa: E402
 
 INSTANCE_DIR_VARIABLE = "CSCONFORM_ISPD_DIR"
 MAP_INSTANCES = ("A", "M")
@@ -34,28 +39,28 @@ MAP_INSTANCES = ("A", "M")
 def instance_dir() -> Path:
     """Where the ``.kgraph`` files are: $CSCONFORM_ISPD_DIR, else the copy shipped with the package."""
     configured = os.environ.get(INSTANCE_DIR_VARIABLE)
-    directory = Path(configured) if configured else ispd.BUNDLED_INSTANCES
+    directory = Path(configured) if configured else BUNDLED_INSTANCES
     if not sorted(directory.glob("*.kgraph")):
         raise InvalidInputError(f"no .kgraph instances in {directory}; set {INSTANCE_DIR_VARIABLE}")
     return directory
 
 
-def solve_all(directory: Path, time_limit_s: float) -> list[ispd.IspdSolution]:
+def solve_all(directory: Path, time_limit_s: float) -> list[IspdSolution]:
     """Solve every instance and refuse (PlacementError) any placement the checker finds illegal."""
     solutions = []
     for path in sorted(directory.glob("*.kgraph")):
-        instance = ispd.parse_kgraph(path)
-        solution = ispd.solve(instance, time_limit_s=time_limit_s)
+        instance = parse_kgraph(path)
+        solution = solve(instance, time_limit_s=time_limit_s)
         kernels = [{"name": k.name, "type": k.type, "args": k.args} for k in instance.kernels]
-        violations = check.ispd_violations(
+        violations = checker.ispd_violations(
             kernels, solution.to_json(), instance.width, instance.height, instance.memlimit
         )
-        check.assert_legal([f"{instance.name}: {v}" for v in violations])
+        checker.assert_legal([f"{instance.name}: {v}" for v in violations])
         solutions.append(solution)
     return solutions
 
 
-def ispd_table(solutions: list[ispd.IspdSolution]) -> pd.DataFrame:
+def ispd_table(solutions: list[IspdSolution]) -> pd.DataFrame:
     rows = []
     for solution in solutions:
         instance = solution.instance
@@ -81,47 +86,22 @@ def geometric_mean(values: pd.Series) -> float:
     return float(np.exp(np.log(values.astype(float)).mean()))
 
 
-def placement_map(solution: ispd.IspdSolution, path: Path) -> Path:
+def placement_map(solution: IspdSolution, path: Path) -> Path:
     """The fabric with one rectangle per kernel, shaded by its time relative to the slowest."""
     instance = solution.instance
-    figure, axes = plt.subplots(figsize=(6.5, 6))
-    colours = plt.get_cmap("viridis")
-    for entry in solution.kernels:
-        share = entry["time"] / solution.max_time
-        axes.add_patch(
-            Rectangle(
-                (entry["x"], entry["y"]),
-                entry["width"],
-                entry["height"],
-                facecolor=colours(share),
-                edgecolor="white",
-                linewidth=0.6,
-            )
+    regions = [
+        Region(
+            entry["name"], entry["x"], entry["y"], entry["width"], entry["height"], entry["time"] / solution.max_time
         )
-        if entry["width"] * entry["height"] > 0.01 * instance.width * instance.height:
-            axes.text(
-                entry["x"] + entry["width"] / 2,
-                entry["y"] + entry["height"] / 2,
-                entry["name"],
-                ha="center",
-                va="center",
-                fontsize=6,
-                color="black",
-            )
-    axes.set_xlim(0, instance.width)
-    axes.set_ylim(0, instance.height)
-    axes.set_aspect("equal")
-    axes.set_title(
+        for entry in solution.kernels
+    ]
+    title = (
         f"ISPD 2020 {instance.name}: {len(instance.kernels)} kernels, slowest {solution.max_time:g}, "
-        f"bound/achieved {solution.bound_ratio:.3f}",
-        fontsize=9,
+        f"bound/achieved {solution.bound_ratio:.3f}"
     )
-    mappable = plt.cm.ScalarMappable(cmap=colours, norm=plt.Normalize(0, 1))
-    figure.colorbar(mappable, ax=axes, label="kernel time / slowest kernel time")
-    figure.tight_layout()
-    save_figure(figure, path, dpi=120)
-    plt.close(figure)
-    return path
+    return write_figure(
+        fabric_map(regions, instance.width, instance.height, title, "kernel time / slowest kernel time"), path
+    )
 
 
 def ratio_chart(table: pd.DataFrame, path: Path) -> Path:
@@ -135,10 +115,7 @@ def ratio_chart(table: pd.DataFrame, path: Path) -> Path:
     axes.set_ylim(0, 1.05)
     axes.set_ylabel("bound / achieved")
     axes.legend(fontsize=8, loc="lower right")
-    figure.tight_layout()
-    save_figure(figure, path, dpi=120)
-    plt.close(figure)
-    return path
+    return write_figure(figure, path)
 
 
 def markdown(table: pd.DataFrame, time_limit_s: float) -> str:

@@ -12,10 +12,10 @@ import pandas as pd
 
 from csconform.errors import CapacityError
 from csconform.perf import hardware
-from csconform.perf.pipeline import fits_pipelined
+from csconform.perf.execution.pipelined import fits_pipelined
+from csconform.perf.execution.streaming import scaling_efficiency, strong_scaling_efficiency
+from csconform.perf.models.zoo import ZOO_NAMES, get_model
 from csconform.perf.plan import plan
-from csconform.perf.streaming import scaling_efficiency, strong_scaling_efficiency
-from csconform.perf.zoo import ZOO_NAMES, get_model
 
 CLUSTER_SIZES = {"wse1": (1,), "wse2": (1, 4, 16, 64, 192), "wse3": (1, 16, 192, 2048)}
 TOKENS_PER_SYSTEM = 2**17  # weight streaming: 131k tokens per system per step (64 sequences of 2,048)

@@ -17,12 +17,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from csconform.output_guard import save_figure, write_csv, write_text  # noqa: E402
+from csconform.output_guard import write_csv, write_text  # noqa: E402
 from csconform.perf import hardware  # noqa: E402
-from csconform.perf.efficiency import calibration_record  # noqa: E402
-from csconform.perf.figures import pipeline_timeline, wafer_map  # noqa: E402
+from csconform.perf.execution.efficiency import calibration_record  # noqa: E402
+from csconform.perf.figures import pipeline_timeline, wafer_map, write_figure  # noqa: E402
+from csconform.perf.models.zoo import get_model  # noqa: E402
 from csconform.perf.plan import plan  # noqa: E402
-from csconform.perf.zoo import get_model  # noqa: E402
 from csconform.report.performance import (  # noqa: E402
     PAGE_KERNELS,
     STRONG_GLOBAL_BATCH,
@@ -48,9 +48,7 @@ def _throughput_figure(frame: pd.DataFrame, out: Path) -> Path:
     axes.set_xticks(list(positions), labels, rotation=90, fontsize=6)
     axes.set_ylabel("samples/s (one system)")
     axes.set_title("Modeled throughput by model x wafer x mode (grey WSE-1, blue WSE-2, green WSE-3)", fontsize=9)
-    save_figure(figure, out, dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    return out
+    return write_figure(figure, out)
 
 
 def _scaling_figure(frame: pd.DataFrame, out: Path) -> Path:
@@ -75,9 +73,7 @@ def _scaling_figure(frame: pd.DataFrame, out: Path) -> Path:
         fontsize=9,
     )
     axes.legend(fontsize=7)
-    save_figure(figure, out, dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    return out
+    return write_figure(figure, out)
 
 
 def _kernel_figure(frame: pd.DataFrame, out: Path) -> Path:
@@ -90,9 +86,7 @@ def _kernel_figure(frame: pd.DataFrame, out: Path) -> Path:
     axes.set_ylabel("cycles per sample")
     axes.legend(fontsize=7)
     axes.set_title("BERT-large pipelined on WSE-2: per-kernel compute and fabric time", fontsize=9)
-    save_figure(figure, out, dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    return out
+    return write_figure(figure, out)
 
 
 def performance_markdown(tables: dict[str, pd.DataFrame], record: dict, refusal: str) -> str:

@@ -19,12 +19,13 @@ import numpy as np
 import pandas as pd
 
 from csconform.perf import hardware
-from csconform.perf.calibrate import Run, error, leave_one_out, worst
-from csconform.perf.efficiency import IDEAL, PARAMETERS, calibration_record, fitted
-from csconform.perf.model_config import model_from_config
-from csconform.perf.pipeline import fits_pipelined, pipelined
-from csconform.perf.streaming import weight_streaming
-from csconform.perf.zoo import get_model
+from csconform.perf.calibration.fit import error, leave_one_out, worst
+from csconform.perf.calibration.measured_runs import Run
+from csconform.perf.execution.efficiency import IDEAL, PARAMETERS, calibration_record, fitted
+from csconform.perf.execution.pipelined import fits_pipelined, pipelined
+from csconform.perf.execution.streaming import weight_streaming
+from csconform.perf.models.hf_config import model_from_config
+from csconform.perf.models.zoo import get_model
 
 SCALING_MODELS = {  # model -> (batch per system for weak scaling, global batch for strong scaling)
     "bert_large": (1024, 8192),

@@ -17,10 +17,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from csconform.output_guard import save_figure, write_csv, write_text  # noqa: E402
+from csconform.output_guard import write_csv, write_text  # noqa: E402
 from csconform.perf import hardware  # noqa: E402
-from csconform.perf.calibrate import fit, measured_csv, read_measured, runs  # noqa: E402
-from csconform.perf.efficiency import calibration_record, fitted  # noqa: E402
+from csconform.perf.calibration.fit import fit  # noqa: E402
+from csconform.perf.calibration.measured_runs import measured_csv, read_measured, runs  # noqa: E402
+from csconform.perf.execution.efficiency import calibration_record, fitted  # noqa: E402
+from csconform.perf.figures import write_figure  # noqa: E402
 from csconform.report.validation import (  # noqa: E402
     SCALING_MODELS,
     batch_rise,
@@ -80,9 +82,7 @@ def _parity_figure(frame: pd.DataFrame, out: Path) -> Path:
     axes.set_ylabel("predicted samples/s")
     axes.set_title(f"Calibrated model against {len(frame)} measured runs", fontsize=9)
     axes.legend(fontsize=7, loc="upper left")
-    save_figure(figure, out, dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    return out
+    return write_figure(figure, out)
 
 
 def _batch_figure(modes: pd.DataFrame, out: Path) -> Path:
@@ -109,9 +109,7 @@ def _batch_figure(modes: pd.DataFrame, out: Path) -> Path:
     axes.set_ylabel("samples/s (one CS-2)")
     axes.set_title("BERT fine-tuning: the measured rise with batch is weight streaming's", fontsize=9)
     axes.legend(fontsize=6)
-    save_figure(figure, out, dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    return out
+    return write_figure(figure, out)
 
 
 def _scaling_figure(scaling: pd.DataFrame, out: Path) -> Path:
@@ -131,9 +129,7 @@ def _scaling_figure(scaling: pd.DataFrame, out: Path) -> Path:
     right.set_ylabel("strong-scaling efficiency (fixed global batch)")
     left.legend(fontsize=6)
     figure.suptitle("Calibrated weight streaming on CS-2 (solid) and CS-3 (dashed) clusters", fontsize=9)
-    save_figure(figure, out, dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    return out
+    return write_figure(figure, out)
 
 
 # --- the page ---------------------------------------------------------------------------------------
@@ -188,7 +184,7 @@ def validation_markdown(
         "## What makes real runs slower than the peak: four figures",
         "",
         f"Fitted {record['fitted_on']} with scipy's least squares on log throughput ({record['method']}); the "
-        "file `csconform/perf/calibration.json` keeps the values, the date and the sha256 of the data. "
+        "file `csconform/perf/calibration/calibration.json` keeps the values, the date and the sha256 of the data. "
         f"Relative standard errors come from the fit's Jacobian; the range is over the {record['data']['rows']} "
         "leave-one-out fits. "
         "No figure belongs to a model or a run: the same four serve every model, batch, cluster and wafer, "

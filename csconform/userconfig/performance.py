@@ -1,8 +1,8 @@
 """The described model through the performance model: size, FLOPs, throughput and time to train.
 
-The model section becomes a :class:`~csconform.perf.model_config.ModelSpec` (a Model Zoo section
-through :func:`csconform.perf.zoo_section.model_from_zoo_section`, a Hugging Face config through
-:func:`csconform.perf.model_config.model_from_config`) and is planned by :func:`csconform.perf.plan.
+The model section becomes a :class:`~csconform.perf.models.model_spec.ModelSpec` (a Model Zoo section
+through :func:`csconform.perf.models.zoo_section.model_from_zoo_section`, a Hugging Face config through
+:func:`csconform.perf.models.hf_config.model_from_config`) and is planned by :func:`csconform.perf.plan.
 plan` on the configured number of systems at the configured global batch. Time to train is
 ``steps x batch / samples_per_s``. Its band is the model's measured error on runs it did not see:
 the leave-one-out error of the calibration (``reports/performance_validation.md``) is a geometric
@@ -16,10 +16,11 @@ from pathlib import PurePath
 from typing import Any
 
 from csconform.errors import CsConformError
-from csconform.perf.efficiency import calibration_record
-from csconform.perf.model_config import ModelSpec, model_from_config
+from csconform.perf.execution.efficiency import calibration_record
+from csconform.perf.models.hf_config import model_from_config
+from csconform.perf.models.model_spec import ModelSpec
+from csconform.perf.models.zoo_section import ZOO_FAMILIES, model_from_zoo_section
 from csconform.perf.plan import plan
-from csconform.perf.zoo_section import ZOO_FAMILIES, model_from_zoo_section
 from csconform.userconfig.description import RunDescription
 
 FINE_TUNING = ("classifier", "token_classifier", "extractive_summarization")

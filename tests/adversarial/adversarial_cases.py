@@ -51,7 +51,7 @@ CLASSES = (
     "usage",  # command-line options: empty, bogus, unknown
 )
 # files shipped with the package: no command may change them unless a case names them as outputs
-SHIPPED = ("specs", "csconform/perf/calibration.json", "csconform/perf/configs", "csconform/perf/measured")
+SHIPPED = ("specs", "csconform/perf/calibration/calibration.json", "csconform/perf/configs", "csconform/perf/measured")
 
 
 @dataclass

@@ -4,7 +4,8 @@ bar is an error of at most 1.25 and no run off by more than 1.5x."""
 
 from __future__ import annotations
 
-from csconform.perf.calibrate import error, fit, leave_one_out, measured_csv, read_measured, runs, worst
+from csconform.perf.calibration.fit import error, fit, leave_one_out, worst
+from csconform.perf.calibration.measured_runs import measured_csv, read_measured, runs
 
 
 def test_leave_one_out_within_25_percent(benchmark):

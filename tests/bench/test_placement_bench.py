@@ -20,11 +20,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from csconform.perf import check, ispd
-from csconform.perf.placement import Fabric, KernelDemand, place_kernels
+from csconform.perf.placement import checker
+from csconform.perf.placement.columns import Fabric, KernelDemand, place_kernels
+from csconform.perf.placement.ispd.instance import BUNDLED_INSTANCES, parse_kgraph
+from csconform.perf.placement.ispd.solution import IspdSolution
+from csconform.perf.placement.ispd.solver import solve
 
 WSE2 = Fabric(width=750, height=994, memory_per_core_bytes=48 * 1024)
-INSTANCES = ispd.BUNDLED_INSTANCES
+INSTANCES = BUNDLED_INSTANCES
 ISPD_RATIOS: dict[str, float] = {}  # README bound / achieved
 ISPD_SHAPE_RATIOS: dict[str, float] = {}  # shape bound / achieved
 
@@ -42,7 +45,7 @@ def test_place_kernels_scaling(benchmark, count: int) -> None:
     edges = [(i, i + 1, 1e5) for i in range(count - 1)]
     placement = benchmark.pedantic(place_kernels, args=(kernels, WSE2, edges), rounds=3, iterations=1)
     memory = [d.memory_bytes for d in kernels]
-    violations = check.placement_violations(
+    violations = checker.placement_violations(
         placement.rects, WSE2.width, WSE2.height, WSE2.memory_per_core_bytes, memory
     )
     assert violations == []
@@ -59,18 +62,20 @@ def test_place_kernels_scaling(benchmark, count: int) -> None:
 
 @pytest.mark.parametrize("path", sorted(INSTANCES.glob("*.kgraph")), ids=lambda p: p.stem)
 def test_ispd2020_instance(benchmark, path: Path) -> None:
-    instance = ispd.parse_kgraph(path)
+    instance = parse_kgraph(path)
     cpu_s: list[float] = []
 
-    def timed_solve() -> ispd.IspdSolution:
+    def timed_solve() -> IspdSolution:
         started = time.process_time()
-        solution = ispd.solve(instance, time_limit_s=60.0)
+        solution = solve(instance, time_limit_s=60.0)
         cpu_s.append(time.process_time() - started)
         return solution
 
     solution = benchmark.pedantic(timed_solve, rounds=1, iterations=1)
     kernels = [{"name": k.name, "type": k.type, "args": k.args} for k in instance.kernels]
-    assert check.ispd_violations(kernels, solution.to_json(), instance.width, instance.height, instance.memlimit) == []
+    assert (
+        checker.ispd_violations(kernels, solution.to_json(), instance.width, instance.height, instance.memlimit) == []
+    )
     assert solution.max_time >= solution.lower_bound
     ISPD_RATIOS[instance.name] = solution.bound_ratio
     ISPD_SHAPE_RATIOS[instance.name] = solution.shape_lower_bound / solution.max_time

@@ -43,7 +43,7 @@ def test_every_spelling_of_an_input_is_refused(tmp_path: Path, source: Path, spe
 
 
 def test_the_installed_package_is_refused_unless_replacing_a_shipped_file_is_asked_for(tmp_path: Path) -> None:
-    shipped = Path(csconform.__file__).parent / "perf" / "calibration.json"
+    shipped = Path(csconform.__file__).parent / "perf" / "calibration" / "calibration.json"
     with pytest.raises(OutputPathError, match="installed files"):
         output_guard.check_output(shipped, "--write")
     assert output_guard.check_output(shipped, "--write-shipped", replace_shipped=True) == shipped.resolve()

@@ -10,17 +10,9 @@ import pytest
 
 from csconform.cli import main as cli_main
 from csconform.errors import InvalidInputError
-from csconform.perf.calibrate import (
-    error,
-    fit,
-    measured_csv,
-    read_measured,
-    row_config,
-    row_model,
-    runs,
-    worst,
-)
-from csconform.perf.efficiency import Calibration, fitted
+from csconform.perf.calibration.fit import error, fit, worst
+from csconform.perf.calibration.measured_runs import measured_csv, read_measured, row_config, row_model, runs
+from csconform.perf.execution.efficiency import Calibration, fitted
 
 ROW = {
     "id": "r",

@@ -1,5 +1,5 @@
 """The calibration's reading of a measured-runs table, its least-squares fit and its record, checked
-against what csconform/perf/calibrate.py documents: a bad cell is an InputFileError naming the file,
+against what csconform/perf/calibration/ documents: a bad cell is an InputFileError naming the file,
 the line and the column; the fit starts from the figures it is given (moved just inside the bounds
 when on them) and its standard errors come from the Jacobian of the log residuals.
 
@@ -20,21 +20,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import csconform.perf.calibrate as calibrate
+import csconform.perf.calibration.fit as calibrate
 from csconform.errors import InputFileError, InvalidInputError
-from csconform.perf.calibrate import (
-    SHIPPED_SOURCE,
-    calibration_record,
-    determined,
-    fit,
-    leave_one_out,
-    measured_csv,
-    read_measured,
-    row_config,
-    runs,
-)
-from csconform.perf.efficiency import PARAMETERS, Calibration
-from csconform.perf.pipeline import pipelined
+from csconform.perf.calibration.fit import calibration_record, determined, fit, leave_one_out
+from csconform.perf.calibration.measured_runs import SHIPPED_SOURCE, measured_csv, read_measured, row_config, runs
+from csconform.perf.execution.efficiency import PARAMETERS, Calibration
+from csconform.perf.execution.pipelined import pipelined
 
 HEADER = "id,model,layers,d_model,heads,seq_len,global_batch,systems,system,samples_per_s"
 GOOD = "r1,gpt,2,256,4,128,8,1,CS-2,3.5"

@@ -1,5 +1,5 @@
 """The calibration as a judge of the performance model: each measured row's model, the fit, and the
-leave-one-out cross-validation that the published error is computed from (csconform/perf/calibrate.py).
+leave-one-out cross-validation that the published error is computed from (csconform/perf/calibration/).
 
 Expectations are written by hand from the module's documentation; the data are the shipped calibration
 set, or measurements synthesized from known figures so that the right answer is known exactly.
@@ -18,26 +18,20 @@ import pandas as pd
 import pytest
 
 from csconform.errors import InvalidInputError
-from csconform.perf.calibrate import (
-    MEANINGS,
-    UNITS,
+from csconform.perf.calibration.fit import MEANINGS, UNITS, calibration_record, error, fit, leave_one_out, worst
+from csconform.perf.calibration.measured_runs import (
     Run,
-    calibration_record,
-    error,
-    fit,
-    leave_one_out,
     measured_csv,
     read_measured,
     row_config,
     row_mode,
     row_model,
     runs,
-    worst,
 )
-from csconform.perf.efficiency import PARAMETERS, Calibration
-from csconform.perf.pipeline import pipelined
-from csconform.perf.streaming import weight_streaming
-from csconform.perf.zoo import get_model
+from csconform.perf.execution.efficiency import PARAMETERS, Calibration
+from csconform.perf.execution.pipelined import pipelined
+from csconform.perf.execution.streaming import weight_streaming
+from csconform.perf.models.zoo import get_model
 
 ROW = {
     "id": "r",

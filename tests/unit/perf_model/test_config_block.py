@@ -1,6 +1,6 @@
 """What a model config says besides its architecture: model_type, the ``csconform`` block, sequence lengths.
 
-The reader's rules (csconform.perf.model_config's docstring): an unknown or missing ``model_type`` is
+The reader's rules (csconform.perf.models.hf_config's docstring): an unknown or missing ``model_type`` is
 refused naming the known ones; the optional ``csconform`` block gives the published parameter count
 and its source, a default batch and sequence length, and a name; the model is otherwise named after
 its file, else the hub name ``_name_or_path``, else the family.
@@ -13,7 +13,11 @@ import math
 import pytest
 
 from csconform.errors import ModelConfigError, UnknownNameError, UnreadableDocumentError
-from csconform.perf.model_config import DEFAULT_BATCH, FAMILIES, MAX_SEQUENCE, model_from_config, read_config, shown
+from csconform.perf.models.config_file import read_config
+from csconform.perf.models.fields import MAX_SEQUENCE, shown
+from csconform.perf.models.hf_config import model_from_config
+from csconform.perf.models.hf_families import FAMILIES
+from csconform.perf.models.model_spec import DEFAULT_BATCH
 
 GPT2 = {"model_type": "gpt2", "n_layer": 2, "n_embd": 64, "n_head": 4, "n_positions": 128, "vocab_size": 100}
 KNOWN = ", ".join(FAMILIES)

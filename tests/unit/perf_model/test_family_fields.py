@@ -17,7 +17,9 @@ import pytest
 import yaml
 
 from csconform.errors import ModelConfigError, UnreadableDocumentError, UnsupportedModelError
-from csconform.perf.model_config import ACTIVATIONS, MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH, model_from_config, read_config
+from csconform.perf.models.config_file import read_config
+from csconform.perf.models.fields import ACTIVATIONS, MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH
+from csconform.perf.models.hf_config import model_from_config
 
 DATA = Path(__file__).parent / "data" / "hf_configs"
 VARIANTS = json.loads((DATA / "variants.json").read_text())

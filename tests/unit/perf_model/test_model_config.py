@@ -1,4 +1,4 @@
-"""Unit tests of the model-config reader (csconform.perf.model_config) and the zoo built on it."""
+"""Unit tests of the model-config reader (csconform.perf.models.hf_config) and the zoo built on it."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ import pytest
 import yaml
 
 from csconform.errors import InvalidInputError, ModelConfigError
-from csconform.perf.costs import Layer
-from csconform.perf.model_config import ModelSpec, load_model_config, model_from_config, read_config
-from csconform.perf.zoo import canonical_name, get_model, zoo_config
+from csconform.perf.models.config_file import read_config
+from csconform.perf.models.hf_config import load_model_config, model_from_config
+from csconform.perf.models.layer import Layer
+from csconform.perf.models.model_spec import ModelSpec
+from csconform.perf.models.zoo import canonical_name, get_model, zoo_config
 
 GPTJ = {
     "model_type": "gptj",
@@ -191,7 +193,7 @@ def test_an_mlp_s_layer_widths_are_a_list_of_at_most_max_layers_widths(widths, m
 
 
 def test_a_missing_or_non_string_model_type_is_refused_listing_the_families():
-    from csconform.perf.model_config import FAMILIES
+    from csconform.perf.models.hf_families import FAMILIES
 
     known = ", ".join(FAMILIES)
     for config, message in (

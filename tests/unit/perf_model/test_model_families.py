@@ -21,7 +21,8 @@ from csconform.errors import (
     UnreadableDocumentError,
     UnsupportedModelError,
 )
-from csconform.perf.model_config import load_model_config, model_from_config, read_config
+from csconform.perf.models.config_file import read_config
+from csconform.perf.models.hf_config import load_model_config, model_from_config
 
 DATA = Path(__file__).parent / "data" / "hf_configs"
 TRANSFORMERS = json.loads((DATA / "transformers_counts.json").read_text())["counts"]

@@ -7,8 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from csconform.errors import InvalidInputError, UnknownNameError
-from csconform.perf.costs import Layer, group_kernels, model_flops_per_sample, total_params
-from csconform.perf.zoo import ZOO_NAMES, canonical_name, get_model
+from csconform.perf.models.kernels import group_kernels
+from csconform.perf.models.layer import Layer, model_flops_per_sample, total_params
+from csconform.perf.models.zoo import ZOO_NAMES, canonical_name, get_model
 
 
 @given(st.integers(1, 4096), st.integers(1, 4096), st.integers(1, 64))

@@ -8,11 +8,11 @@ import pytest
 
 from csconform.cli import main as cli_main
 from csconform.errors import CapacityError, InvalidInputError
-from csconform.perf.costs import Layer
-from csconform.perf.pipeline import pipelined, pipelined_memory_bytes
+from csconform.perf.execution.pipelined import pipelined, pipelined_memory_bytes
+from csconform.perf.execution.streaming import max_micro_batch, strong_scaling_efficiency, weight_streaming
+from csconform.perf.models.layer import Layer
+from csconform.perf.models.zoo import get_model
 from csconform.perf.plan import plan
-from csconform.perf.streaming import max_micro_batch, strong_scaling_efficiency, weight_streaming
-from csconform.perf.zoo import get_model
 
 PLAN_KEYS = {
     "model",
@@ -31,8 +31,8 @@ PLAN_KEYS = {
 
 def test_micro_batches_when_the_shard_does_not_fit():
     layers = get_model("gpt3_175b").layers
-    from csconform.perf.costs import group_kernels
     from csconform.perf.hardware import get_wafer
+    from csconform.perf.models.kernels import group_kernels
 
     fits = max_micro_batch(group_kernels(layers), get_wafer("wse2"))
     assert fits >= 1

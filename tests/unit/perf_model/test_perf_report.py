@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from csconform.perf.calibrate import measured_csv, read_measured, runs
-from csconform.perf.zoo import ZOO_NAMES
+from csconform.perf.calibration.measured_runs import measured_csv, read_measured, runs
+from csconform.perf.models.zoo import ZOO_NAMES
 from csconform.report import performance, validation
 
 

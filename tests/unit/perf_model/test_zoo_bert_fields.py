@@ -14,8 +14,8 @@ import pytest
 from small_zoo_section import BLOCKS, FFN, HEADS, POSITIONS, SIZES, VOCAB, D
 
 from csconform.errors import ModelConfigError
-from csconform.perf.model_config import MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH
-from csconform.perf.zoo_section import model_from_zoo_section
+from csconform.perf.models.fields import MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH
+from csconform.perf.models.zoo_section import model_from_zoo_section
 
 BERT = {"name": "bert", **SIZES}
 

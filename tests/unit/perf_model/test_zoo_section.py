@@ -1,4 +1,4 @@
-"""Model Zoo ``model:`` sections read into the performance model (csconform.perf.zoo_section).
+"""Model Zoo ``model:`` sections read into the performance model (csconform.perf.models.zoo_section).
 
 The params files in ``data/zoo_params`` are the zoo's own (``SOURCES.md``: release tag, commit,
 path). Each expected count comes from outside csconform: the published checkpoint the file
@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from csconform.errors import ModelConfigError, UnknownNameError, UnsupportedModelError
+from csconform.perf.models.zoo_section import model_from_zoo_section
 from csconform.perf.plan import plan
-from csconform.perf.zoo_section import model_from_zoo_section
 
 DATA = Path(__file__).parent / "data" / "zoo_params"
 HF = json.loads((DATA.parent / "hf_configs" / "transformers_counts.json").read_text())["counts"]

@@ -15,8 +15,8 @@ import pytest
 from small_zoo_section import BLOCKS, FFN, HEADS, POSITIONS, SIZES, VOCAB, D
 
 from csconform.errors import ModelConfigError, UnknownNameError, UnsupportedModelError
-from csconform.perf.model_config import MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH
-from csconform.perf.zoo_section import ZOO_FAMILIES, model_from_zoo_section
+from csconform.perf.models.fields import MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH
+from csconform.perf.models.zoo_section import ZOO_FAMILIES, model_from_zoo_section
 
 HF = json.loads((Path(__file__).parent / "data" / "hf_configs" / "transformers_counts.json").read_text())["counts"]
 GPT2 = {"name": "gpt2", **SIZES}

@@ -12,10 +12,10 @@ import pytest
 
 from csconform.commands import place
 from csconform.errors import InstanceFormatError, InvalidInputError
-from csconform.perf import ispd
+from csconform.perf.placement.ispd.instance import BUNDLED_INSTANCES
 from csconform.report import ispd as ispd_report
 
-INSTANCES = ispd.BUNDLED_INSTANCES
+INSTANCES = BUNDLED_INSTANCES
 
 
 def parser() -> argparse.ArgumentParser:

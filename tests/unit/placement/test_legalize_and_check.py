@@ -10,15 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from csconform.errors import PlacementError
-from csconform.perf import check
-from csconform.perf.legalize import (
-    legalise_columns,
-    narrowest_column,
-    pack_shelves,
-    rows_needed,
-    shelf_total_height,
-)
-from csconform.perf.placement import Fabric, KernelDemand, Rect, area_bound_cycles, place_kernels
+from csconform.perf.placement import checker
+from csconform.perf.placement.columns import Fabric, KernelDemand, Rect, area_bound_cycles, place_kernels
+from csconform.perf.placement.legalise import legalise_columns, narrowest_column, rows_needed
+from csconform.perf.placement.shelves import pack_shelves, shelf_total_height
 
 
 def test_rows_needed_rounds_time_and_memory_up() -> None:
@@ -124,17 +119,17 @@ def test_area_bound_solves_the_area_equation() -> None:
 
 def test_checker_accepts_a_legal_placement_and_names_each_violation() -> None:
     good = [Rect("a", 0, 0, 2, 2), Rect("b", 2, 0, 2, 4)]
-    assert check.placement_violations(good, 4, 4, memory_per_core=10, memory=[40, 80]) == []
-    assert "more than once" in check.placement_violations([Rect("a", 0, 0, 2, 2), Rect("b", 1, 1, 2, 2)], 4, 4)[0]
-    assert "leaves" in check.placement_violations([Rect("a", 3, 0, 2, 2)], 4, 4)[0]
-    assert "leaves" in check.placement_violations([Rect("a", -1, 0, 1, 1)], 4, 4)[0]
-    assert "non-integer" in check.placement_violations([Rect("a", 0.5, 0, 1, 1)], 4, 4)[0]
-    assert "non-integer" in check.placement_violations([Rect("a", True, 0, 1, 1)], 4, 4)[0]
-    assert "empty" in check.placement_violations([Rect("a", 0, 0, 0, 1)], 4, 4)[0]
-    assert "bytes per core" in check.placement_violations(good, 4, 4, memory_per_core=10, memory=[41, 80])[0]
+    assert checker.placement_violations(good, 4, 4, memory_per_core=10, memory=[40, 80]) == []
+    assert "more than once" in checker.placement_violations([Rect("a", 0, 0, 2, 2), Rect("b", 1, 1, 2, 2)], 4, 4)[0]
+    assert "leaves" in checker.placement_violations([Rect("a", 3, 0, 2, 2)], 4, 4)[0]
+    assert "leaves" in checker.placement_violations([Rect("a", -1, 0, 1, 1)], 4, 4)[0]
+    assert "non-integer" in checker.placement_violations([Rect("a", 0.5, 0, 1, 1)], 4, 4)[0]
+    assert "non-integer" in checker.placement_violations([Rect("a", True, 0, 1, 1)], 4, 4)[0]
+    assert "empty" in checker.placement_violations([Rect("a", 0, 0, 0, 1)], 4, 4)[0]
+    assert "bytes per core" in checker.placement_violations(good, 4, 4, memory_per_core=10, memory=[41, 80])[0]
     with pytest.raises(PlacementError, match="illegal placement"):
-        check.assert_legal(["x"])
-    check.assert_legal([])
+        checker.assert_legal(["x"])
+    checker.assert_legal([])
 
 
 def test_placements_of_many_shapes_pass_the_checker() -> None:
@@ -147,7 +142,7 @@ def test_placements_of_many_shapes_pass_the_checker() -> None:
         ]
         placement = place_kernels(demands, fabric)
         memory = [d.memory_bytes for d in demands]
-        assert check.placement_violations(placement.rects, 64, 48, 2048, memory) == []
+        assert checker.placement_violations(placement.rects, 64, 48, 2048, memory) == []
         assert placement.bound_cycles_per_sample <= placement.slowest_cycles_per_sample
 
 

@@ -20,13 +20,13 @@ import pytest
 from markdown_tables import assert_table_shows, tables
 
 from csconform.perf import hardware
-from csconform.perf.calibrate import Run, measured_csv, read_measured, runs
-from csconform.perf.efficiency import IDEAL, PARAMETERS, calibration_record, fitted
-from csconform.perf.model_config import model_from_config
-from csconform.perf.pipeline import fits_pipelined, pipelined
+from csconform.perf.calibration.measured_runs import Run, measured_csv, read_measured, runs
+from csconform.perf.execution.efficiency import IDEAL, PARAMETERS, calibration_record, fitted
+from csconform.perf.execution.pipelined import fits_pipelined, pipelined
+from csconform.perf.execution.streaming import weight_streaming
+from csconform.perf.models.hf_config import model_from_config
+from csconform.perf.models.zoo import ZOO_NAMES, get_model
 from csconform.perf.plan import plan
-from csconform.perf.streaming import weight_streaming
-from csconform.perf.zoo import ZOO_NAMES, get_model
 from csconform.report import performance, validation
 from csconform.report.performance_page import performance_markdown
 from csconform.report.validation_page import validation_markdown
@@ -574,7 +574,7 @@ def test_the_public_statements_quote_the_tables_beside_them(validation_tables: d
 
 def test_the_seven_cerebras_gpt_models_take_their_tokens_over_the_modeled_rate() -> None:
     """Days = sum over the seven of 20 tokens per parameter / 2,048 tokens per sample / samples per s."""
-    from csconform.perf.model_config import model_from_config
+    from csconform.perf.models.hf_config import model_from_config
 
     total_s = 0.0
     for layers, width, heads, params in validation.CEREBRAS_GPT.values():

@@ -1,8 +1,8 @@
-"""Per-kernel cost models: training FLOPs, memory and edge tensor sizes for one sample.
+"""A layer and its cost model: training FLOPs, memory and edge tensor sizes for one sample.
 
-A model is described by a plain list of :class:`Layer` records (the zoo builds them; the engine
-builds them from its compiled graph). Each layer is one kernel. The meaning of the two width
-fields depends on ``kind``:
+A model is described by a plain list of :class:`Layer` records (the readers build them; the engine
+builds them from its compiled graph); :func:`~csconform.perf.models.kernels.group_kernels` fuses
+them into kernels. The meaning of the two width fields depends on ``kind``:
 
 ======================  ====================  ===================  ==========================
 kind                    in_features           out_features         tokens
@@ -48,7 +48,7 @@ term is the embedding's backward scatter-add (its forward is a lookup).
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from csconform.errors import InvalidInputError
@@ -203,7 +203,7 @@ class Layer:
 
     def weight_update_flops(self, optimizer: str = "adam") -> float:
         """FLOPs of one optimizer update of this layer's parameters (once per batch)."""
-        return _optimizer(optimizer)[1] * self.params
+        return optimizer_figures(optimizer)[1] * self.params
 
     def training_flops_per_sample(self, batch: int, optimizer: str = "adam") -> float:
         """Forward + backward + the weight update amortised over the batch."""
@@ -219,7 +219,7 @@ class Layer:
 
     def optimizer_state_bytes(self, optimizer: str = "adam") -> float:
         """FP32 optimizer state plus the FP32 gradient accumulator (both live with the weights)."""
-        states = _optimizer(optimizer)[0]
+        states = optimizer_figures(optimizer)[0]
         return float((states * WEIGHT_BYTES_PER_PARAM + GRADIENT_BYTES_PER_PARAM) * self.params)
 
     @functools.cached_property
@@ -247,108 +247,11 @@ class Layer:
         return self.input_bytes
 
 
-def _optimizer(name: str) -> tuple[int, float]:
+def optimizer_figures(name: str) -> tuple[int, float]:
+    """(FP32 state tensors per parameter, FLOPs per parameter per update) of ``optimizer``; unknown names refused."""
     if name not in OPTIMIZERS:
         raise InvalidInputError(f"unknown optimizer {name!r}; known optimizers: {', '.join(OPTIMIZERS)}")
     return OPTIMIZERS[name]
-
-
-@dataclass(frozen=True)
-class KernelCost:
-    """A pipeline stage: one layer, or the layers of one ``group`` fused into one kernel."""
-
-    name: str
-    layers: tuple[Layer, ...]
-    optimizer: str = "adam"
-
-    @functools.cached_property
-    def params(self) -> int:
-        return sum(layer.params for layer in self.layers)
-
-    @functools.cached_property
-    def active_params(self) -> int:
-        return sum(layer.active_params for layer in self.layers)
-
-    @functools.cached_property
-    def used_params(self) -> int:
-        return sum(layer.used_params for layer in self.layers)
-
-    @functools.cached_property
-    def forward_flops(self) -> float:
-        return sum(layer.forward_flops for layer in self.layers)
-
-    @functools.cached_property
-    def backward_flops(self) -> float:
-        return sum(layer.backward_flops for layer in self.layers)
-
-    @functools.cached_property
-    def attention_core_forward_flops(self) -> float:
-        return sum(layer.attention_core_forward_flops for layer in self.layers)
-
-    @functools.cached_property
-    def weight_layers(self) -> int:
-        """Layers with their own weight matrix (norms excluded): the units weight streaming switches between."""
-        return sum(1 for layer in self.layers if layer.kind != "layer_norm")
-
-    @functools.cached_property
-    def weight_update_flops(self) -> float:
-        return sum(layer.weight_update_flops(self.optimizer) for layer in self.layers)
-
-    def training_flops_per_sample(self, batch: int) -> float:
-        return sum(layer.training_flops_per_sample(batch, self.optimizer) for layer in self.layers)
-
-    @functools.cached_property
-    def weight_bytes(self) -> float:
-        return sum(layer.weight_bytes for layer in self.layers)
-
-    @functools.cached_property
-    def optimizer_state_bytes(self) -> float:
-        return sum(layer.optimizer_state_bytes(self.optimizer) for layer in self.layers)
-
-    @functools.cached_property
-    def activation_bytes_per_sample(self) -> float:
-        return sum(layer.activation_bytes_per_sample for layer in self.layers)
-
-    @functools.cached_property
-    def input_bytes(self) -> float:
-        """Forward edge into the stage: the first layer's input."""
-        return self.layers[0].input_bytes
-
-    @functools.cached_property
-    def output_bytes(self) -> float:
-        """Forward edge out of the stage: the last layer's output."""
-        return self.layers[-1].output_bytes
-
-
-def group_kernels(layers: Sequence[Layer], optimizer: str = "adam") -> list[KernelCost]:
-    """Fuse consecutive layers sharing a non-empty ``group`` into one kernel, in model order."""
-    if not layers:
-        raise InvalidInputError("a model description needs at least one layer")
-    _optimizer(optimizer)
-    return list(_group_kernels(tuple(layers), optimizer))
-
-
-@functools.lru_cache(maxsize=256)
-def _group_kernels(layers: tuple[Layer, ...], optimizer: str) -> tuple[KernelCost, ...]:
-    """Cached: a model is planned many times while it is calibrated or swept, and its kernels never change."""
-    kernels: list[KernelCost] = []
-    current: list[Layer] = []
-    for index, layer in enumerate(layers):
-        if current and (not layer.group or layer.group != current[-1].group):
-            kernels.append(_kernel(current, len(kernels), optimizer))
-            current = []
-        current.append(layer)
-        if index == len(layers) - 1:
-            kernels.append(_kernel(current, len(kernels), optimizer))
-    names = [k.name for k in kernels]
-    if len(set(names)) != len(names):
-        raise InvalidInputError("kernel names must be unique (a group name was reused non-consecutively)")
-    return tuple(kernels)
-
-
-def _kernel(layers: list[Layer], index: int, optimizer: str) -> KernelCost:
-    name = layers[0].group or layers[0].name or f"{layers[0].kind}{index}"
-    return KernelCost(name=name, layers=tuple(layers), optimizer=optimizer)
 
 
 def total_params(layers: Iterable[Layer]) -> int:

@@ -1,9 +1,9 @@
 """What makes measured runs slower than the peak: four figures, each with a physical meaning.
 
-The execution models (:mod:`~csconform.perf.streaming`, :mod:`~csconform.perf.pipeline`) take the
-hardware figures from the presets and these four from the calibration file
-``csconform/perf/calibration.json``, fitted by :mod:`csconform.perf.calibrate` on published
-measurements (the file records the date, the data and the fit):
+The execution models (:mod:`~csconform.perf.execution.streaming`, :mod:`~csconform.perf.execution.pipelined`)
+take the hardware figures from the presets and these four from the calibration file
+``csconform/perf/calibration/calibration.json``, fitted by :mod:`csconform.perf.calibration.fit` on
+published measurements (the file records the date, the data and the fit):
 
 ``matmul_efficiency``
     Fraction of the wafer's peak FLOP/s a kernel with weights (a dense layer, the attention
@@ -29,6 +29,7 @@ from __future__ import annotations
 import copy
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from importlib import resources
 from pathlib import Path
@@ -36,7 +37,7 @@ from typing import Any
 
 from csconform.documents import check_data, read_document
 from csconform.errors import InputFileError, InvalidInputError
-from csconform.perf.costs import KernelCost
+from csconform.perf.models.kernels import KernelCost
 
 PARAMETERS = ("matmul_efficiency", "attention_efficiency", "layer_latency_s", "input_tokens_per_s")
 CALIBRATION_FILE = "calibration.json"
@@ -83,8 +84,8 @@ A fit outside these is refused, never written or read."""
 
 
 def calibration_path() -> Path:
-    """The calibration file the package ships (what every plan reads)."""
-    return Path(str(resources.files("csconform.perf") / CALIBRATION_FILE))
+    """The calibration file the package ships (what every plan reads), beside the fit that writes it."""
+    return Path(str(resources.files("csconform.perf.calibration") / CALIBRATION_FILE))
 
 
 def check_calibration_record(record: Any, source: str) -> dict[str, Any]:
@@ -141,13 +142,13 @@ def effective_flops(kernel: KernelCost, cal: Calibration) -> tuple[float, float]
     return forward, backward
 
 
-def input_tokens_per_sample(kernels: list[KernelCost] | tuple[KernelCost, ...]) -> int | None:
+def input_tokens_per_sample(kernels: Sequence[KernelCost]) -> int | None:
     """Tokens one sample brings in: what the input embedding looks up (None for non-token inputs)."""
     first = kernels[0].layers[0]
     return first.tokens if first.kind == "embedding" else None
 
 
-def input_samples_per_s(kernels: list[KernelCost] | tuple[KernelCost, ...], cal: Calibration) -> float:
+def input_samples_per_s(kernels: Sequence[KernelCost], cal: Calibration) -> float:
     """The most samples per second one system's input workers can deliver."""
     tokens = input_tokens_per_sample(kernels)
     return math.inf if tokens is None else cal.input_tokens_per_s / tokens

@@ -5,7 +5,7 @@ The documents say the compiler "maps each kernel/layer ... onto a region (a rect
 every kernel works on a different sample at once, so the wafer accepts one sample per
 ``max_i cycles_i`` cycles: maximising samples/s means minimising the slowest kernel's cycles.
 
-Public API (used by the rest of :mod:`csconform.perf`)::
+Public API (used by the pipelined execution model)::
 
     demands = [KernelDemand("conv1", core_cycles_per_sample=4e6, memory_bytes=2e6), ...]
     fabric = Fabric(width=750, height=994, memory_per_core_bytes=48 * 1024)
@@ -31,7 +31,7 @@ convex):
    ``w_c``, kernel heights ``h_i`` and the slowest time ``T`` are positive variables; ``sum w <=
    fabric width``, ``sum of h in a column <= fabric height``, ``work_i <= w_c h_i T`` and
    ``floor_i <= w_c h_i`` (memory and ``min_cores``).  Its optimum is the continuous bound.
-3. :mod:`csconform.perf.legalize` finds the best integer column widths and row counts for the same
+3. :mod:`csconform.perf.placement.legalise` finds the best integer column widths and row counts for the same
    partition (a bisection on ``T`` starting at the area relaxation), so the legal placement can never
    beat the bound, and the ratio bound/achieved says how much rounding cost.
 
@@ -52,7 +52,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from csconform.errors import InfeasibleError, InvalidInputError, PlacementError
-from csconform.perf.legalize import ColumnLayout, legalise_columns
+from csconform.perf.placement.bisection import bisect_time
+from csconform.perf.placement.legalise import ColumnLayout, legalise_columns
 
 
 @dataclass(frozen=True)
@@ -218,16 +219,11 @@ def area_bound_cycles(work: np.ndarray, floor_cores: np.ndarray, total_cores: in
     def needed(target: float) -> float:
         return float(np.maximum(work / target, floor_cores).sum())
 
-    low, high = 0.0, float(work.sum() / (total_cores - floor_cores.sum())) + float(work.max())
-    for _ in range(200):  # bisection; the cap guards against subnormal inputs
-        if high - low <= 1e-12 * high:
-            break
-        middle = (low + high) / 2
-        if middle > 0 and needed(middle) <= total_cores:
-            high = middle
-        else:
-            low = middle
-    return high
+    def fits(target: float) -> bool:
+        return target > 0 and needed(target) <= total_cores
+
+    high = float(work.sum() / (total_cores - floor_cores.sum())) + float(work.max())
+    return bisect_time(fits, 0.0, high, relative_tolerance=1e-12)[1]
 
 
 def _column_partition(shares: np.ndarray, column_count: int) -> list[np.ndarray]:

@@ -1,6 +1,6 @@
 """The model zoo: published models as config files in ``csconform/perf/configs/`` (data, not code).
 
-Each file is a Hugging Face style config read by :mod:`csconform.perf.model_config`; its
+Each file is a Hugging Face style config read by :mod:`csconform.perf.models.hf_config`; its
 ``"csconform"`` object adds the published parameter count and its source (the unit tests check our
 layer lists against it), a default batch and sequence length, and aliases. The files ship inside
 the package, so an installed wheel has them.
@@ -15,9 +15,10 @@ from importlib import resources
 from typing import Any
 
 from csconform.errors import InvalidInputError, UnknownNameError
-from csconform.perf.model_config import ModelSpec, model_from_config
+from csconform.perf.models.hf_config import model_from_config
+from csconform.perf.models.model_spec import ModelSpec
 
-__all__ = ["ZOO_NAMES", "ModelSpec", "canonical_name", "get_model", "zoo_config"]
+__all__ = ["ZOO_NAMES", "canonical_name", "get_model", "zoo_config"]
 
 
 @functools.cache

@@ -1,19 +1,9 @@
-"""Integer legalisation: turn continuous region sizes into whole cores on the grid.
+"""Shelves: kernels in a given order split into horizontal bands of least total height (the ISPD solver's layout).
 
-Two layouts are legalised here, both with the relative order of the kernels fixed in advance so
-that the integer problem stays a one-dimensional search:
-
-* **columns** (used by :func:`csconform.perf.placement.place_kernels`): kernels in pipeline order
-  are split into consecutive columns; a column has one integer width and every kernel in it an
-  integer number of rows.  For a target time the smallest width of each column follows from a
-  monotone search, so a bisection on the target time finds the best integer layout of that
-  partition exactly (up to a relative tolerance).
-* **shelves** (used by the ISPD 2020 solver): kernels in a given order are split into consecutive
-  horizontal shelves; a shortest path over the split points picks the split that needs the least
-  total height, given for every kernel the narrowest legal shape under each height cap
-  (:class:`ShelfTable`, prepared once per table and asked for many orders).
-
-Both return layouts that the independent checker (:mod:`csconform.perf.check`) validates.
+Given every kernel's narrowest legal width under each height cap, a shortest path over the split
+points picks the split that needs the least total height (:class:`ShelfTable`, prepared once per
+table and asked for many orders). The independent checker (:mod:`csconform.perf.placement.checker`)
+validates the layouts built on it.
 """
 
 from __future__ import annotations
@@ -24,118 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
-
-#: Relative tolerance of the bisections on the target time.
-RELATIVE_TOLERANCE = 1e-9
-
-
-@dataclass(frozen=True)
-class ColumnLayout:
-    """An integer column layout: one width per column and one row count per kernel."""
-
-    column_widths: np.ndarray  # cores, one per column
-    rows: np.ndarray  # cores, one per kernel (in kernel order)
-    cycles_per_sample: np.ndarray  # achieved, one per kernel
-
-
-def rows_needed(
-    work_cycles: np.ndarray, floor_cores: np.ndarray, column_width: int, target_cycles: float
-) -> np.ndarray:
-    """Rows each kernel needs in a column ``column_width`` cores wide to finish within the target.
-
-    A kernel needs at least ``floor_cores`` cores (memory and ``min_cores``) and enough cores that
-    ``work / cores <= target``; both round up to whole rows, and never fewer than one row.
-    """
-    if target_cycles > 0:
-        for_time = np.ceil(work_cycles / (column_width * target_cycles) * (1 - RELATIVE_TOLERANCE))
-    else:
-        for_time = np.where(work_cycles > 0, np.inf, 0.0)
-    for_floor = np.ceil(floor_cores / column_width)
-    return np.maximum(np.maximum(for_time, for_floor), 1.0)
-
-
-def narrowest_column(
-    work_cycles: np.ndarray, floor_cores: np.ndarray, fabric_width: int, fabric_height: int, target: float
-) -> int | None:
-    """Smallest integer width at which a column's kernels fit its height at ``target``; None if none."""
-    if rows_needed(work_cycles, floor_cores, fabric_width, target).sum() > fabric_height:
-        return None
-    low, high = 1, fabric_width  # high always fits
-    while low < high:
-        middle = (low + high) // 2
-        if rows_needed(work_cycles, floor_cores, middle, target).sum() <= fabric_height:
-            high = middle
-        else:
-            low = middle + 1
-    return high
-
-
-def _column_widths(
-    work_cycles: np.ndarray,
-    floor_cores: np.ndarray,
-    columns: list[np.ndarray],
-    fabric_width: int,
-    fabric_height: int,
-    target: float,
-) -> list[int] | None:
-    """Narrowest width of every column at ``target``, or None when they cannot share the fabric."""
-    widths: list[int] = []
-    for members in columns:
-        width = narrowest_column(work_cycles[members], floor_cores[members], fabric_width, fabric_height, target)
-        if width is None:
-            return None
-        widths.append(width)
-        if sum(widths) > fabric_width:
-            return None
-    return widths
-
-
-def legalise_columns(
-    work_cycles: np.ndarray,
-    floor_cores: np.ndarray,
-    columns: list[np.ndarray],
-    fabric_width: int,
-    fabric_height: int,
-    lower_bound_cycles: float,
-) -> ColumnLayout | None:
-    """Best integer layout of a fixed column partition, or None if the partition cannot fit at all.
-
-    ``lower_bound_cycles`` (the continuous optimum of the same partition) starts the bisection:
-    no integer layout can be faster.
-    """
-    work_cycles = np.asarray(work_cycles, dtype=float)
-    floor_cores = np.asarray(floor_cores, dtype=float)
-    slowest_possible = float(work_cycles.max())  # every kernel on a single core
-    high = max(slowest_possible, lower_bound_cycles) * (1 + 1e-6)
-    if _column_widths(work_cycles, floor_cores, columns, fabric_width, fabric_height, high) is None:
-        return None
-    low = max(lower_bound_cycles * (1 - 1e-6), 0.0)
-    if slowest_possible == 0.0:
-        high = 0.0
-    for _ in range(200):  # bisection, capped
-        if high - low <= RELATIVE_TOLERANCE * high:
-            break
-        middle = (low + high) / 2
-        if _column_widths(work_cycles, floor_cores, columns, fabric_width, fabric_height, middle) is None:
-            low = middle
-        else:
-            high = middle
-    widths = _column_widths(work_cycles, floor_cores, columns, fabric_width, fabric_height, high)
-    assert widths is not None  # high is feasible by construction of the bisection
-    rows = np.zeros(len(work_cycles))
-    width_of_kernel = np.zeros(len(work_cycles))
-    for members, width in zip(columns, widths, strict=True):
-        rows[members] = rows_needed(work_cycles[members], floor_cores[members], width, high)
-        width_of_kernel[members] = width
-    cores = rows * width_of_kernel
-    return ColumnLayout(
-        column_widths=np.asarray(widths, dtype=int),
-        rows=rows.astype(int),
-        cycles_per_sample=work_cycles / cores,
-    )
-
-
-# --- shelves ------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

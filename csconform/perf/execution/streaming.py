@@ -11,7 +11,7 @@ The model, per training step (each system holds a shard of ``batch_per_system`` 
   internals from the saved layer input and back-propagates, and the weight gradient leaves over
   system I/O into SwarmX, which adds the systems' gradients on the way to MemoryX.
   Layer time = max(compute, weights in, gradients out) + the same latency (I/O is full duplex).
-* Compute runs at the calibrated fractions of the peak (:mod:`csconform.perf.efficiency`): the
+* Compute runs at the calibrated fractions of the peak (:mod:`csconform.perf.execution.efficiency`): the
   weight kernels at ``matmul_efficiency``, the attention core at ``attention_efficiency``.
 * SwarmX is a tree: each pass pays its depth once (a fill of the stream), ceil(log2 N) hops, on
   the forward broadcast, the backward broadcast and the final reduction.
@@ -21,7 +21,7 @@ The model, per training step (each system holds a shard of ``batch_per_system`` 
 * The input workers of each system deliver at most ``input_tokens_per_s``: a step is never shorter
   than the time they take to feed the shard.
 
-A "layer" here is a kernel of :func:`~csconform.perf.costs.group_kernels` (one transformer block):
+A "layer" here is a kernel of :func:`~csconform.perf.models.kernels.group_kernels` (one transformer block):
 the unit brought onto the wafer at a time; its ``weight_layers`` (attention, MLP matrices) each pay
 the latency.  Memory on the wafer: the saved input of every layer for a micro-batch (activation
 checkpoints), the working activations of the layer in flight, and two copies (double buffer) of
@@ -38,9 +38,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from csconform.errors import CapacityError, InvalidInputError
-from csconform.perf.costs import KernelCost, Layer, group_kernels
-from csconform.perf.efficiency import Calibration, effective_flops, fitted, input_samples_per_s
+from csconform.perf.execution.efficiency import Calibration, effective_flops, fitted, input_samples_per_s
 from csconform.perf.hardware import MEMORYX, SWARMX, Wafer, check_cluster_size, get_wafer
+from csconform.perf.models.kernels import KernelCost, group_kernels
+from csconform.perf.models.layer import Layer
 
 STREAMED_WEIGHT_BYTES_PER_PARAM = 2  # assumption: weights travel in the 16-bit compute format
 STREAMED_GRADIENT_BYTES_PER_PARAM = 4  # assumption: gradients travel in FP32 (FP32 accumulation)
@@ -168,12 +169,22 @@ def weight_streaming(
     calibration: Calibration | None = None,
 ) -> StreamingResult:
     """Model one training step of weight streaming on ``systems`` systems."""
+    return weight_streaming_from_kernels(group_kernels(layers), wafer, systems, batch_per_system, calibration)
+
+
+def weight_streaming_from_kernels(
+    kernels: Sequence[KernelCost],
+    wafer: str | Wafer,
+    systems: int,
+    batch_per_system: int,
+    calibration: Calibration | None,
+) -> StreamingResult:
+    """:func:`weight_streaming` of a model already grouped into kernels (a plan groups its model once)."""
     w = get_wafer(wafer)
     check_cluster_size(w, systems)
     if not isinstance(batch_per_system, int) or isinstance(batch_per_system, bool) or batch_per_system < 1:
         raise InvalidInputError(f"batch_per_system must be a positive integer, got {batch_per_system!r}")
     cal = calibration or fitted()
-    kernels = group_kernels(layers)
     params = sum(k.params for k in kernels)
     if params * MEMORYX.bytes_per_parameter > MEMORYX.max_capacity_bytes:
         raise CapacityError(
@@ -242,8 +253,9 @@ def scaling_efficiency(
     calibration: Calibration | None = None,
 ) -> float:
     """Weak scaling: samples/s on N systems / (N x samples/s on one), same shard per system."""
-    one = weight_streaming(layers, wafer, 1, batch_per_system, calibration).samples_per_s
-    many = weight_streaming(layers, wafer, systems, batch_per_system, calibration).samples_per_s
+    kernels = group_kernels(layers)
+    one = weight_streaming_from_kernels(kernels, wafer, 1, batch_per_system, calibration).samples_per_s
+    many = weight_streaming_from_kernels(kernels, wafer, systems, batch_per_system, calibration).samples_per_s
     return many / (systems * one)
 
 
@@ -257,6 +269,7 @@ def strong_scaling_efficiency(
     """Strong scaling: a fixed global batch split over N systems (shards shrink as N grows)."""
     if global_batch % systems:
         raise InvalidInputError(f"global batch {global_batch} does not split evenly over {systems} systems")
-    one = weight_streaming(layers, wafer, 1, global_batch, calibration).samples_per_s
-    many = weight_streaming(layers, wafer, systems, global_batch // systems, calibration).samples_per_s
+    kernels = group_kernels(layers)
+    one = weight_streaming_from_kernels(kernels, wafer, 1, global_batch, calibration).samples_per_s
+    many = weight_streaming_from_kernels(kernels, wafer, systems, global_batch // systems, calibration).samples_per_s
     return many / (systems * one)

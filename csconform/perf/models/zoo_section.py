@@ -43,25 +43,18 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from csconform.errors import ModelConfigError, UnknownNameError, UnsupportedModelError
-from csconform.perf.costs import Layer, total_params
-from csconform.perf.model_config import (
-    DEFAULT_BATCH,
-    MAX_LAYERS,
-    MAX_SEQUENCE,
-    MAX_WIDTH,
-    Fields,
-    ModelSpec,
-    moe_note,
-    shown,
-)
-from csconform.perf.transformer import (
+from csconform.errors import UnknownNameError, UnsupportedModelError
+from csconform.perf.models.fields import MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH, Fields, shown
+from csconform.perf.models.layer import Layer, total_params
+from csconform.perf.models.model_spec import DEFAULT_BATCH, ModelSpec
+from csconform.perf.models.transformer import (
     MLP,
     Attention,
     Transformer,
     classifier,
     lm_head,
     masked_lm_head,
+    moe_note,
     pooler,
     trunk,
 )
@@ -453,4 +446,4 @@ def _longest(f: Fields, model_class: str) -> int:
     return f.integer("maximum sequence length", ("max_position_embeddings",), default=1024, limit=MAX_SEQUENCE)
 
 
-__all__ = ["ZOO_FAMILIES", "ModelConfigError", "model_from_zoo_section"]
+__all__ = ["ZOO_FAMILIES", "model_from_zoo_section"]

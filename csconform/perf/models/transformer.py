@@ -1,13 +1,13 @@
 """Transformers as one description, and the layer list the performance model plans from it.
 
-Hugging Face configs (:mod:`csconform.perf.model_config`) and Model Zoo ``model:`` sections
-(:mod:`csconform.perf.zoo_section`) spell a transformer differently but describe the same few
+Hugging Face configs (:mod:`csconform.perf.models.hf_config`) and Model Zoo ``model:`` sections
+(:mod:`csconform.perf.models.zoo_section`) spell a transformer differently but describe the same few
 choices: how tokens and positions are embedded, the attention (heads, key/value heads, head width,
 biases, a sliding window), the MLP (width, gated or not, biases, a mixture of experts), the norms
 (LayerNorm, RMSNorm; one per block when attention and MLP run in parallel from it, two otherwise)
 and what sits on top (a language-model head, tied to the token embedding or not; BERT's heads).
 :class:`Transformer` holds those choices; :func:`trunk` and the head builders turn them into
-:class:`~csconform.perf.costs.Layer` records, one group (pipeline stage) per block.
+:class:`~csconform.perf.models.layer.Layer` records, one group (pipeline stage) per block.
 
 Parameter counts follow from the choices alone, so the readers only have to get the choices right;
 the unit tests compare them with the published checkpoints.
@@ -15,9 +15,10 @@ the unit tests compare them with the published checkpoints.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from csconform.perf.costs import Layer
+from csconform.perf.models.layer import Layer, active_params, total_params
 
 NORMS = ("layer", "rms")
 """``layer``: LayerNorm (a scale and a shift per feature; ``norm_bias=False`` drops the shift);
@@ -128,6 +129,15 @@ def classifier(
     """A classification layer over the pooled first token (sequence classification, next-sentence
     prediction), or over ``tokens`` tokens (token classification)."""
     return [Layer("dense", t.width, classes, tokens, name=name, bias=bias, group="head")]
+
+
+def moe_note(layers: Sequence[Layer], experts: int, per_token: int) -> str:
+    """The note on a mixture of experts a reader adds to its model: what is counted where."""
+    total, active = total_params(layers), active_params(layers)
+    return (
+        f"mixture of experts: {total:,} parameters in all ({experts} experts per block), {active:,} active per token "
+        f"(top {per_token}); weight streaming moves every expert's weights each step, compute uses the active ones"
+    )
 
 
 def _norm(t: Transformer, features: int, tokens: int, name: str, group: str) -> Layer:

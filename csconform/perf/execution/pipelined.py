@@ -2,13 +2,13 @@
 
 The model:
 
-* Kernels are the stages of :func:`~csconform.perf.costs.group_kernels` (a layer, or a fused
+* Kernels are the stages of :func:`~csconform.perf.models.kernels.group_kernels` (a layer, or a fused
   block such as one transformer block), in model order.  Each gets a rectangle from
-  :func:`~csconform.perf.placement.place_kernels`, which sizes the rectangles to maximise samples/s.
+  :func:`~csconform.perf.placement.columns.place_kernels`, which sizes the rectangles to maximise samples/s.
 * A kernel's work is its training FLOPs per sample (forward + backward + its weight update
   amortised over the batch, done in place: weights stay in the region) divided by the FLOPs one
   core does per cycle and by the calibrated efficiency of the kernel kind
-  (:mod:`csconform.perf.efficiency`: weight kernels and the attention core reach a fraction of the
+  (:mod:`csconform.perf.execution.efficiency`: weight kernels and the attention core reach a fraction of the
   peak, in this mode as in weight streaming); on ``a`` cores it takes ``work / a`` cycles per sample.  Its traffic (the
   forward activations and the backward gradients entering and leaving) crosses the region's
   shorter side, one fabric link per row/column; a kernel takes the longer of the two times.
@@ -34,10 +34,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from csconform.errors import CapacityError, InfeasibleError, InvalidInputError
-from csconform.perf.costs import KernelCost, Layer, group_kernels
-from csconform.perf.efficiency import Calibration, effective_flops, fitted, input_samples_per_s
+from csconform.perf.execution.efficiency import Calibration, effective_flops, fitted, input_samples_per_s
 from csconform.perf.hardware import Wafer, get_wafer
-from csconform.perf.placement import Fabric, KernelDemand, Placement, Rect, place_kernels
+from csconform.perf.models.kernels import KernelCost, group_kernels
+from csconform.perf.models.layer import Layer
+from csconform.perf.placement.columns import Fabric, KernelDemand, Placement, Rect, place_kernels
 
 
 def inflight_samples(kernel_count: int) -> list[int]:
@@ -60,7 +61,12 @@ def pipelined_memory_bytes(layers: Sequence[Layer], optimizer: str = "adam") -> 
 
 def fits_pipelined(layers: Sequence[Layer], wafer: str | Wafer = "wse2", optimizer: str = "adam") -> bool:
     """True when weights, optimizer state and in-flight activations fit the wafer's SRAM."""
-    return pipelined_memory_bytes(layers, optimizer) <= get_wafer(wafer).fabric_memory_bytes
+    return kernels_fit_pipelined(group_kernels(layers, optimizer), wafer)
+
+
+def kernels_fit_pipelined(kernels: Sequence[KernelCost], wafer: str | Wafer = "wse2") -> bool:
+    """:func:`fits_pipelined` of a model already grouped into kernels."""
+    return sum(kernel_memory_bytes(kernels)) <= get_wafer(wafer).fabric_memory_bytes
 
 
 @dataclass(frozen=True)
@@ -145,8 +151,8 @@ class PipelineResult:
         return float(np.mean([k.compute_cycles_per_sample >= k.communication_cycles_per_sample for k in self.kernels]))
 
 
-def _refuse(layers: Sequence[Layer], wafer: Wafer, reason: str) -> CapacityError:
-    params = sum(layer.params for layer in layers)
+def _refuse(kernels: Sequence[KernelCost], wafer: Wafer, reason: str) -> CapacityError:
+    params = sum(kernel.params for kernel in kernels)
     return CapacityError(
         f"the model ({params / 1e6:.1f}M parameters) does not fit the {wafer.name} wafer in pipelined "
         f"mode: {reason}; use weight streaming (mode='weight_streaming')"
@@ -162,15 +168,25 @@ def pipelined(
     calibration: Calibration | None = None,
 ) -> PipelineResult:
     """Place every kernel of the model on the wafer and model the pipeline (fill, steady state, drain)."""
+    return pipelined_from_kernels(group_kernels(layers, optimizer), wafer, batch, time_limit_s, calibration)
+
+
+def pipelined_from_kernels(
+    kernels: Sequence[KernelCost],
+    wafer: str | Wafer,
+    batch: int,
+    time_limit_s: float = 10.0,
+    calibration: Calibration | None = None,
+) -> PipelineResult:
+    """:func:`pipelined` of a model already grouped into kernels (a plan groups its model once)."""
     w = get_wafer(wafer)
     cal = calibration or fitted()
     if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
         raise InvalidInputError(f"batch must be a positive integer, got {batch!r}")
-    kernels = group_kernels(layers, optimizer)
     memory = kernel_memory_bytes(kernels)
     if sum(memory) > w.fabric_memory_bytes:
         raise _refuse(
-            layers,
+            kernels,
             w,
             f"it needs {sum(memory) / 1e9:.1f} GB (weights, optimizer state and "
             f"in-flight activations), the wafer has {w.fabric_memory_bytes / 1e9:.1f} GB",
@@ -188,7 +204,7 @@ def pipelined(
     try:
         placement = place_kernels(demands, fabric, edges=edges, time_limit_s=time_limit_s)
     except InfeasibleError as error:
-        raise _refuse(layers, w, str(error)) from error
+        raise _refuse(kernels, w, str(error)) from error
     depths = [len(kernels) - 1 - i for i in range(len(kernels))]
     placed = tuple(
         PipelineKernel(

@@ -1,9 +1,10 @@
 """Independent placement checker.
 
-Written apart from the optimizer on purpose (it shares no code with :mod:`placement`,
-:mod:`legalize` or :mod:`ispd`): it paints every rectangle onto a grid of the fabric and counts,
-instead of reasoning about how the layout was built.  Every placement in the tests goes through
-it, and so does every ISPD 2020 solution, whose kernel shapes, times and memory it recomputes from
+Written apart from the optimizers on purpose (it shares no code with
+:mod:`~csconform.perf.placement.columns`, :mod:`~csconform.perf.placement.legalise` or
+:mod:`~csconform.perf.placement.ispd`): it paints every rectangle onto a grid of the fabric and
+counts, instead of reasoning about how the layout was built.  Every placement in the tests goes
+through it, and so does every ISPD 2020 solution, whose kernel shapes, times and memory it recomputes from
 the README's cost model in plain integer arithmetic.
 
 :func:`placement_violations` / :func:`ispd_violations` return a list of human-readable violations
