@@ -23,10 +23,10 @@ from csconform.spec import LEVELS, load_spec
 from csconform.spec.verdict import levels_summary
 
 TRIAGE = """\
-implementation: a package under test
+implementation: csconform.adapters.cstorch
 package: cerebras-pytorch
 version: "2.10.0"
-entries:
+rules:
   - ids: [GRADSCALER-024]
     verdict: reference-choice
     finding: it keeps going at the minimum scale
@@ -139,18 +139,18 @@ def test_the_command_writes_the_page_and_prints_what_it_wrote(tmp_path, capsys, 
 
 
 TRIAGE_SEVERAL = """\
-implementation: a package under test
+implementation: csconform.adapters.cstorch
 package: cerebras-pytorch
 version: "2.10.0"
-entries:
+rules:
   - ids: [GRADSCALER-024, GRADSCALER-007]
     verdict: reference-choice
     finding: two rules at once
     evidence: amp/grad_scaler.py:1
     resolution: informative
-  - ids: [GRADSCALER-024]
+  - ids: ["csconform/conformance/test_grad_scaler.py::test_mismatched_state_is_refused"]
     verdict: departs-from-docs
-    finding: and a second verdict
+    finding: and a second verdict, through a test of the rule
     evidence: amp/grad_scaler.py:2
     resolution: expected failure
   - ids: ["csconform/conformance/test_grad_scaler.py::test_that_no_longer_exists"]
