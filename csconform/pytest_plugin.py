@@ -17,10 +17,12 @@ Registered through the ``pytest11`` entry point, so it is active wherever csconf
   only; for its other rules it is ``inconclusive`` (it stopped before exercising them fully) and does
   not count towards their outcome.
 - ``--expected-failures FILE`` (or ``CSCONFORM_EXPECTED_FAILURES``) lists rule ids or test ids an
-  engine is known to fail; they run as xfails. Expectations cannot go stale: a test expected to fail
-  that passes (an unexpected pass), or, in a run of the whole suite, an entry that matches no test,
-  fails the run; the terminal summary and the matrix name each one. A triage YAML holds the
-  verdicts of one release of its package and is refused when another release is installed.
+  engine is known to fail (the ``rules`` of its triage, :mod:`csconform.triage`, or a text file of
+  ids); they run as xfails. Expectations cannot go stale: a test expected to fail that passes (an
+  unexpected pass), an entry that matches no test although the run collected every test it could
+  match, or one whose tests were all skipped or unsupported fails the run; the terminal summary and
+  the matrix name each one. A triage holds the verdicts for one implementation and one release of
+  its package, and is refused for another.
 - Hypothesis profiles ``dev``, ``ci`` (loaded when ``CI`` is set) and ``nightly``, chosen with
   ``HYPOTHESIS_PROFILE``. Under ``ci`` (derandomized) a test draws the same examples whatever else
   the run selects or imports (:mod:`csconform.testing.reproducible_examples`).
@@ -185,8 +187,8 @@ def expected_failure_lines(expected: Mapping[str, Any]) -> list[tuple[str, bool]
         for nodeid, entries in expected["unexpected_passes"].items()
     ] + [f"{entry} matches no collected test" for entry in expected["unmatched"]]
     stale += [
-        f"{entry} failed in no test: the {count} test(s) it matched were skipped or unsupported"
-        for entry, count in expected["not_applied"].items()
+        f"{entry} failed in no test: the {tests} test(s) it matched were skipped or unsupported"
+        for entry, tests in expected["not_applied"].items()
     ]
     lines = [
         (
@@ -285,6 +287,7 @@ class CsConformPlugin:
             return True
         return bool(getattr(option, "lf", False) or getattr(option, "failedfirst", False))
 
+    @functools.cached_property
     def _argument_paths(self) -> list[Path]:
         """The files and folders the run's arguments name (a module or package with ``--pyargs``);
         arguments naming tests within a file (``::``) are left out."""
@@ -312,7 +315,7 @@ class CsConformPlugin:
         if self._filtered():
             return False
         suites = suite_dirs(self.config)
-        return any(path == suite or path in suite.parents for path in self._argument_paths() for suite in suites)
+        return any(path == suite or path in suite.parents for path in self._argument_paths for suite in suites)
 
     @functools.cached_property
     def _files_run_whole(self) -> frozenset[str]:
@@ -321,7 +324,7 @@ class CsConformPlugin:
         if self._filtered():
             return frozenset()
         files = set()
-        for path in self._argument_paths():
+        for path in self._argument_paths:
             for file in sorted(path.rglob("test_*.py")) if path.is_dir() else [path]:
                 try:
                     nodeid = file.relative_to(self.config.rootpath).as_posix()
