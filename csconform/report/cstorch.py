@@ -91,6 +91,10 @@ def expectations_section(matrix: dict) -> str:
         f"- `{test}` passed although expected to fail ({', '.join(entries)})"
         for test, entries in expected.get("unexpected_passes", {}).items()
     ] + [f"- `{entry}` matches no test" for entry in expected.get("unmatched", [])]
+    stale += [
+        f"- `{entry}` failed in no test: its {count} test(s) were skipped or unsupported"
+        for entry, count in expected.get("not_applied", {}).items()
+    ]
     lines = "\n".join(stale) if stale else "None: every expected failure failed, and every entry matched a test."
     return (
         "## Expected failures\n\n"

@@ -232,6 +232,10 @@ def test_the_expected_failures_section_lists_every_stale_expectation_and_its_ver
     )
     only_passes = {k: v for k, v in expected.items() if k != "unmatched"}
     assert expectations_section({"expected_failures": only_passes}).endswith("(X-003)\n\n")
+    unsupported = {**only_passes, "not_applied": {"X-004": 2}}
+    assert expectations_section({"expected_failures": unsupported}).endswith(
+        "(X-003)\n- `X-004` failed in no test: its 2 test(s) were skipped or unsupported\n\n"
+    )
 
 
 def test_an_expected_failures_block_without_stale_entries_or_details_says_so():
