@@ -52,6 +52,21 @@ class InstanceFormatError(InputFileError):
     """A malformed input file; the message names the file and the line."""
 
 
+class ConflictingTriageError(InstanceFormatError):
+    """Two places of a triage name one rule, test or class (and may give it two verdicts), or two triage
+    files hold the verdicts for one release. ``key`` is what they both name, ``places`` the two entries
+    (``rules entry 3``) or files; the message names the file, the key and both places."""
+
+    def __init__(self, message: str, *, key: str, places: tuple[str, str]) -> None:
+        self.key, self.places = key, places
+        super().__init__(message)
+
+
+class TriageMismatchError(InvalidInputError):
+    """A triage holds the verdicts for another implementation, or for another release of its package
+    than the one installed: verdicts are never inherited."""
+
+
 class OutputPathError(InvalidInputError):
     """An output path the command may not write: it resolves to one of the command's inputs (by name,
     link or hard link) or to a file the package ships, or it cannot be a file of the kind asked for."""

@@ -17,10 +17,12 @@ Registered through the ``pytest11`` entry point, so it is active wherever csconf
   only; for its other rules it is ``inconclusive`` (it stopped before exercising them fully) and does
   not count towards their outcome.
 - ``--expected-failures FILE`` (or ``CSCONFORM_EXPECTED_FAILURES``) lists rule ids or test ids an
-  engine is known to fail; they run as xfails. Expectations cannot go stale: a test expected to fail
-  that passes (an unexpected pass), or, in a run of the whole suite, an entry that matches no test,
-  fails the run; the terminal summary and the matrix name each one. A triage YAML holds the
-  verdicts of one release of its package and is refused when another release is installed.
+  engine is known to fail (the ``rules`` of its triage, :mod:`csconform.triage`, or a text file of
+  ids); they run as xfails. Expectations cannot go stale: a test expected to fail that passes (an
+  unexpected pass), an entry that matches no test although the run collected every test it could
+  match, or one whose tests were all skipped or unsupported fails the run; the terminal summary and
+  the matrix name each one. A triage holds the verdicts for one implementation and one release of
+  its package, and is refused for another.
 - Hypothesis profiles ``dev``, ``ci`` (loaded when ``CI`` is set) and ``nightly``, chosen with
   ``HYPOTHESIS_PROFILE``. Under ``ci`` (derandomized) a test draws the same examples whatever else
   the run selects or imports (:mod:`csconform.testing.reproducible_examples`).
@@ -28,12 +30,15 @@ Registered through the ``pytest11`` entry point, so it is active wherever csconf
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
 import os
 from collections import Counter
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,6 +52,7 @@ from csconform.interface.load import import_implementation
 from csconform.output_guard import write_text
 from csconform.spec import LEVELS, load_spec, spec_digest
 from csconform.spec.matrix import EMULATED_PROPERTY, RULES_PROPERTY, UNSUPPORTED_PROPERTY, VIOLATED_PROPERTY, Matrix
+from csconform.spec.traceability import rules_by_test
 from csconform.spec.verdict import BINDING_LEVELS, levels_summary
 from csconform.testing.violations import violated_rules
 
@@ -95,13 +101,15 @@ def register_hypothesis_profiles() -> str:
 
 @dataclass
 class ExpectedFailures:
-    """Rule ids or test ids an engine is known to fail: a text file (one per line, ``#`` comments),
-    or an adapter's triage YAML (its expected-failure verdicts; see csconform.adapters.triage), which
-    holds for one release of its package: ``release`` is that package and version.
+    """Rule ids or test ids an engine is known to fail: the expected-failure verdicts of a triage
+    (csconform/triage.py), which holds for one implementation and one release of its package
+    (``release``), or a text file of ids (one per line, ``#`` comments).
 
     An entry is a promise that every test it matches fails: a matched test that passes is an
     unexpected pass, so an entry for a rule suits only a rule all of whose tests fail (name the
-    test ids otherwise).
+    test ids otherwise). Stale too: an entry the run could have met (:meth:`CsConformPlugin.could_meet`)
+    that matched no test, and one whose tests ran but were all skipped or unsupported (it failed
+    nowhere: a verdict of ``not-observable`` says that).
     """
 
     path: Path
@@ -110,46 +118,95 @@ class ExpectedFailures:
     matched: set[str] = field(default_factory=set)
     # test id -> the entries that expected it to fail, for every such test that passed
     unexpected_passes: dict[str, list[str]] = field(default_factory=dict)
+    failed_as_expected: set[str] = field(default_factory=set)
+    # entry -> the tests it matched that were skipped (unsupported among them)
+    skipped: dict[str, set[str]] = field(default_factory=dict)
 
     @classmethod
-    def read(cls, path: Path) -> ExpectedFailures:
-        from csconform.adapters.triage import check_installed_version, load_triage, read_expected_failures
+    def read(cls, path: Path, implementation: str) -> ExpectedFailures:
+        """The expected failures of ``implementation`` in ``path``; a triage for another implementation
+        or release is refused."""
+        from csconform.triage import read_expected_failures
 
         try:
-            if path.suffix in (".yaml", ".yml"):
-                triage = load_triage(path)
-                installed = check_installed_version(triage)
-                return cls(path, triage.expected_failures(), f"{triage.package} {installed}")
-            return cls(path, read_expected_failures(path))
+            return cls(path, *read_expected_failures(path, implementation))
         except CsConformError as exc:
             raise pytest.UsageError(f"csconform: expected failures: {exc}") from None
 
     def entries_for(self, nodeid: str, rule_ids: list[str]) -> list[str]:
         return [e for e in self.entries if e in rule_ids or e == nodeid or nodeid.startswith(e + "[")]
 
-    def unmatched(self) -> list[str]:
-        return [e for e in self.entries if e not in self.matched]
+    def record(self, report: pytest.TestReport) -> None:
+        """Take one phase's report of a test the entries in its ``csconform_expected`` property matched
+        (under xdist only the reports reach the controller: they carry which entries matched)."""
+        properties = dict(report.user_properties)
+        entries = properties.get("csconform_expected", ())
+        if not isinstance(entries, tuple) or not entries:
+            return
+        names = [str(entry) for entry in entries]
+        test_id = str(properties.get("csconform_test_id", report.nodeid))
+        self.matched.update(names)
+        if report.skipped and hasattr(report, "wasxfail"):
+            self.failed_as_expected.update(names)
+        elif report.skipped:
+            for name in names:
+                self.skipped.setdefault(name, set()).add(test_id)
+        elif report.when == "call" and report.passed:
+            self.unexpected_passes[test_id] = names
 
-    def stale(self, whole_suite: bool) -> list[str]:
-        """Every expectation that no longer holds, one line each: tests that passed although expected
-        to fail, and (when the whole suite ran, so that every test had its chance) entries that
-        matched no test."""
-        passed = [
-            f"{nodeid} passed although expected to fail ({', '.join(entries)})"
-            for nodeid, entries in sorted(self.unexpected_passes.items())
-        ]
-        unmatched = [f"{e} matches no collected test" for e in self.unmatched()] if whole_suite else []
-        return passed + unmatched
-
-    def to_json(self, whole_suite: bool) -> dict[str, object]:
+    def to_json(self, could_meet: Callable[[str], bool]) -> dict[str, object]:
+        """The matrix's ``expected_failures``: the stale expectations are the unexpected passes, the
+        entries that ``could_meet`` says the run could have met but that matched no test, and those
+        whose tests were all skipped or unsupported."""
+        unmatched = [e for e in self.entries if e not in self.matched and could_meet(e)]
+        passed = {entry for entries in self.unexpected_passes.values() for entry in entries}
+        not_applied = {
+            entry: len(tests)
+            for entry, tests in sorted(self.skipped.items())
+            if entry not in self.failed_as_expected and entry not in passed
+        }
         return {
             "file": str(self.path),
             "release": self.release,
             "entries": len(self.entries),
             "unexpected_passes": {nodeid: entries for nodeid, entries in sorted(self.unexpected_passes.items())},
-            "unmatched": self.unmatched() if whole_suite else [],
-            "stale": len(self.stale(whole_suite)),
+            "unmatched": unmatched,
+            "not_applied": not_applied,
+            "stale": len(self.unexpected_passes) + len(unmatched) + len(not_applied),
         }
+
+
+def expected_failure_lines(expected: Mapping[str, Any]) -> list[tuple[str, bool]]:
+    """What a run says about its expected failures (a matrix's ``expected_failures``), line by line,
+    each with whether it reports a stale expectation (which fails the run): the plugin's terminal
+    summary and ``csconform check`` print the same lines."""
+    path, count = expected["file"], expected["entries"]
+    release = f" (verdicts for {expected['release']})" if expected["release"] else ""
+    stale = [
+        f"{nodeid} passed although expected to fail ({', '.join(entries)})"
+        for nodeid, entries in expected["unexpected_passes"].items()
+    ] + [f"{entry} matches no collected test" for entry in expected["unmatched"]]
+    stale += [
+        f"{entry} failed in no test: the {tests} test(s) it matched were skipped or unsupported"
+        for entry, tests in expected["not_applied"].items()
+    ]
+    lines = [
+        (
+            f"expected failures from {path}{release}: {count} {'entry' if count == 1 else 'entries'}, "
+            f"{len(stale)} stale",
+            False,
+        )
+    ]
+    lines += [(f"STALE expected failure in {path}: {line}", True) for line in stale]
+    if stale:
+        lines.append(
+            (
+                f"csconform: {len(stale)} stale expected failure(s): the run fails. Drop or narrow the entries "
+                "(test ids where only some tests of a rule fail) once the reason is understood.",
+                True,
+            )
+        )
+    return lines
 
 
 class CsConformPlugin:
@@ -163,7 +220,7 @@ class CsConformPlugin:
         except CsConformError as exc:
             raise pytest.UsageError(f"csconform: {exc}") from None
         xfails = config.getoption("csconform_expected_failures") or os.environ.get("CSCONFORM_EXPECTED_FAILURES")
-        self.expected = ExpectedFailures.read(Path(xfails)) if xfails else None
+        self.expected = ExpectedFailures.read(Path(xfails), self.engine_name) if xfails else None
         self.hypothesis_profile = register_hypothesis_profiles()
         self.engine = self._import_engine()
         declaration = self.engine.declaration
@@ -223,26 +280,85 @@ class CsConformPlugin:
             f"hypothesis profile: {self.hypothesis_profile}",
         ]
 
+    def _filtered(self) -> bool:
+        """True when an option picks tests within the files collected (so not every test had its chance)."""
+        option = self.config.option
+        if getattr(option, "keyword", "") or getattr(option, "markexpr", "") or getattr(option, "deselect", None):
+            return True
+        return bool(getattr(option, "lf", False) or getattr(option, "failedfirst", False))
+
+    @functools.cached_property
+    def _argument_paths(self) -> list[Path]:
+        """The files and folders the run's arguments name (a module or package with ``--pyargs``);
+        arguments naming tests within a file (``::``) are left out."""
+        paths = []
+        for arg in self.config.args:
+            if "::" in arg:
+                continue
+            if getattr(self.config.option, "pyargs", False):
+                try:
+                    module = importlib.util.find_spec(arg)
+                except (ImportError, ValueError):
+                    module = None
+                if module is not None and module.origin:
+                    origin = Path(module.origin)
+                    paths.append(origin.parent if module.submodule_search_locations else origin)
+                    continue
+            paths.append((self.config.invocation_params.dir / arg).resolve())
+        return paths
+
     def _full_suite_collected(self) -> bool:
         """True when the run covers the whole conformance suite, unfiltered (so every test had its chance)."""
         gate = self.config.getoption("csconform_gate")
         if gate != "auto":
             return gate == "on"
-        option = self.config.option
-        if getattr(option, "keyword", "") or getattr(option, "markexpr", "") or getattr(option, "deselect", None):
-            return False
-        if getattr(option, "lf", False) or getattr(option, "failedfirst", False):
+        if self._filtered():
             return False
         suites = suite_dirs(self.config)
-        for arg in self.config.args:
-            if "::" in arg:
-                continue
-            if getattr(option, "pyargs", False) and arg == SUITE_PACKAGE:
-                return True
-            path = (self.config.invocation_params.dir / arg).resolve()
-            if any(path == suite or path in suite.parents for suite in suites):
-                return True
-        return False
+        return any(path == suite or path in suite.parents for path in self._argument_paths for suite in suites)
+
+    @functools.cached_property
+    def _files_run_whole(self) -> frozenset[str]:
+        """The test files this run collected whole, named as their tests' ids begin
+        (``csconform/conformance/test_metrics.py``): those its arguments name or hold, unfiltered."""
+        if self._filtered():
+            return frozenset()
+        files = set()
+        for path in self._argument_paths:
+            for file in sorted(path.rglob("test_*.py")) if path.is_dir() else [path]:
+                try:
+                    nodeid = file.relative_to(self.config.rootpath).as_posix()
+                except ValueError:
+                    nodeid = file.as_posix()
+                files.add(suite_test_id(file, nodeid))
+        return frozenset(files)
+
+    @functools.cached_property
+    def _files_checking(self) -> dict[str, set[str]]:
+        """Rule id -> the suite's files whose tests name it (read from their source)."""
+        files: dict[str, set[str]] = {}
+        for suite in suite_dirs(self.config):
+            for test_id, rule_ids in rules_by_test(suite).items():
+                for rule_id in rule_ids:
+                    files.setdefault(rule_id, set()).add(test_id.split("::", 1)[0])
+        return files
+
+    def could_meet(self, entry: str) -> bool:
+        """Whether this run collected every test an expected-failure entry could match, so that an entry
+        that matched none is stale: the whole suite ran, or the files that hold its tests ran whole (a
+        test id: its file; a rule: every file with a test of it, or its area's file when none has one).
+        An id that is neither a rule of the spec nor a test id can match no test in any run."""
+        if self._full_suite_collected():
+            return True
+        if "::" in entry:
+            return entry.split("::", 1)[0] in self._files_run_whole
+        if entry not in self.spec:
+            return True
+        holding = self._files_checking.get(entry)
+        if holding:
+            return holding <= self._files_run_whole
+        area_file = f"test_{self.spec.get(entry).area}.py"
+        return any(file.rpartition("/")[2] == area_file for file in self._files_run_whole)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
@@ -314,25 +430,26 @@ class CsConformPlugin:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.matrix.record(report)
-        entries = dict(report.user_properties).get("csconform_expected", ())
-        if self.expected is not None and isinstance(entries, tuple) and entries:
-            # under xdist only the reports reach this process: they carry which entries matched
-            self.expected.matched.update(str(entry) for entry in entries)
-            if report.when == "call" and report.passed:
-                test_id = str(dict(report.user_properties).get("csconform_test_id", report.nodeid))
-                self.expected.unexpected_passes[test_id] = [str(entry) for entry in entries]
+        if self.expected is not None:
+            self.expected.record(report)
+
+    def _expected_report(self) -> dict[str, Any] | None:
+        """The matrix's ``expected_failures``; None without expected failures or when the gate refused the run."""
+        if self.expected is None or self.gate_problems:
+            return None
+        return self.expected.to_json(self.could_meet)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(self.config, "workerinput"):
             return  # a worker sees only its share of the tests; the controller decides
-        stale = [] if self.expected is None or self.gate_problems else self.expected.stale(self._full_suite_collected())
-        if stale and session.exitstatus == pytest.ExitCode.OK:
+        expected = self._expected_report()
+        if expected is not None and expected["stale"] and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # an expectation that went stale fails the run
         path = self.config.getoption("csconform_json")
         if path and not self.gate_problems:
             matrix = self.matrix.to_json()
-            if self.expected is not None:
-                matrix["expected_failures"] = self.expected.to_json(self._full_suite_collected())
+            if expected is not None:
+                matrix["expected_failures"] = expected
             inputs = [("--expected-failures", self.expected.path)] if self.expected is not None else []
             document = json.dumps(matrix, indent=2, sort_keys=True) + "\n"
             write_text(path, document, "--conformance-json", extra_inputs=inputs)
@@ -361,22 +478,9 @@ class CsConformPlugin:
                     f"{outcomes['unsupported']} rules could not be exercised on {self.engine_name} (unsupported: "
                     "a capability or target it does not offer); see the matrix for the reasons"
                 )
-        if self.expected is not None and not self.gate_problems:
-            stale = self.expected.stale(self._full_suite_collected())
-            release = f" (verdicts for {self.expected.release})" if self.expected.release else ""
-            count = len(self.expected.entries)
-            terminalreporter.write_line(
-                f"expected failures from {self.expected.path}{release}: {count} "
-                f"{'entry' if count == 1 else 'entries'}, {len(stale)} stale"
-            )
-            for line in stale:
-                terminalreporter.write_line(f"STALE expected failure in {self.expected.path}: {line}", red=True)
-            if stale:
-                terminalreporter.write_line(
-                    f"csconform: {len(stale)} stale expected failure(s): the run fails. Drop or narrow the entries "
-                    "(test ids where only some tests of a rule fail) once the reason is understood.",
-                    red=True,
-                )
+        expected = self._expected_report()
+        for line, stale in expected_failure_lines(expected) if expected is not None else ():
+            terminalreporter.write_line(line, red=stale)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

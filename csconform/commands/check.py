@@ -3,6 +3,10 @@
 With ``--area`` only those areas' test files run, and only the selection is shown and counted: every
 rule their tests named (and the areas' pending rules); rules of those areas checked in other files
 are named on a line of their own.
+
+With ``--expected-failures`` the run also says what became of every expectation the run could meet
+(as the pytest plugin does): a stale one (an expected failure that passed, an entry that matched no
+test) fails the run like a failed rule.
 """
 
 from __future__ import annotations
@@ -15,12 +19,12 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from csconform.adapters.triage import read_expected_failures
 from csconform.interface.load import check_module_name
 from csconform.output_guard import write_text
-from csconform.pytest_plugin import engine_name
+from csconform.pytest_plugin import engine_name, expected_failure_lines
 from csconform.report.conformance import level_lines, matrix_frame, run_conformance, selected, summary_line
 from csconform.spec.verdict import BINDING_LEVELS
+from csconform.triage import read_expected_failures
 
 
 def check(args: argparse.Namespace) -> int:
@@ -29,7 +33,7 @@ def check(args: argparse.Namespace) -> int:
     expected = args.expected_failures or os.environ.get("CSCONFORM_EXPECTED_FAILURES") or None
     pytest_args: list[str] = []
     if expected:
-        read_expected_failures(Path(expected))  # refused here, before the suite starts, if malformed
+        read_expected_failures(Path(expected), engine)  # refused before the suite starts if malformed or not this run's
         pytest_args += ["--expected-failures", str(Path(expected).resolve())]
     matrix = selected(run_conformance(engine, areas=areas, pytest_args=pytest_args, echo=args.verbose), areas)
     frame = matrix_frame(matrix)
@@ -45,10 +49,12 @@ def check(args: argparse.Namespace) -> int:
         print(line)
     if matrix.get("checked_elsewhere"):
         print(f"not in this selection, checked by other areas' files: {', '.join(matrix['checked_elsewhere'])}")
+    for line, _stale in expected_failure_lines(matrix["expected_failures"]) if "expected_failures" in matrix else ():
+        print(line)
     if args.json:
         write_text(args.json, json.dumps(matrix, indent=2, sort_keys=True) + "\n", "--json")
     failed = any(entry["outcome"] == "failed" and rule in binding for rule, entry in matrix["rules"].items())
-    return 1 if failed else 0
+    return 1 if failed or matrix.get("expected_failures", {}).get("stale") else 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

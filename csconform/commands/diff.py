@@ -21,9 +21,9 @@ def _areas(text: str) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from csconform.testing.differential.campaign import PROFILES, parse_seeds, run_campaign
     from csconform.testing.differential.explore import Pair, implementations
-    from csconform.testing.differential.report import report_data, triage_skeleton, write_report
-    from csconform.testing.differential.triage import FAILING, default_triage_path, load_triage
-    from csconform.testing.differential.verdicts import judge
+    from csconform.testing.differential.report import report_data, shown_path, triage_skeleton, write_report
+    from csconform.testing.differential.verdicts import FAILING, judge
+    from csconform.triage import triage_for
 
     if args.engine == args.against and args.triage:
         raise InvalidInputError("an implementation compared with itself has no triage: leave --triage out")
@@ -35,11 +35,14 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidInputError(f"--jobs must be at least 1, got {args.jobs}")
     pair = Pair(args.engine, args.against)
     _a, b = implementations(pair)
-    triage_path = Path(args.triage) if args.triage else default_triage_path(b.module)
-    triage = load_triage(triage_path) if triage_path else None
+    triage = triage_for(b.name, b.module, Path(args.triage) if args.triage else None)
+    triage_path = triage.path if triage else None
     seeds = parse_seeds(args.seeds) if args.seeds else None
     say = (lambda line: None) if args.quiet else (lambda line: print(f"  {line}", flush=True))
-    print(f"csconform diff: {args.engine} (A) against {args.against} (B, {b.version}), profile {args.profile}")
+    print(
+        f"csconform diff: {args.engine} (A) against {args.against} (B, {b.version}), profile {args.profile}, "
+        f"triage {shown_path(str(triage_path)) if triage_path else 'none (every class found is untriaged)'}"
+    )
     campaign = run_campaign(
         pair,
         PROFILES[args.profile],
@@ -51,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         progress=say,
         scheduler_timeout_s=args.scheduler_timeout,
         shrink_budget_s=args.shrink_budget,
-        known_repros={entry.signature: entry.repro for entry in (triage.entries(b.version) if triage else ())},
+        known_repros={entry.signature: entry.repro for entry in (triage.differential if triage else ())},
     )
     data = report_data(campaign, judge(campaign, triage), str(triage_path) if triage_path else None)
     files = write_report(Path(args.out), data)
@@ -69,8 +72,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"\n{row['verdict'].upper()}: {row['signature']}\n  {row['note']}")
             print("\n".join(f"    {line}" for line in row["repro"].splitlines()))
             if row["verdict"] == "untriaged":
-                print(f"  a triage entry to fill in ({triage_path or 'a new differential.yaml'}):")
-                print(triage_skeleton(row, data["versions"]["against"]))
+                where = triage_path or f"a new triage file for this release, under triage/ beside {args.against}"
+                print(f"  an entry to fill in under differential: ({where}):")
+                print(triage_skeleton(row))
     verdicts = data["summary"]["verdicts"]
     print(
         f"\n{data['summary']['examples']} examples, {data['summary']['classes_found']} classes: "
@@ -112,7 +116,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--examples", type=int, default=None, help="examples per area and seed (default: the profile's)"
     )
     parser.add_argument(
-        "--triage", default=None, metavar="FILE", help="B's differential triage (default: differential.yaml beside B)"
+        "--triage",
+        default=None,
+        metavar="FILE",
+        help="B's triage for the release installed (default: the one in the triage/ folder beside B)",
     )
     parser.add_argument(
         "--shrink-budget",

@@ -40,8 +40,10 @@ BENCHMARK_JSON = json.dumps(
     },
     indent=1,
 )
-TRIAGE_YAML = """implementation: a test engine
-entries:
+TRIAGE_YAML = """implementation: empty_engine
+package: csconform
+version: "0.1.0"
+rules:
   - ids: [GRADSCALER-010]
     verdict: departs-from-docs
     finding: it does something else

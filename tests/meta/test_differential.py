@@ -1,6 +1,7 @@
 """The differential fuzzer's judge: a perturbed implementation is caught on the class it breaks, with a
 short repro and a stable signature; an untriaged class, a stale entry and a fixed bug that shows again
-fail ``csconform diff``; entries are per version; the engine against itself shows nothing.
+fail ``csconform diff``; a triage of another release or implementation is refused; the engine against
+itself shows nothing.
 
 The implementations compared are the engine and wrappers of it that differ in one observable
 (tests/meta/differential_wrappers); example counts are small, so the whole module takes seconds.
@@ -9,6 +10,7 @@ The implementations compared are the engine and wrappers of it that differ in on
 from __future__ import annotations
 
 import json
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -18,8 +20,8 @@ from csconform.testing.differential.campaign import PROFILES, Campaign, run_camp
 from csconform.testing.differential.explore import Pair, explore
 from csconform.testing.differential.shrink import shrink
 from csconform.testing.differential.signature import Signature
-from csconform.testing.differential.triage import load_triage
 from csconform.testing.differential.verdicts import judge
+from csconform.triage import load_triage
 
 WRAPPERS = "tests.meta.differential_wrappers"
 EXAMPLES = 100
@@ -68,10 +70,10 @@ def _diff(tmp_path: Path, triage: Path | None, wrapper: str = "scaler_starts_hal
     return code, json.loads((tmp_path / f"differential_{wrapper}.json").read_text())
 
 
-def _entry(row: dict, category: str = "reference-choice", signature: str | None = None) -> dict:
+def _entry(row: dict, verdict: str = "reference-choice", signature: str | None = None) -> dict:
     return {
         "signature": signature or row["signature"],
-        "category": category,
+        "verdict": verdict,
         "finding": "the wrapper differs on purpose",
         "cause": "tests/meta/differential_wrappers/scaler_starts_halved.py:16 (the starting scale halved)",
         "resolution": "none",
@@ -81,9 +83,14 @@ def _entry(row: dict, category: str = "reference-choice", signature: str | None 
     }
 
 
-def _triage(tmp_path: Path, version: str, entries: list[dict]) -> Path:
+RELEASE = {"package": "csconform", "version": metadata.version("csconform")}  # the wrappers ship with csconform's tests
+
+
+def _triage(tmp_path: Path, entries: list[dict], **header: str) -> Path:
+    """A triage of the scaler_starts_halved wrapper (JSON is YAML too); ``header`` overrides its fields."""
+    document = {"implementation": f"{WRAPPERS}.scaler_starts_halved", **RELEASE, **header, "differential": entries}
     path = tmp_path / "triage.yaml"
-    path.write_text(json.dumps({"implementation": "wrapper", "versions": {version: entries}}), encoding="utf-8")
+    path.write_text(json.dumps(document), encoding="utf-8")
     return path
 
 
@@ -98,48 +105,76 @@ def test_an_untriaged_class_fails_the_run(untriaged: tuple[int, dict]) -> None:
     rows = {row["signature"]: row for row in report["classes"]}
     expected = str(CAUGHT["scaler_starts_halved"][1])
     assert rows[expected]["verdict"] == "untriaged"
-    assert rows[expected]["note"] == "no triage entry for this version (no triage file)"
+    assert rows[expected]["note"] == "no triage file for this release"
 
 
-def test_triaged_classes_pass_and_stale_or_other_version_entries_fail(
+def test_triaged_classes_pass_and_stale_entries_fail(
     tmp_path: Path, untriaged: tuple[int, dict], capsys: pytest.CaptureFixture[str]
 ) -> None:
     _code, first = untriaged
-    version = first["versions"]["against"]
-    assert version == "scaler-starts-halved 1.0"
     entries = [_entry(row) for row in first["classes"]]
 
-    code, report = _diff(tmp_path, _triage(tmp_path, version, entries))
+    code, report = _diff(tmp_path, _triage(tmp_path, entries))
     assert code == 0 and report["passed"]
     assert {row["verdict"] for row in report["classes"]} == {"triaged"}
 
     # an entry whose repro no longer shows its class: the expected difference is gone
     gone = _entry(first["classes"][0], signature="grad_scaler | GradScaler.update | result | A returns, B refuses (X)")
-    code, report = _diff(tmp_path, _triage(tmp_path, version, [*entries, gone]))
+    code, report = _diff(tmp_path, _triage(tmp_path, [*entries, gone]))
     assert code == 1
     (stale,) = [row for row in report["classes"] if row["verdict"] == "stale"]
     assert stale["signature"] == gone["signature"] and not stale["found"]
     assert f"STALE: {gone['signature']}" in capsys.readouterr().out
 
-    # verdicts of another release do not carry over
-    code, report = _diff(tmp_path, _triage(tmp_path, "scaler-starts-halved 0.9", entries))
-    assert code == 1 and {row["verdict"] for row in report["classes"]} == {"untriaged"}
+
+@pytest.mark.parametrize(
+    ("header", "named"),
+    [
+        ({"version": "0.0.1"}, "csconform 0.0.1"),  # verdicts of another release do not carry over
+        ({"implementation": f"{WRAPPERS}.sgd_ignores_weight_decay"}, "sgd_ignores_weight_decay"),
+    ],
+    ids=["other-release", "other-implementation"],
+)
+def test_a_triage_that_is_not_b_s_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], header: dict[str, str], named: str
+) -> None:
+    triage = _triage(tmp_path, [], **header)
+    assert main(["diff", "--against", f"{WRAPPERS}.scaler_starts_halved", "--triage", str(triage)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"csconform: error: {triage}") and named in line
+    assert not list(tmp_path.glob("differential_*"))  # refused before any program ran
+
+
+def test_an_unquoted_version_of_a_differential_triage_is_refused_saying_to_quote_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As for the rules: ``2.10`` unquoted is the number 2.1, and no class may turn untriaged over it."""
+    triage = tmp_path / "triage.yaml"
+    triage.write_text(
+        f"implementation: {WRAPPERS}.scaler_starts_halved\npackage: csconform\nversion: 2.10\ndifferential: []\n",
+        encoding="utf-8",
+    )
+    assert main(["diff", "--against", f"{WRAPPERS}.scaler_starts_halved", "--triage", str(triage)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "'version' reads as the number 2.1" in line and "quote it" in line
 
 
 def test_a_fixed_engine_bug_stays_fixed_until_its_repro_shows_again(
     tmp_path: Path, untriaged: tuple[int, dict]
 ) -> None:
     _code, first = untriaged
-    version = first["versions"]["against"]
     expected = str(CAUGHT["scaler_starts_halved"][1])
     (row,) = [row for row in first["classes"] if row["signature"] == expected]
     harmless = {
         **_entry(row, "our-bug"),
         "signature": "grad_scaler | GradScaler.update | result | A returns, B refuses (X)",
     }
-    triage = load_triage(_triage(tmp_path, version, [_entry(row, "our-bug"), harmless]))
+    triage = load_triage(_triage(tmp_path, [_entry(row, "our-bug"), harmless]))
     campaign = Campaign(
-        Pair("csconform.engine", f"{WRAPPERS}.scaler_starts_halved"), ("csconform", version), "ci", (0,)
+        Pair("csconform.engine", f"{WRAPPERS}.scaler_starts_halved"),
+        ("csconform", first["versions"]["against"]),
+        "ci",
+        (0,),
     )
     verdicts = {str(v.signature): v for v in judge(campaign, triage)}
     assert verdicts[expected].verdict == "regression" and verdicts[expected].fails

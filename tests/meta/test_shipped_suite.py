@@ -68,3 +68,22 @@ def test_expected_failures_name_tests_by_their_installation_independent_id(pytes
 
 def test_a_test_outside_the_suite_keeps_its_node_id(tmp_path) -> None:
     assert suite_test_id(tmp_path / "test_x.py", "tests/test_x.py::test_y") == "tests/test_x.py::test_y"
+
+
+def test_a_run_of_one_shipped_module_judges_the_entries_it_could_meet(pytester: pytest.Pytester) -> None:
+    """``pytest --pyargs csconform.conformance.test_metrics``: a rule of that module expected to fail whose
+    tests pass is stale, so is an entry for a test of the module that is gone; another area's rule is not
+    judged. Each is a line, and the run fails."""
+    gone = "csconform/conformance/test_metrics.py::test_gone"
+    (pytester.path / "expected.txt").write_text(f"METRICS-001\nGRADSCALER-016\n{gone}\n", encoding="utf-8")
+    result = run(pytester, "--pyargs", "csconform.conformance.test_metrics", "--expected-failures", "expected.txt")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*expected failures from expected.txt: 3 entries, 9 stale*",
+            "*STALE expected failure in expected.txt: csconform/conformance/test_metrics.py::"
+            "test_several_values_refused_on_cs[[]dict[]] passed although expected to fail (METRICS-001)*",
+            f"*STALE expected failure in expected.txt: {gone} matches no collected test*",
+        ]
+    )
+    assert "GRADSCALER-016" not in result.stdout.str()

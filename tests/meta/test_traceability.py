@@ -215,6 +215,7 @@ def test_expected_failures_turn_into_xfails_and_stale_entries_fail_the_run(proje
         "entries": 3,
         "unexpected_passes": {"tests/conformance/test_demo.py::test_one": ["DEMO-001"]},
         "unmatched": ["tests/conformance/test_demo.py::test_gone"],
+        "not_applied": {},
         "stale": 2,
     }
 
@@ -571,7 +572,7 @@ def test_a_triage_file_gives_the_expected_failures(project: pytest.Pytester) -> 
         TRIAGE_HEAD
         + textwrap.dedent(
             """\
-            entries:
+            rules:
               - ids: [DEMO-002]
                 verdict: departs-from-docs
                 finding: It says three.
@@ -597,47 +598,141 @@ def test_a_triage_file_gives_the_expected_failures(project: pytest.Pytester) -> 
     result.stdout.fnmatch_lines(
         [f"*expected failures from triage.yaml (verdicts for pytest {metadata.version('pytest')}): 1 entry, 0 stale*"]
     )
-    (project.path / "triage.yaml").write_text(TRIAGE_HEAD + "entries:\n  - ids: [DEMO-002]\n    verdict: maybe\n")
+    (project.path / "triage.yaml").write_text(TRIAGE_HEAD + "rules:\n  - ids: [DEMO-002]\n    verdict: maybe\n")
     result = run(project, "--engine", "broken_engine", "--expected-failures", "triage.yaml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
-        ["*triage.yaml: entry 1: unknown keys [], missing keys ['finding', 'evidence', 'resolution']*"]
+        ["*triage.yaml: rules entry 1: unknown keys [], missing keys ['finding', 'evidence', 'resolution']*"]
     )
 
 
 ONE_ENTRY = """\
-entries:
+rules:
   - ids: [DEMO-002]
     verdict: departs-from-docs
     finding: It says three.
     evidence: broken_engine.two() returns 3
     resolution: kept the rule; expected failure
 """
+HEAD = "implementation: broken_engine\npackage: pytest\n"
 
 
 @pytest.mark.parametrize(
-    ("head", "message"),
+    ("text", "message"),
     [
         (
-            "implementation: x\npackage: pytest\nversion: '0.0.1'\n",
+            HEAD + "version: '0.0.1'\n" + ONE_ENTRY,
             "*triage.yaml holds the verdicts for pytest 0.0.1, but pytest * is installed: a release gets its own "
             "triage, none is inherited*",
         ),
         (
-            "implementation: x\npackage: no-such-distribution\nversion: '1.0'\n",
+            TRIAGE_HEAD.replace("implementation: broken_engine", "implementation: fake_engine") + ONE_ENTRY,
+            "*triage.yaml holds the verdicts for fake_engine, not for broken_engine*",
+        ),
+        (
+            "implementation: broken_engine\npackage: no-such-distribution\nversion: '1.0'\n" + ONE_ENTRY,
             "*no-such-distribution 1.0, which is not installed*",
         ),
-        ("implementation: x\npackage: pytest\n", "*'version' must be text naming the distribution and the release*"),
+        (HEAD + ONE_ENTRY, "*'version' must be text naming the release*"),
+        (HEAD + "version: 9.2\n" + ONE_ENTRY, "*'version' reads as the number 9.2*quote it*"),
+        ("implementation: broken_engine\nversion: '1.0'\n" + ONE_ENTRY, "*'package' must name the distribution*"),
         (
-            "implementation: x\npackage: pytest\nversion: 9.2\n",
-            "*'version' must be text*",
-        ),  # YAML reads 9.2 as a number
-        ("implementation: x\nversion: '1.0'\n", "*'package' must be text*"),
+            TRIAGE_HEAD + ONE_ENTRY + ONE_ENTRY.replace("rules:\n", "").replace("departs-from-docs", "not-observable"),
+            "*rules entry 1 and rules entry 2 give DEMO-002 two verdicts (departs-from-docs, not-observable)*",
+        ),
     ],
-    ids=["other-release", "not-installed", "no-version", "unquoted-version", "no-package"],
+    ids=[
+        "other-release",
+        "other-implementation",
+        "not-installed",
+        "no-version",
+        "unquoted-version",
+        "no-package",
+        "two-verdicts",
+    ],
 )
-def test_a_triage_for_another_release_is_refused(project: pytest.Pytester, head: str, message: str) -> None:
-    (project.path / "triage.yaml").write_text(head + ONE_ENTRY, encoding="utf-8")
+def test_a_triage_that_is_not_this_runs_is_refused(project: pytest.Pytester, text: str, message: str) -> None:
+    (project.path / "triage.yaml").write_text(text, encoding="utf-8")
     result = run(project, "--engine", "broken_engine", "--expected-failures", "triage.yaml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+OTHER_TESTS = """\
+import pytest
+
+@pytest.mark.spec("DEMO-001")
+def test_one_elsewhere(engine):
+    assert engine.one() == 1
+"""
+
+
+def test_a_partial_run_judges_the_entries_it_could_meet(project: pytest.Pytester) -> None:
+    """A run of some files judges the entries whose tests all live in them: one that matched no test is
+    stale; entries whose tests are in files not run (or whose rule's area file did not run) are not."""
+    (project.path / "tests" / "conformance" / "test_other.py").write_text(OTHER_TESTS, encoding="utf-8")
+    (project.path / "xfails.txt").write_text(
+        "DEMO-002\nDEMO-003\ntests/conformance/test_demo.py::test_gone\ntests/conformance/test_other.py::test_gone\n",
+        encoding="utf-8",
+    )
+    demo = run(
+        project, "--engine", "broken_engine", "--expected-failures", "xfails.txt", "tests/conformance/test_demo.py"
+    )
+    demo.assert_outcomes(passed=3, xfailed=2)
+    assert demo.ret == pytest.ExitCode.TESTS_FAILED
+    demo.stdout.fnmatch_lines(
+        [
+            "*expected failures from xfails.txt: 4 entries, 2 stale*",
+            "*STALE expected failure in xfails.txt: DEMO-003 matches no collected test*",  # its area's file ran
+            "*STALE expected failure in xfails.txt: tests/conformance/test_demo.py::test_gone matches no collected*",
+        ]
+    )
+    assert "test_other.py::test_gone" not in demo.stdout.str()
+    other = run(
+        project, "--engine", "broken_engine", "--expected-failures", "xfails.txt", "tests/conformance/test_other.py"
+    )
+    other.assert_outcomes(passed=1)
+    assert other.ret == pytest.ExitCode.TESTS_FAILED
+    other.stdout.fnmatch_lines(
+        [
+            "*expected failures from xfails.txt: 4 entries, 1 stale*",
+            "*STALE expected failure in xfails.txt: tests/conformance/test_other.py::test_gone matches no collected*",
+        ]
+    )
+    filtered = run(
+        project,
+        "--engine",
+        "broken_engine",
+        "--expected-failures",
+        "xfails.txt",
+        "tests/conformance/test_demo.py",
+        "-k",
+        "two",
+    )
+    assert filtered.ret == pytest.ExitCode.OK  # -k picks tests within the file: no entry could be judged unmet
+
+
+def test_an_entry_whose_tests_were_all_unsupported_is_stale(project: pytest.Pytester) -> None:
+    """An expected failure that failed nowhere because its tests could not run here is no verdict the
+    run can keep: the implementation does not observe that behaviour (``not-observable``)."""
+    tests = project.path / "tests" / "conformance" / "test_demo.py"
+    tests.write_text(
+        TESTS + '\n@pytest.mark.spec("DEMO-001")\n@pytest.mark.capability("amp")\ndef test_one_with_amp(engine):\n'
+        "    assert engine.one() == 1\n",
+        encoding="utf-8",
+    )
+    (project.path / "xfails.txt").write_text("DEMO-002\ntests/conformance/test_demo.py::test_one_with_amp\n")
+    result = run(
+        project, "--engine", "broken_engine", "--expected-failures", "xfails.txt", "--conformance-json", "m.json"
+    )
+    result.assert_outcomes(passed=3, xfailed=2, skipped=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*expected failures from xfails.txt: 2 entries, 1 stale*",
+            "*STALE expected failure in xfails.txt: tests/conformance/test_demo.py::test_one_with_amp failed in no "
+            "test: the 1 test(s) it matched were skipped or unsupported*",
+        ]
+    )
+    expected = json.loads((project.path / "m.json").read_text())["expected_failures"]
+    assert expected["not_applied"] == {"tests/conformance/test_demo.py::test_one_with_amp": 1}

@@ -60,8 +60,9 @@ class Implementation:
 
 
 def implementation_version(module: ModuleType) -> str:
-    """The release a triage verdict applies to: ``VERSION`` or an adapter's ``PACKAGE``, else the
-    module's ``__version__``; csconform's own modules carry csconform's version."""
+    """The release the report names for an implementation: ``VERSION`` or an adapter's ``PACKAGE``,
+    else the module's ``__version__``; csconform's own modules carry csconform's version. (Which triage
+    applies is decided by the installed distribution the triage names: csconform/triage.py.)"""
     for attribute in ("VERSION", "PACKAGE"):
         value = getattr(module, attribute, None)
         if isinstance(value, str) and value.strip():

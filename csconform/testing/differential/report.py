@@ -17,8 +17,8 @@ import pandas as pd
 from csconform.errors import CsConformError
 from csconform.testing.differential.campaign import Campaign
 from csconform.testing.differential.program import Program
-from csconform.testing.differential.triage import CATEGORIES, FAILING
-from csconform.testing.differential.verdicts import Verdict
+from csconform.testing.differential.verdicts import FAILING, Verdict
+from csconform.triage import VERDICTS as TRIAGE_VERDICTS
 
 VERDICTS = ("triaged", "untriaged", "stale", "regression", "fixed", "flaky")
 
@@ -34,7 +34,7 @@ def _class_row(verdict: Verdict, against: str) -> dict[str, Any]:
         "kind": verdict.signature.kind,
         "verdict": verdict.verdict,
         "note": verdict.note,
-        "category": entry.category if entry else "",
+        "category": entry.verdict if entry else "",  # the triage's verdict ("verdict" is the judgement)
         "cause": entry.cause if entry else "",
         "finding": entry.finding if entry else "",
         "resolution": entry.resolution if entry else "",
@@ -57,7 +57,7 @@ def _class_row(verdict: Verdict, against: str) -> dict[str, Any]:
     return row
 
 
-def _shown_path(path: str | None) -> str | None:
+def shown_path(path: str | None) -> str | None:
     """A path under the current directory as a relative one (the report does not name the machine)."""
     if path is None:
         return None
@@ -95,7 +95,7 @@ def report_data(campaign: Campaign, verdicts: list[Verdict], triage_path: str | 
         "engine": campaign.pair.engine,
         "against": campaign.pair.against,
         "versions": {"engine": campaign.versions[0], "against": campaign.versions[1]},
-        "triage": _shown_path(triage_path),
+        "triage": shown_path(triage_path),
         "profile": campaign.profile,
         "seeds": list(campaign.seeds),
         "seconds": round(campaign.seconds, 1),
@@ -170,7 +170,7 @@ def write_report_files(out: Path, data: dict[str, Any]) -> list[Path]:
         "",
         "Both implementations run the same programs, call by call; every class of difference (area, call, "
         "observable, kind) gets a minimal repro (its triage entry's when that still shows it, else one shrunk "
-        "in this run) and is judged against the triage of B's version.",
+        "in this run) and is judged against B's triage for its release.",
         "",
         "## Areas",
         "",
@@ -186,7 +186,7 @@ def write_report_files(out: Path, data: dict[str, Any]) -> list[Path]:
         verdict = f"**{row['verdict']}**" + (f": {row['note']}" if row["note"] else "")
         lines.append(verdict + ".")
         if row["category"]:
-            lines.append(f"Category: {CATEGORIES[row['category']]}. Cause: {row['cause']}.")
+            lines.append(f"Category: {TRIAGE_VERDICTS[row['category']].title}. Cause: {row['cause']}.")
             lines.append(f"{row['finding']} {row['reason']} Resolution: {row['resolution']}".strip())
         lines.append("")
         program = Program(row["area"], row["target"], tuple(row["statements"]))
@@ -205,16 +205,15 @@ def write_report(out: Path, data: dict[str, Any]) -> list[Path]:
     return [path, *write_report_files(out, data)]
 
 
-def triage_skeleton(row: dict[str, Any], version: str) -> str:
-    """A triage entry to fill in for an untriaged class (the CLI prints it)."""
-    repro = "\n".join(f"        {line}" for line in row["statements"])
+def triage_skeleton(row: dict[str, Any]) -> str:
+    """A triage entry to fill in for an untriaged class, under ``differential:`` (the CLI prints it)."""
+    repro = "\n".join(f"      {line}" for line in row["statements"])
     return (
-        f"  # under versions: {version!r}\n"
-        f"    - signature: {json.dumps(row['signature'])}\n"
-        f"      category: {'|'.join(CATEGORIES)}\n"
-        "      finding: what differs\n"
-        "      cause: file:line in the implementation's source\n"
-        "      resolution: what was done\n"
-        f"      target: {row['target']}\n"
-        f"      repro: |\n{repro}"
+        f"  - signature: {json.dumps(row['signature'])}\n"
+        f"    verdict: {'|'.join(TRIAGE_VERDICTS)}\n"
+        "    finding: what differs\n"
+        "    cause: file:line in the implementation's source\n"
+        "    resolution: what was done\n"
+        f"    target: {row['target']}\n"
+        f"    repro: |\n{repro}"
     )

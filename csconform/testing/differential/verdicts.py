@@ -1,8 +1,8 @@
-"""Judge a campaign's classes against the triage of the implementation's version.
+"""Judge a campaign's classes against the differential section of B's triage (csconform/triage.py).
 
 Every class found gets the verdict of its entry (``triaged``) or ``untriaged``; every entry whose
 class the campaign did not come across is checked by running its repro again: ``triaged`` if the
-repro still shows the class, ``stale`` if not. Entries of category ``our-bug`` are fixed engine
+repro still shows the class, ``stale`` if not. Entries of verdict ``our-bug`` are fixed engine
 bugs: ``fixed`` while their repro shows nothing, ``regression`` when it shows the class again.
 A class that does not show again when its program runs a second time is ``flaky``.
 ``untriaged``, ``stale``, ``regression`` and ``flaky`` fail the run.
@@ -18,7 +18,10 @@ from csconform.testing.differential.explore import compared, implementations
 from csconform.testing.differential.implementation import Workdirs
 from csconform.testing.differential.lockstep import run_lockstep
 from csconform.testing.differential.signature import Signature
-from csconform.testing.differential.triage import FAILING, Entry, Triage
+from csconform.triage import VERDICTS, ClassEntry, Triage
+
+FAILING = ("untriaged", "stale", "regression", "flaky")
+"""Judgements that fail the run."""
 
 
 @dataclass(frozen=True)
@@ -26,7 +29,7 @@ class Verdict:
     signature: Signature
     verdict: str
     """``triaged``, ``untriaged``, ``stale``, ``regression``, ``fixed`` or ``flaky``."""
-    entry: Entry | None
+    entry: ClassEntry | None
     found: FoundClass | None
     note: str = ""
 
@@ -36,9 +39,8 @@ class Verdict:
 
 
 def judge(campaign: Campaign, triage: Triage | None) -> list[Verdict]:
-    """A verdict for every class found and every triage entry of the implementation's version."""
-    version = campaign.versions[1]
-    entries = {entry.signature: entry for entry in (triage.entries(version) if triage else ())}
+    """A verdict for every class found and every entry of the triage (one that applies to B's release)."""
+    entries = {entry.signature: entry for entry in (triage.differential if triage else ())}
     verdicts = []
     for found in campaign.classes:
         entry = entries.pop(found.signature, None)
@@ -48,9 +50,9 @@ def judge(campaign: Campaign, triage: Triage | None) -> list[Verdict]:
             )
             verdicts.append(Verdict(found.signature, "flaky", entry, found, note))
         elif entry is None:
-            note = "no triage entry for this version" + (f" ({version})" if triage else " (no triage file)")
+            note = f"no entry in the triage for {triage.release}" if triage else "no triage file for this release"
             verdicts.append(Verdict(found.signature, "untriaged", None, found, note))
-        elif entry.category == "our-bug":
+        elif not VERDICTS[entry.verdict].class_shows:
             verdicts.append(Verdict(found.signature, "regression", entry, found, "a fixed engine bug shows again"))
         else:
             verdicts.append(Verdict(found.signature, "triaged", entry, found))
@@ -60,7 +62,7 @@ def judge(campaign: Campaign, triage: Triage | None) -> list[Verdict]:
             if compared(get_area(entry.signature.area), a, b):
                 continue  # the pair cannot run this area's calls
             shows = entry.signature in run_lockstep(entry.repro, a, b, workdirs).signatures
-            if entry.category == "our-bug":
+            if not VERDICTS[entry.verdict].class_shows:
                 verdict, note = ("regression", "its repro shows the class again") if shows else ("fixed", "")
             elif shows:
                 verdict, note = "triaged", "not met by this run's examples; its repro still shows it"

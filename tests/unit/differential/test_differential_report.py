@@ -12,8 +12,9 @@ from csconform.errors import CsConformError
 from csconform.report.sections import SECTIONS, ReportOptions, render_report
 from csconform.testing.differential.campaign import PROFILES, run_campaign
 from csconform.testing.differential.explore import Pair
-from csconform.testing.differential.report import read_report, report_data, write_report
+from csconform.testing.differential.report import read_report, report_data, triage_skeleton, write_report
 from csconform.testing.differential.verdicts import judge
+from csconform.triage import load_triage
 
 HALVED = Pair("csconform.engine", "tests.meta.differential_wrappers.scaler_starts_halved")
 
@@ -58,3 +59,24 @@ def test_a_file_that_is_not_a_report_is_a_clear_error(tmp_path: Path) -> None:
     path.write_text("{}")
     with pytest.raises(CsConformError, match="not a differential report"):
         read_report(path)
+
+
+def test_the_printed_skeleton_of_an_untriaged_class_is_an_entry_of_the_differential_section(
+    tmp_path: Path, data: dict
+) -> None:
+    """Pasted under ``differential:`` with a verdict chosen and the cause located, it loads with its repro."""
+    row = data["classes"][0]
+    skeleton = triage_skeleton(row)
+    verdicts = skeleton.split("verdict: ", 1)[1].splitlines()[0]
+    assert verdicts.split("|") == [
+        "departs-from-docs",
+        "reference-choice",
+        "spec-claims-too-much",
+        "not-observable",
+        "our-bug",
+    ]
+    filled = skeleton.replace(verdicts, "departs-from-docs").replace("file:line in", "wrapper.py:1 in")
+    path = tmp_path / "triage.yaml"
+    path.write_text(f"implementation: a.b\npackage: a\nversion: '1'\ndifferential:\n{filled}\n", encoding="utf-8")
+    (entry,) = load_triage(path).differential
+    assert str(entry.signature) == row["signature"] and list(entry.repro.source) == row["statements"]

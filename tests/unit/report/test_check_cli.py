@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,9 @@ def test_expected_failures_reach_the_suite(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.chdir(Path(__file__).resolve().parents[3])  # where tests.meta.broken_engines imports
     monkeypatch.setenv("CI", "1")
     listed = tmp_path / "expected.txt"
-    listed.write_text("METRICS-001  # the broken engine accepts a dict of metrics\n", encoding="utf-8")
+    listed.write_text(  # the broken engine accepts a dict of metrics (its other tests of METRICS-001 pass)
+        "csconform/conformance/test_metrics.py::test_several_values_refused_on_cs[dict]\n", encoding="utf-8"
+    )
     command = ["check", "--area", "metrics", "--engine", "tests.meta.broken_engines.accepts_dict_metrics"]
     assert main([*command, "--expected-failures", str(listed), "--json", str(tmp_path / "m.json")]) == 0
     matrix = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
@@ -89,3 +92,63 @@ def test_a_run_that_stops_before_its_tests_is_an_error_not_an_empty_matrix(
         run_conformance("csconform.engine", areas=["precision"], pytest_args=("no/such/file.py",))
     assert "no/such/file.py" not in str(by_default.value)  # echoed unless told otherwise
     assert "file or directory not found: no/such/file.py" in "".join(capfd.readouterr())
+
+
+def test_a_verdict_that_no_longer_holds_fails_check_within_an_area(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The reference engine passes METRICS-001's tests: an entry expecting them to fail is stale, and so
+    is an entry for a test of the metrics file that is gone; an entry for another area's rule is not
+    judged (its tests did not run)."""
+    listed = tmp_path / "expected.txt"
+    gone = "csconform/conformance/test_metrics.py::test_gone"
+    listed.write_text(f"METRICS-001\nGRADSCALER-016\n{gone}\n", encoding="utf-8")
+    assert main(["check", "--area", "metrics", "--expected-failures", str(listed)]) == 1
+    out = capsys.readouterr().out
+    assert f"expected failures from {listed}: 3 entries, 9 stale" in out
+    assert (
+        f"STALE expected failure in {listed}: csconform/conformance/test_metrics.py::"
+        "test_several_values_refused_on_cs[dict] passed although expected to fail (METRICS-001)"
+    ) in out
+    assert f"STALE expected failure in {listed}: {gone} matches no collected test" in out
+    assert "GRADSCALER-016" not in out
+
+
+TRIAGE = """\
+implementation: csconform.engine
+package: csconform
+version: "{version}"
+rules:
+  - ids: [METRICS-001]
+    verdict: departs-from-docs
+    finding: it passes
+    evidence: observed
+    resolution: none
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        (("implementation: csconform.engine", "implementation: my_runtime.adapter"), "my_runtime.adapter"),
+        (('version: "{version}"', 'version: "0.0.1"'), "csconform 0.0.1"),
+        (('version: "{version}"', "version: 2.10"), "quote it"),
+        (
+            (
+                "rules:\n",
+                "rules:\n  - ids: [METRICS-001]\n    verdict: not-observable\n    finding: x\n    evidence: y\n"
+                "    resolution: z\n",
+            ),
+            "METRICS-001",
+        ),
+    ],
+    ids=["other-implementation", "other-release", "unquoted-version", "two-verdicts"],
+)
+def test_a_triage_that_is_not_this_runs_is_refused_before_the_suite_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: tuple[str, str], named: str
+) -> None:
+    triage = tmp_path / "triage.yaml"
+    triage.write_text(TRIAGE.replace(*change).format(version=metadata.version("csconform")), encoding="utf-8")
+    assert main(["check", "--area", "metrics", "--expected-failures", str(triage)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"csconform: error: {triage}") and named in line

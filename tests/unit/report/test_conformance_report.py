@@ -156,10 +156,10 @@ def test_a_level_with_no_rule_in_the_run_says_so() -> None:
 # --- the vendor's page ----------------------------------------------------------------------------
 
 TRIAGE = """\
-implementation: a package under test
+implementation: csconform.adapters.cstorch
 package: cerebras-pytorch
 version: "2.10.0"
-entries:
+rules:
   - ids: [GRADSCALER-024]
     verdict: reference-choice
     finding: it keeps going at the minimum scale

@@ -23,10 +23,10 @@ from csconform.spec import LEVELS, load_spec
 from csconform.spec.verdict import levels_summary
 
 TRIAGE = """\
-implementation: a package under test
+implementation: csconform.adapters.cstorch
 package: cerebras-pytorch
 version: "2.10.0"
-entries:
+rules:
   - ids: [GRADSCALER-024]
     verdict: reference-choice
     finding: it keeps going at the minimum scale
@@ -139,18 +139,18 @@ def test_the_command_writes_the_page_and_prints_what_it_wrote(tmp_path, capsys, 
 
 
 TRIAGE_SEVERAL = """\
-implementation: a package under test
+implementation: csconform.adapters.cstorch
 package: cerebras-pytorch
 version: "2.10.0"
-entries:
+rules:
   - ids: [GRADSCALER-024, GRADSCALER-007]
     verdict: reference-choice
     finding: two rules at once
     evidence: amp/grad_scaler.py:1
     resolution: informative
-  - ids: [GRADSCALER-024]
+  - ids: ["csconform/conformance/test_grad_scaler.py::test_mismatched_state_is_refused"]
     verdict: departs-from-docs
-    finding: and a second verdict
+    finding: and a second verdict, through a test of the rule
     evidence: amp/grad_scaler.py:2
     resolution: expected failure
   - ids: ["csconform/conformance/test_grad_scaler.py::test_that_no_longer_exists"]
@@ -232,6 +232,10 @@ def test_the_expected_failures_section_lists_every_stale_expectation_and_its_ver
     )
     only_passes = {k: v for k, v in expected.items() if k != "unmatched"}
     assert expectations_section({"expected_failures": only_passes}).endswith("(X-003)\n\n")
+    unsupported = {**only_passes, "not_applied": {"X-004": 2}}
+    assert expectations_section({"expected_failures": unsupported}).endswith(
+        "(X-003)\n- `X-004` failed in no test: its 2 test(s) were skipped or unsupported\n\n"
+    )
 
 
 def test_an_expected_failures_block_without_stale_entries_or_details_says_so():
