@@ -1,10 +1,12 @@
 """The ``csconform calibrate`` subcommand: fit the performance model on measured runs, or score it.
 
-    csconform calibrate [--measured CSV] [--write PATH] [--write-shipped]    fit + leave-one-out validation
+    csconform calibrate [--measured CSV] [--write PATH] [--write-shipped]    fit + grouped cross-validation
     csconform calibrate --evaluate CSV [--csv OUT]     predict measured runs with the stored fit
 
-Fitting prints the four fitted figures and the errors (``exp(mean |log(predicted / measured)|)``,
-and the worst row); ``--write PATH`` stores them in PATH, and ``--write-shipped`` replaces the
+Fitting fits the runs of the table whose ``use`` is not ``judge``, prints the fitted figures and the
+errors (``exp(mean |log(predicted / measured)|)``, and the worst row) of the fit and of grouped
+cross-validation (each model family, source and release left out in turn: one fit per group, not per
+run), and the error band plans state; ``--write PATH`` stores them in PATH, and ``--write-shipped`` replaces the
 calibration file every plan reads (``csconform/perf/calibration/calibration.json``), which nothing else
 overwrites. A fit with a non-finite or implausible figure is refused, never stored.
 ``--evaluate`` predicts each run of another table with the same columns (runs the fit never saw)
@@ -17,24 +19,23 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
 from csconform.output_guard import write_csv, write_text
-from csconform.perf.calibration.fit import calibration_record, error, fit, leave_one_out, worst
+from csconform.perf.calibration.band import bands, grouped_cross_validation
+from csconform.perf.calibration.fit import calibration_record, error, fit, fitted_runs, worst
 from csconform.perf.calibration.measured_runs import measured_csv, read_measured, runs
-from csconform.perf.execution.efficiency import (
-    PARAMETERS,
-    calibration_path,
-    check_calibration_record,
-    fitted,
-    forget_calibration,
-)
+from csconform.perf.execution.efficiency import calibration_path, check_calibration_record, fitted, forget_calibration
 
 
-def _progress(done: int, total: int) -> None:
-    print(f"\r  leave-one-out: {done}/{total} fits", end="" if done < total else "\n", file=sys.stderr, flush=True)
+def _progress(what: str) -> Callable[[int, int], None]:
+    def show(done: int, total: int) -> None:
+        print(f"\r  {what}: {done}/{total} fits", end="" if done < total else "\n", file=sys.stderr, flush=True)
+
+    return show
 
 
 def evaluate(path: str | Path) -> pd.DataFrame:
@@ -78,20 +79,24 @@ def run(arguments: argparse.Namespace) -> int:
             write_csv(frame, arguments.csv, "--csv", index=False)
         return 0
     path = Path(arguments.measured) if arguments.measured else measured_csv()
-    data = runs(read_measured(path))
+    data = fitted_runs(runs(read_measured(path)))
     full = fit(data)
-    loo, loo_fits = leave_one_out(data, full.calibration, progress=_progress)
-    record = calibration_record(path, full, loo, loo_fits)
-    for name in PARAMETERS:
-        entry = record["parameters"][name]
+    grouped = grouped_cross_validation(data, progress=_progress("grouped cross-validation"))
+    band = bands(grouped)
+    record = calibration_record(path, full, band, list(grouped.fits.values()))
+    for name, entry in record["parameters"].items():
         relative = entry["relative_standard_error"]
         spread = "unknown: the runs do not pin it down" if relative is None else f"{100 * relative:.0f} %"
-        print(f"  {name:22s} {entry['value']:<12.4g} {entry['unit']:30s} (+- {spread})")
+        kept = "" if entry["fitted"] else " (not fitted: no run informs it)"
+        print(f"  {name:24s} {entry['value']:<12.4g} {entry['unit']:42s} (+- {spread}){kept}")
     print(
         f"{len(data)} runs: fit error {record['fit']['error']:.3f} (worst {record['fit']['worst_row']:.3f}), "
-        f"leave-one-out error {record['fit']['leave_one_out_error']:.3f} "
-        f"(worst {record['fit']['leave_one_out_worst_row']:.3f})"
+        f"held-out error {band['error']:.3f} (worst {band['worst']:.3f})"
     )
+    for name, entry in band["groupings"].items():
+        print(f"  leave one {name} out: error {entry['error']:.3f} (worst {entry['worst']:.3f})")
+    classes = ", ".join(f"{key} x{entry['factor']:.3g}" for key, entry in band["classes"].items())
+    print(f"band ({100 * band['coverage']:.0f} % of held-out predictions): x{band['factor']:.3g}; {classes}")
     if arguments.write or arguments.write_shipped:
         check_calibration_record(record, "the fit")  # a non-finite or implausible fit is never stored
         document = json.dumps(record, indent=2, allow_nan=False) + "\n"

@@ -2,12 +2,15 @@
 
     csconform plan (--model gpt2_small | --model-config config.json) [--wafer wse2]
                    [--mode pipelined|weight_streaming] [--systems N] [--batch B] [--seq-len T]
-                   [--json OUT] [--png OUT]
+                   [--release R] [--json OUT] [--png OUT]
 
 ``--model-config`` reads a Hugging Face style ``config.json`` (or the same fields as YAML) of a
-family :mod:`csconform.perf.models.hf_families` knows; ``--batch`` is the global batch.  Prints a one-line
-summary (total and, for a mixture of experts, active parameters; the weight bytes streamed per step)
-and the notes on how the config was read.  Unknown names, an unreadable file, a config with a
+family :mod:`csconform.perf.models.hf_families` knows; ``--batch`` is the batch as that release's
+params files meant it: global, except before release 1.9.0, where ``batch_size`` was per system (so
+the global batch is ``B x N``). ``--release`` also applies the release's mode (pipelined mode before
+1.9.0 only) and the efficiency the calibration fitted for it.  Prints a one-line summary (total and,
+for a mixture of experts, active parameters; the weight bytes streamed per step; the limit that
+binds; the error band) and the notes on how the config was read.  Unknown names, an unreadable file, a config with a
 missing or contradictory field, an encoder-decoder model, a model that does not fit pipelined mode
 and a cluster larger than the preset allows are typed errors, which the ``csconform`` entry point
 prints as one line and exit status 2.
@@ -16,23 +19,33 @@ prints as one line and exit status 2.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from csconform.output_guard import write_text
 from csconform.perf.models.hf_config import load_model_config
 from csconform.perf.plan import MODES, Plan, plan
+from csconform.perf.releases import batch_is_per_system
 
 
 def run(arguments: argparse.Namespace) -> int:
     """Handler of ``plan``: model, write JSON (and the wafer map), print a summary."""
     model = load_model_config(arguments.model_config) if arguments.model_config is not None else arguments.model
+    batch = arguments.batch
+    per_system = batch is not None and batch_is_per_system(arguments.release)
     result = plan(
         model,
         wafer=arguments.wafer,
         mode=arguments.mode,
         systems=arguments.systems,
-        batch=arguments.batch,
+        batch=batch * arguments.systems if per_system else batch,
         seq_len=arguments.seq_len,
+        release=arguments.release,
     )
+    if per_system:
+        result.notes.append(
+            f"release {arguments.release}: --batch {batch} is per system, as its params files' batch_size was "
+            f"before 1.9.0 (the Model Zoo 1.9.1 RELEASE-NOTES.md, on 1.9.0): global batch {result.batch}"
+        )
     if arguments.json:
         write_text(arguments.json, result.to_json() + "\n", "--json")
     if arguments.png:
@@ -52,12 +65,26 @@ def summary(result: Plan) -> str:
     if result.mode == "weight_streaming":
         weights = result.breakdown["communication"]["streamed_weight_bytes_per_step"]
         streamed = f", {weights / 1e9:.4g} GB of weights streamed per step"
+    release = f", release {result.release}" if result.release else ""
     line = (
-        f"{result.model} on {result.systems} x {result.wafer} ({result.mode}): "
-        f"{result.samples_per_s:.4g} samples/s (bound {result.bound_samples_per_s:.4g}), "
-        f"{result.params / 1e6:.1f}M parameters{active}{streamed}, {len(result.kernels)} kernels"
+        f"{result.model} on {result.systems} x {result.wafer} ({result.mode}{release}): "
+        f"{result.samples_per_s:.4g} samples/s (bound {result.bound_samples_per_s:.4g}; {result.binding_limit} "
+        f"binds), {result.params / 1e6:.1f}M parameters{active}{streamed}, {len(result.kernels)} kernels"
     )
-    return "\n".join([line, *(f"  note: {note}" for note in result.notes)])
+    lines = [line]
+    if result.band:
+        lines.append(f"  band: {band_text(result.samples_per_s, result.band)}")
+    return "\n".join([*lines, *(f"  note: {note}" for note in result.notes)])
+
+
+def band_text(samples_per_s: float, band: dict[str, Any]) -> str:
+    """The error band in words: the range, the factor, what share of held-out predictions it covers."""
+    factor = band["factor"]
+    return (
+        f"{samples_per_s / factor:.4g} to {samples_per_s * factor:.4g} samples/s (x/ {factor:.3g}: "
+        f"{100 * band['coverage']:.0f} % of the predictions of runs left out of the fit by model family, source "
+        f"or release were within it; {band['from']})"
+    )
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -73,8 +100,18 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--wafer", default="wse2", help="wse1, wse2 or wse3 (default wse2)")
     parser.add_argument("--mode", choices=MODES, default=None, help="default: chosen from the model size")
     parser.add_argument("--systems", type=int, default=1, help="systems in the cluster (default 1)")
-    parser.add_argument("--batch", type=int, default=None, help="global batch over all systems (default: the model's)")
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=None,
+        help="global batch over all systems, or per system with a --release before 1.9 (default: the model's)",
+    )
     parser.add_argument("--seq-len", type=int, default=None, help="sequence length (sequence models)")
+    parser.add_argument(
+        "--release",
+        default=None,
+        help="software release (e.g. 1.8.0, 2.4): its batch meaning, its modes and its fitted efficiency",
+    )
     parser.add_argument("--json", metavar="OUT", help="write the plan as JSON to OUT")
     parser.add_argument("--png", metavar="OUT", help="write the wafer map as PNG to OUT")
     parser.set_defaults(handler=run, reads=("model_config",), writes={"json": {}, "png": {"suffixes": (".png",)}})

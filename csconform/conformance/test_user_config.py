@@ -21,7 +21,7 @@ import yaml
 from csconform.cli import main as cli_main
 from csconform.errors import UnknownNameError
 from csconform.findings.finding import Finding
-from csconform.perf.execution.efficiency import calibration_record
+from csconform.perf.calibration.band import stated_band
 from csconform.spec import default_specs_dir, load_catalogue, load_spec
 from csconform.userconfig.checks import ESTIMATOR_RULES
 from csconform.userconfig.validate import Verdict, release_options, validate_file
@@ -633,11 +633,13 @@ def test_the_model_is_planned_with_time_to_train_and_its_band(tmp_path: Path) ->
     assert verdict.parameters == plan.parameters == expected
     assert plan.time_to_train_s == pytest.approx(1000 * 64 / plan.samples_per_s, rel=1e-12)
     assert plan.tokens_per_s == pytest.approx(plan.samples_per_s * 128, rel=1e-12)
-    factor = calibration_record()["fit"]["leave_one_out_error"]
+    stated = stated_band(plan.mode, plan.family)  # grouped cross-validation's band for this mode and class
+    factor, worst_factor = stated["factor"], stated["worst"]
     assert plan.band is not None and plan.time_to_train_s is not None
     assert (plan.band.low_s, plan.band.high_s) == pytest.approx(
         (plan.time_to_train_s / factor, plan.time_to_train_s * factor)
     )
+    assert plan.worst_band is not None and plan.worst_band.factor == worst_factor >= factor > 1
     assert plan.model_flops_per_step > 6 * expected * 64 * 128  # 6N per token plus attention
     unknown = judge(write(tmp_path, trainer(init_model={"name": "llava"}), "u.yaml"), "2.10.0")
     assert unknown.violations == [] and unknown.plan is None and any("model not planned" in n for n in unknown.notes)

@@ -7,11 +7,19 @@ Execution), when the whole model (weights, optimizer state and in-flight activat
 Pipelined mode can be asked for on one system whenever the model fits (the documents' mode below
 about a billion parameters: appliance-mode-blog#Pipelined and Weight Streaming Execution Modes).
 
+A ``release`` applies what changed between releases (:mod:`csconform.perf.releases`): before 1.9.0
+pipelined mode exists and is the mode of a model that fits one system, from 1.9.0 it is refused; and
+weight streaming runs at the efficiency the calibration fitted for the release's generation.
+
 Every figure in the breakdown names the preset figures and the formula it comes from; compute runs
 at the calibrated efficiencies of :mod:`csconform.perf.execution.efficiency` (the breakdown's
-``calibration`` entry gives the values and where they were fitted). A plan groups its model into
-kernels once (:func:`~csconform.perf.models.kernels.group_kernels`) and hands them to every
-execution model it asks: the mode's own, the other one for comparison, and the memory check.
+``calibration`` entry gives the values and where they were fitted). A plan names the limit that
+binds (``binding_limit``: compute, the per-layer latency, weight streaming I/O, the input workers;
+in pipelined mode the slowest kernel's compute or fabric traffic, or the pipeline's fill) and states
+the error band of its mode and model class, measured by grouped cross-validation
+(:mod:`csconform.perf.calibration.band`). A plan groups its model into kernels once
+(:func:`~csconform.perf.models.kernels.group_kernels`) and hands them to every execution model it
+asks: the mode's own, the other one for comparison, and the memory check.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from csconform.errors import InvalidInputError
+from csconform.perf.calibration.band import stated_band
 from csconform.perf.execution.efficiency import Calibration, calibration_record, fitted
 from csconform.perf.execution.pipelined import PipelineResult, kernels_fit_pipelined, pipelined_from_kernels
 from csconform.perf.execution.streaming import StreamingResult, weight_streaming_from_kernels
@@ -31,6 +40,7 @@ from csconform.perf.models.kernels import KernelCost, group_kernels
 from csconform.perf.models.layer import Layer, total_params
 from csconform.perf.models.model_spec import ModelSpec
 from csconform.perf.models.zoo import get_model
+from csconform.perf.releases import generation, pipelined_supported, stand_in
 
 MODES = ("pipelined", "weight_streaming")
 DEFAULT_DESCRIBED_BATCH = 256
@@ -53,6 +63,9 @@ class Plan:
     fabric: dict[str, int]
     kernels: list[dict[str, Any]]
     breakdown: dict[str, dict[str, Any]]
+    binding_limit: str = "compute"
+    band: dict[str, Any] = field(default_factory=dict)
+    release: str | None = None
     notes: list[str] = field(default_factory=list)
     result: PipelineResult | StreamingResult | None = field(default=None, repr=False, compare=False)
 
@@ -93,9 +106,17 @@ def _resolve(model: str | ModelSpec | Sequence[Layer], seq_len: int | None) -> M
     )
 
 
-def choose_mode(kernels: Sequence[KernelCost], wafer: str | Wafer = "wse2", systems: int = 1) -> str:
-    """Weight streaming, except pipelined for a model that fits one WSE-1 (see the module docstring)."""
-    if get_wafer(wafer).name == PIPELINED_ONLY_WAFER and systems == 1 and kernels_fit_pipelined(kernels, wafer):
+def choose_mode(
+    kernels: Sequence[KernelCost], wafer: str | Wafer = "wse2", systems: int = 1, release: str | None = None
+) -> str:
+    """Weight streaming, except pipelined for a model that fits one system of a WSE-1, or of any wafer
+    in a release before 1.9.0 (see the module docstring)."""
+    pipelined_era = release is not None and pipelined_supported(release)
+    if (
+        (get_wafer(wafer).name == PIPELINED_ONLY_WAFER or pipelined_era)
+        and systems == 1
+        and kernels_fit_pipelined(kernels, wafer)
+    ):
         return "pipelined"
     return "weight_streaming"
 
@@ -109,16 +130,22 @@ def plan(
     seq_len: int | None = None,
     time_limit_s: float = 5.0,
     calibration: Calibration | None = None,
+    release: str | None = None,
 ) -> Plan:
-    """Model ``model`` on ``systems`` systems of ``wafer``; see the module docstring."""
+    """Model ``model`` on ``systems`` systems of ``wafer`` (in ``release``); see the module docstring."""
     spec = _resolve(model, seq_len)
     cal = calibration or fitted()
     w = get_wafer(wafer)
     check_cluster_size(w, systems)
     if mode is not None and mode not in MODES:
         raise InvalidInputError(f"unknown mode {mode!r}; known modes: {', '.join(MODES)}")
+    if mode == "pipelined" and not pipelined_supported(release):
+        raise InvalidInputError(
+            f"release {release} has no pipelined mode: 1.9.0 deprecated it and runs every model in weight "
+            "streaming (the Model Zoo 1.9.1 RELEASE-NOTES.md, on 1.9.0); use weight streaming"
+        )
     kernels = group_kernels(spec.layers)
-    chosen = mode or choose_mode(kernels, w, systems)
+    chosen = mode or choose_mode(kernels, w, systems, release)
     if batch is not None and (not isinstance(batch, int) or isinstance(batch, bool) or batch < 1):
         raise InvalidInputError(f"batch must be a positive integer, got {batch!r}")
     if chosen == "pipelined":
@@ -128,17 +155,46 @@ def plan(
                 "(appliance-mode-blog#Pipelined and Weight Streaming Execution Modes); "
                 "use weight streaming on a cluster"
             )
-        return _pipelined_plan(spec, kernels, w, batch or spec.default_batch, time_limit_s, cal)
+        result = _pipelined_plan(spec, kernels, w, batch or spec.default_batch, time_limit_s, cal, release)
+        if mode is None and w.name != PIPELINED_ONLY_WAFER:
+            result.notes.append(
+                f"release {release} still runs pipelined mode, the documents' mode for a model that fits one "
+                "system (appliance-mode-blog#Pipelined and Weight Streaming Execution Modes); 1.9.0 deprecated it"
+            )
+        return _released(result, release, cal)
     if batch is None:
         batch = systems * max(1, math.ceil(spec.default_batch / systems))
     if batch % systems:
         raise InvalidInputError(f"global batch {batch} does not split evenly over {systems} systems")
-    result = _streaming_plan(spec, kernels, w, systems, batch, cal)
-    if mode is None and systems == 1 and kernels_fit_pipelined(kernels, w):
+    result = _streaming_plan(spec, kernels, w, systems, batch, cal, release)
+    if mode is None and systems == 1 and pipelined_supported(release) and kernels_fit_pipelined(kernels, w):
         result.notes.append(
             "the model also fits the wafer in pipelined mode, the documents' mode below about a billion "
             "parameters (mode='pipelined'); the measured runs of such models behave like weight streaming"
         )
+    return _released(result, release, cal)
+
+
+def _released(result: Plan, release: str | None, cal: Calibration) -> Plan:
+    """The plan with its release, and what the release changed said in its notes."""
+    result.release = release
+    if result.mode == "weight_streaming" and release is not None:
+        used = stand_in(release, cal.release_efficiency)
+        scale = cal.compute_scale("weight_streaming", release)
+        if used is None:
+            result.notes.append(
+                f"release {release}: no measured run of it or of a later release was fitted; planned at the "
+                "reference efficiencies (the runs that state no release)"
+            )
+        else:
+            of = (
+                "its own"
+                if used == generation(release)
+                else f"release {used}'s (no run of {generation(release)} was fitted)"
+            )
+            result.notes.append(
+                f"release {release}: weight streaming at {scale:.3g} of the reference efficiencies, {of}"
+            )
     return result
 
 
@@ -160,7 +216,7 @@ def _calibration_entry(cal: Calibration) -> dict[str, Any]:
         record = calibration_record()
         source = (
             f"csconform/perf/calibration/calibration.json: fitted {record['fitted_on']} on {record['data']['rows']} "
-            f"measured runs ({record['data']['source']}); leave-one-out error {record['fit']['leave_one_out_error']}"
+            f"measured runs ({record['data']['source']}); error on held-out groups {record['fit']['held_out_error']}"
         )
     else:
         source = "given by the caller"
@@ -186,11 +242,16 @@ def _plan(
     cal: Calibration,
     notes: list[str],
 ) -> Plan:
-    """A plan of ``spec``: the model's own figures, and those its execution model found (``result``)."""
+    """A plan of ``spec``: the model's own figures, those its execution model found (``result``), the
+    limit that binds and the error band of its mode and model class."""
+    mode = "pipelined" if isinstance(result, PipelineResult) else "weight_streaming"
+    limit = binding_limit(result)
+    if limit == "input":
+        notes = [*notes, _input_note(result)]
     return Plan(
         model=spec.name,
         wafer=w.name,
-        mode="pipelined" if isinstance(result, PipelineResult) else "weight_streaming",
+        mode=mode,
         systems=systems,
         batch=batch,
         params=spec.params,
@@ -202,16 +263,57 @@ def _plan(
         fabric={"width": w.fabric_width, "height": w.fabric_height},
         kernels=kernels,
         breakdown={**breakdown, "parameters": _parameters_entry(spec), "calibration": _calibration_entry(cal)},
+        binding_limit=limit,
+        band=stated_band(mode, spec.family),
         notes=[*spec.notes, *notes],
         result=result,
     )
 
 
+LIMITS = ("compute", "latency", "io", "input", "fill", "communication")
+"""What can bind a plan: compute at the calibrated efficiencies; weight streaming's per-layer latency or
+its weight and gradient traffic (``io``); the input workers; a pipeline's fill, or its slowest kernel's
+fabric traffic (``communication``)."""
+
+
+def binding_limit(result: PipelineResult | StreamingResult) -> str:
+    """The limit (:data:`LIMITS`) that sets a result's samples/s: the input workers when they do, else
+    the largest share of a weight-streaming step, or what sets a pipeline's batch time."""
+    if isinstance(result, StreamingResult):
+        if result.input_bound:
+            return "input"
+        shares = {"compute": result.compute_s, "latency": result.latency_s, "io": result.io_exposed_s}
+        return max(shares, key=lambda name: shares[name])
+    if result.samples_per_s >= result.input_samples_per_s * (1 - 1e-12):
+        return "input"
+    steady_s = (result.batch - 1) * result.slowest_cycles_per_sample / result.wafer.clock_hz
+    if result.fill_latency_s > steady_s:
+        return "fill"
+    slowest = max(result.kernels, key=lambda k: k.cycles_per_sample)
+    return (
+        "compute" if slowest.compute_cycles_per_sample >= slowest.communication_cycles_per_sample else "communication"
+    )
+
+
+def _input_note(result: PipelineResult | StreamingResult) -> str:
+    per_system = result.input_samples_per_s
+    return (
+        f"the input binds: one system's input workers deliver at most {per_system:.4g} samples/s (input_tokens_per_s "
+        "over the tokens of a sample); a faster wafer would not help, more input workers would"
+    )
+
+
 def _pipelined_plan(
-    spec: ModelSpec, kernels: Sequence[KernelCost], w: Wafer, batch: int, time_limit_s: float, cal: Calibration
+    spec: ModelSpec,
+    kernels: Sequence[KernelCost],
+    w: Wafer,
+    batch: int,
+    time_limit_s: float,
+    cal: Calibration,
+    release: str | None,
 ) -> Plan:
     result = pipelined_from_kernels(kernels, w, batch=batch, time_limit_s=time_limit_s, calibration=cal)
-    streamed = weight_streaming_from_kernels(kernels, w, 1, batch, cal).samples_per_s
+    streamed = weight_streaming_from_kernels(kernels, w, 1, batch, cal, release).samples_per_s
     placed = [
         {
             "name": k.name,
@@ -287,17 +389,23 @@ def _pipelined_plan(
         cal=cal,
         notes=[
             "every kernel resident on its own rectangle; weights stay in their region",
-            "pipelined predictions use the efficiencies fitted on weight-streaming runs (no measured pipelined run "
-            "was available to check them); the measured runs below a billion parameters behave like weight "
-            f"streaming, which would give {streamed:.4g} samples/s here",
+            f"pipelined kernels run at {cal.pipelined_efficiency:.3g} of the weight-streaming efficiencies "
+            "(pipelined_efficiency, fitted on the measured pipelined runs); weight streaming would give "
+            f"{streamed:.4g} samples/s here",
         ],
     )
 
 
 def _streaming_plan(
-    spec: ModelSpec, kernels: Sequence[KernelCost], w: Wafer, systems: int, batch: int, cal: Calibration
+    spec: ModelSpec,
+    kernels: Sequence[KernelCost],
+    w: Wafer,
+    systems: int,
+    batch: int,
+    cal: Calibration,
+    release: str | None,
 ) -> Plan:
-    result = weight_streaming_from_kernels(kernels, w, systems, batch // systems, cal)
+    result = weight_streaming_from_kernels(kernels, w, systems, batch // systems, cal, release)
     streamed = [
         {
             "name": x.name,
@@ -306,8 +414,8 @@ def _streaming_plan(
             "width": w.fabric_width,
             "height": w.fabric_height,
             "cores": w.fabric_cores,
-            "samples_per_s": batch / (x.forward_s + x.backward_s),
-            "occupancy_s": x.forward_s + x.backward_s,
+            "samples_per_s": result.micro_batch * systems / (x.forward_s + x.backward_s),
+            "occupancy_s": result.micro_batches * (x.forward_s + x.backward_s),
             "bound": x.bound,
         }
         for x in result.layers
@@ -324,9 +432,11 @@ def _streaming_plan(
             * result.model_flops_per_sample
             / (systems * w.peak_flops_per_s),
             "input_bound": result.input_bound,
-            "formula": "layer time = max(shard x flops / (efficiency x peak), weights in, gradients out) "
+            "lane_samples_per_s": result.lane_samples_per_s,
+            "formula": "layer time = max(micro-batch x flops / (efficiency x peak), weights in, gradients out) "
             "+ weight layers x layer_latency_s, forward and backward; backward recomputes the layer's forward "
-            "from its saved input; step >= shard tokens / input_tokens_per_s",
+            "from its saved input; the shard runs as max(1, shard tokens / micro_batch_tokens) micro-batches, "
+            "each paying every layer time; step >= shard tokens / input_tokens_per_s",
             "sources": {n: w.source(n) for n in ("clock_hz", "flops_per_core_per_cycle", "peak_flops_per_s")},
         },
         "communication": {
@@ -337,8 +447,8 @@ def _streaming_plan(
             "streamed_weight_bytes_per_step": result.streamed_weight_bytes,
             "streamed_gradient_bytes_per_step": result.streamed_gradient_bytes,
             "formula": "weights in = params x 2 B / system I/O; gradients out = params x 4 B / system I/O; "
-            "every weight streams in twice a step (forward and backward) and every gradient out once, all experts "
-            "of a mixture of experts included; SwarmX depth ceil(log2 N) x hop latency paid 3 times per pass",
+            "every weight streams in twice per micro-batch (forward and backward) and every gradient out once, all "
+            "experts of a mixture of experts included; SwarmX depth ceil(log2 N) x hop latency paid 3 times per step",
             "sources": {"system_io_bytes_per_s": w.source("system_io_bytes_per_s")},
         },
         "memory": {

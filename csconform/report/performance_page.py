@@ -103,8 +103,9 @@ def performance_markdown(tables: dict[str, pd.DataFrame], record: dict, refusal:
         "`performance_hardware.csv`), per-kernel cost models, the cvxpy placement for pipelined mode "
         "and the weight-streaming / SwarmX / MemoryX model for clusters, with compute at the efficiencies, "
         "the per-layer latency and the input rate calibrated on measured runs "
-        "([performance_validation.md](performance_validation.md): leave-one-out error "
-        f"{record['fit']['leave_one_out_error']:.3f} on {record['data']['rows']} measured runs). Regenerate with "
+        "([performance_validation.md](performance_validation.md): error "
+        f"{record['fit']['held_out_error']:.3f} on held-out model families, sources and releases, "
+        f"{record['data']['rows']} measured runs fitted). Regenerate with "
         "`csconform report --skip conformance,placement,benchmarks`; plan one model with "
         "`csconform plan --model NAME --json OUT` or `csconform plan --model-config config.json`.",
         "",

@@ -1,7 +1,10 @@
 """The tables of the performance model against measured runs (``performance_validation.md``).
 
-Every run of the calibration set is predicted twice: by the stored fit (all runs) and by a fit
-that left that run out (leave-one-out cross-validation). The tables also show why the runs are
+Every run of the calibration set is predicted by the stored fit and, for the runs it fitted, by the
+fits that left out the run's model family, its source and its release (grouped cross-validation,
+:mod:`csconform.perf.calibration.band`); the runs kept to judge (``use`` = ``judge``) were never
+fitted, so the stored fit's prediction of them is already of unseen runs, and the table says whether
+each lies inside the band a plan states for it. The tables also show why the runs are
 planned in weight streaming, how predictions scale with the number of systems and the wafer
 generation, and how they compare with public statements; :func:`fit_summary`, :func:`batch_rise`
 and :func:`data_figures` are the numbers the page's prose quotes. Pure functions from
@@ -19,9 +22,10 @@ import numpy as np
 import pandas as pd
 
 from csconform.perf import hardware
-from csconform.perf.calibration.fit import error, leave_one_out, worst
+from csconform.perf.calibration.band import BAND_GROUPINGS, grouped_cross_validation, stated_band
+from csconform.perf.calibration.fit import error, fitted_runs, worst
 from csconform.perf.calibration.measured_runs import Run
-from csconform.perf.execution.efficiency import IDEAL, PARAMETERS, calibration_record, fitted
+from csconform.perf.execution.efficiency import IDEAL, calibration_record, fitted
 from csconform.perf.execution.pipelined import fits_pipelined, pipelined
 from csconform.perf.execution.streaming import weight_streaming
 from csconform.perf.models.hf_config import model_from_config
@@ -46,14 +50,22 @@ CEREBRAS_GPT = {  # Cerebras-GPT (Dey et al. 2023, Table 1): layers, d_model, he
 
 
 def validation_table(data: list[Run], cross_validate: bool = True) -> pd.DataFrame:
-    """Predicted against measured samples/s for every run: stored fit and, optionally, leave-one-out."""
+    """Predicted against measured samples/s for every run: the stored fit, whether the run lies inside
+    the band stated for it and, optionally, each grouping's held-out ratio (``family_out_ratio``: by the
+    fit without the run's model family; empty for a judging run, or a group no fit could leave out)."""
     cal = fitted()
-    loo = leave_one_out(data, cal)[0] if cross_validate else None
+    held: dict[tuple[str, str], float] = {}
+    if cross_validate:
+        validation = grouped_cross_validation(fitted_runs(data))
+        held = {(h.run_id, h.grouping): math.exp(h.log_ratio) for h in validation.held_out}
     rows = []
-    for index, run in enumerate(data):
+    for run in data:
         predicted = run.predict(cal)
+        band = stated_band(run.mode, run.model.family)["factor"]
+        ratio = predicted / run.measured_samples_per_s
         row: dict[str, Any] = {
             "id": run.id,
+            "use": run.use,
             "model": run.model.name,
             "params": run.model.params,
             "seq_len": run.model.seq_len,
@@ -61,13 +73,16 @@ def validation_table(data: list[Run], cross_validate: bool = True) -> pd.DataFra
             "systems": run.systems,
             "wafer": run.wafer,
             "mode": run.mode,
+            "release": run.release or "",
             "measured_samples_per_s": run.measured_samples_per_s,
             "predicted_samples_per_s": predicted,
-            "ratio": predicted / run.measured_samples_per_s,
+            "ratio": ratio,
+            "band": band,
+            "inside_band": 1 / band <= ratio <= band,
         }
-        if loo is not None:
-            row["loo_predicted_samples_per_s"] = run.measured_samples_per_s * math.exp(loo[index])
-            row["loo_ratio"] = math.exp(loo[index])
+        if cross_validate:
+            for grouping in BAND_GROUPINGS:
+                row[f"{grouping}_out_ratio"] = held.get((run.id, grouping), math.nan)
         row["peak_model_ratio"] = run.predict(IDEAL) / run.measured_samples_per_s
         rows.append(row)
     return pd.DataFrame(rows)
@@ -79,26 +94,27 @@ def parameter_table() -> pd.DataFrame:
         [
             {
                 "figure": name,
-                "value": record[name]["value"],
-                "unit": record[name]["unit"],
-                "relative_standard_error": record[name]["relative_standard_error"],
-                "leave_one_out_min": record[name]["leave_one_out_range"][0],
-                "leave_one_out_max": record[name]["leave_one_out_range"][1],
-                "meaning": record[name]["meaning"],
+                "value": entry["value"],
+                "unit": entry["unit"],
+                "fitted": entry["fitted"],
+                "relative_standard_error": entry["relative_standard_error"],
+                "cross_validation_min": entry["cross_validation_range"][0],
+                "cross_validation_max": entry["cross_validation_range"][1],
+                "meaning": entry["meaning"],
             }
-            for name in PARAMETERS
+            for name, entry in record.items()
         ]
     )
 
 
 def mode_table(data: list[Run]) -> pd.DataFrame:
-    """The BERT batch sweep three ways: measured, weight streaming and a resident pipeline (one placement
-    per model; each batch then fills and drains it)."""
+    """The paper's BERT batch sweep (the BERT runs that state no release) three ways: measured, weight
+    streaming and a resident pipeline (one placement per model; each batch then fills and drains it)."""
     cal = fitted()
     placed: dict[str, Any] = {}
     rows = []
     for run in data:
-        if run.model.family != "bert":
+        if run.model.family != "bert" or run.release is not None:
             continue
         if run.model.name not in placed:
             placed[run.model.name] = pipelined(run.model.layers, run.wafer, batch=run.global_batch, calibration=cal)
@@ -249,29 +265,39 @@ def page_scaling(scaling: pd.DataFrame) -> pd.DataFrame:
 
 def fit_summary(table: pd.DataFrame, refit_log_ratios: np.ndarray) -> dict[str, Any]:
     """The errors the page opens with, from the runs' table (:func:`validation_table`): the stored fit's
-    and its worst run, the leave-one-out fits' (when the table has them), a fit made now, the
-    uncalibrated model's, and the GPT and BERT runs' apart."""
-    logs = np.log(table["ratio"].to_numpy())
-    ideal = np.log(table["peak_model_ratio"].to_numpy())
-    family = table["model"].str
+    on the runs it fitted and its worst run, each grouping's held-out error (when the table has them),
+    the judging runs' error and how many lie inside their band, a fit made now, the uncalibrated
+    model's, and the GPT and BERT runs' apart."""
+    fitted_rows = table[table["use"] != "judge"]
+    judged = table[table["use"] == "judge"]
+    logs = np.log(fitted_rows["ratio"].to_numpy())
+    ideal = np.log(fitted_rows["peak_model_ratio"].to_numpy())
+    family = fitted_rows["model"].str
     summary: dict[str, Any] = {
-        "runs": len(table),
+        "runs": len(fitted_rows),
         "error": error(logs),
         "worst": worst(logs),
-        "worst_run": table["id"].iloc[int(np.argmax(np.abs(logs)))],
+        "worst_run": fitted_rows["id"].iloc[int(np.argmax(np.abs(logs)))],
         "refit_error": error(refit_log_ratios),
         "uncalibrated_error": error(ideal),
         "uncalibrated_worst": worst(ideal),
-        "gpt_error": error(np.log(table[family.startswith("gpt")]["ratio"].to_numpy())),
-        "bert_error": error(np.log(table[family.startswith("bert")]["ratio"].to_numpy())),
+        "gpt_error": error(np.log(fitted_rows[family.startswith("gpt")]["ratio"].to_numpy())),
+        "bert_error": error(np.log(fitted_rows[family.startswith("bert")]["ratio"].to_numpy())),
+        "judged": len(judged),
     }
-    if "loo_ratio" in table:
-        loo = np.log(table["loo_ratio"].to_numpy())
+    if len(judged):
+        judged_logs = np.log(judged["ratio"].to_numpy())
         summary |= {
-            "loo_error": error(loo),
-            "loo_worst": worst(loo),
-            "loo_worst_run": table["id"].iloc[int(np.argmax(np.abs(loo)))],
+            "judged_error": error(judged_logs),
+            "judged_worst": worst(judged_logs),
+            "judged_inside_band": int(judged["inside_band"].sum()),
         }
+    for grouping in BAND_GROUPINGS:
+        column = f"{grouping}_out_ratio"
+        if column in table and table[column].notna().any():
+            held = np.log(table[column].dropna().to_numpy())
+            summary[f"{grouping}_out_error"] = error(held)
+            summary[f"{grouping}_out_worst"] = worst(held)
     return summary
 
 
@@ -291,9 +317,10 @@ def batch_rise(modes: pd.DataFrame) -> pd.DataFrame:
 
 
 def data_figures(data: list[Run]) -> dict[str, Any]:
-    """What the page's prose says of the measured runs themselves: how far BERT-Base rises from batch
-    128 to 2,048, its peak and where its rate ends, the GPT runs' largest input rate, and the share of
-    the attention core in the smallest and the largest GPT model's forward FLOPs."""
+    """What the page's prose says of the paper's runs (those that state no release) themselves: how far
+    BERT-Base rises from batch 128 to 2,048, its peak and where its rate ends, the GPT runs' largest
+    input rate, and the share of the attention core in the smallest and the largest GPT model's forward FLOPs."""
+    data = [run for run in data if run.release is None]
     bert_base = sorted((run.global_batch, run.measured_samples_per_s) for run in data if run.model.name == "bert_base")
     rate = dict(bert_base)
     gpt = sorted((run for run in data if run.model.family == "gpt2"), key=lambda run: run.model.params)

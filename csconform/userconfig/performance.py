@@ -5,8 +5,10 @@ through :func:`csconform.perf.models.zoo_section.model_from_zoo_section`, a Hugg
 :func:`csconform.perf.models.hf_config.model_from_config`) and is planned by :func:`csconform.perf.plan.
 plan` on the configured number of systems at the configured global batch. Time to train is
 ``steps x batch / samples_per_s``. Its band is the model's measured error on runs it did not see:
-the leave-one-out error of the calibration (``reports/performance_validation.md``) is a geometric
-mean ratio ``e``, so the typical band is ``[t / e, t x e]``; the worst held-out run gives the wide band.
+the band the plan states for its mode and model class (grouped cross-validation of the calibration,
+``reports/performance_validation.md``) is a factor ``e`` that covers 90 % of the held-out predictions,
+so the typical band is ``[t / e, t x e]``; the worst held-out prediction of the class gives the wide band.
+A release before 1.9.0 reads the batch as per system (its params files' ``batch_size``).
 """
 
 from __future__ import annotations
@@ -16,11 +18,11 @@ from pathlib import PurePath
 from typing import Any
 
 from csconform.errors import CsConformError
-from csconform.perf.execution.efficiency import calibration_record
 from csconform.perf.models.hf_config import model_from_config
 from csconform.perf.models.model_spec import ModelSpec
 from csconform.perf.models.zoo_section import ZOO_FAMILIES, model_from_zoo_section
 from csconform.perf.plan import plan
+from csconform.perf.releases import batch_is_per_system
 from csconform.userconfig.description import RunDescription
 
 FINE_TUNING = ("classifier", "token_classifier", "extractive_summarization")
@@ -97,9 +99,8 @@ def build_model(run: RunDescription, family: str | None = None) -> ModelSpec:
     )
 
 
-def _bands(seconds: float) -> tuple[Band, Band]:
-    fit = calibration_record()["fit"]
-    typical, worst = float(fit["leave_one_out_error"]), float(fit["leave_one_out_worst_row"])
+def _bands(seconds: float, stated: dict[str, Any]) -> tuple[Band, Band]:
+    typical, worst = float(stated["factor"]), float(stated["worst"])
     return Band(typical, seconds / typical, seconds * typical), Band(worst, seconds / worst, seconds * worst)
 
 
@@ -108,10 +109,13 @@ def plan_run(run: RunDescription, model: ModelSpec, wafer: str = "wse2") -> Plan
     batch = run.batch.train.value if run.batch.train is not None else None
     if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
         batch = None
-    result = plan(model, wafer=wafer, systems=run.systems, batch=batch)
+    release = run.release.name
+    if batch is not None and batch_is_per_system(release):
+        batch *= run.systems
+    result = plan(model, wafer=wafer, systems=run.systems, batch=batch, release=release)
     steps = run.steps
     seconds = steps * result.batch / result.samples_per_s if steps is not None else None
-    band, worst = _bands(seconds) if seconds is not None else (None, None)
+    band, worst = _bands(seconds, result.band) if seconds is not None and result.band else (None, None)
     tokens = result.samples_per_s * model.seq_len if model.seq_len else None
     return PlanSummary(
         model=result.model,

@@ -316,7 +316,7 @@ def sweep_cases(draw: st.DrawFn) -> Case:
 def calibrate_cases(draw: st.DrawFn) -> Case:
     files: dict[str, dict[str, Any]] = {}
     csv = MEASURED_CSV
-    if draw(st.booleans()):  # a short table keeps the leave-one-out fits cheap
+    if draw(st.booleans()):  # a short table keeps the grouped cross-validation's fits cheap
         csv = "".join(MEASURED_CSV.splitlines(keepends=True)[: draw(st.integers(1, 8))])
     files["runs.csv"] = draw(mutated(csv, "csv"))
     argv = ["calibrate"]
@@ -327,7 +327,7 @@ def calibrate_cases(draw: st.DrawFn) -> Case:
         argv += ["--measured", draw(st.sampled_from(["runs.csv", "runs.csv", "missing.csv"]))]
         if draw(st.booleans()):
             argv += ["--write", draw(output_path(files, ["runs.csv"], ".json"))]
-    # a full fit and its 26 leave-one-out fits take seconds; minutes on a loaded machine
+    # a full fit and its grouped cross-validation (about 20 fits) take a minute; more on a loaded machine
     return Case("calibrate", "random", argv, files, _outputs(argv, ("--write", "--csv")), time_limit_s=120)
 
 

@@ -1,20 +1,25 @@
-"""The measured runs the performance model is calibrated on: the table, its checks, and each row's model.
+"""The measured runs the performance model is calibrated on and judged by: the table, its checks, each row's model.
 
 A measured-runs table (the calibration set ``csconform/perf/measured/calibration.csv``, or any CSV
 with its columns) lists one training run per row: ``model``, ``layers``, ``d_model``, ``heads``,
 ``seq_len``, ``global_batch``, ``systems``, ``system`` (CS-1/2/3) and the measured ``samples_per_s``.
-Optional columns refine the model: ``execution_mode``, ``vocab_size``, ``ffn``, ``kv_heads`` and
-``config`` (a zoo name or a config file, which then replaces the shape columns).
+Optional columns refine the model: ``execution_mode``, ``release`` (the software release the run
+used, empty when its source does not say), ``vocab_size``, ``ffn``, ``kv_heads`` and ``config`` (a zoo
+name or a config file, which then replaces the shape columns); ``source`` names where the run was
+published (the paper or the training series; the ``reference`` column gives the exact document), and
+``use`` says what the run is for: ``fit`` (empty: the same) or ``judge``, a run no fit ever sees, kept
+to judge the predictions.
 
 Each row becomes a model config of its family (told by the model's name: ``bert``, ``llama``,
 ``neox``/``pythia``, ``gptj``/``gpt-j``, otherwise ``gpt``; see :func:`row_config`) and a
 :class:`Run`, planned by the same execution models as ``csconform plan``.
 
 Execution mode: a row that states none is planned in weight streaming. The documents put models
-below about one billion parameters in pipelined mode, but the measured runs below a billion (BERT,
-the 256M and 590M GPT models) behave like weight streaming: the GPT models sit on the same curve as
-the larger ones, and BERT's throughput rises seven-fold from batch 128 to 2,048, which a resident
-pipeline (whose fill is a few dozen samples) cannot produce; the report shows both predictions.
+below about one billion parameters in pipelined mode, but the measured runs below a billion that
+state no mode (BERT, the 256M and 590M GPT models) behave like weight streaming: the GPT models sit
+on the same curve as the larger ones, and BERT's throughput rises seven-fold from batch 128 to
+2,048, which a resident pipeline (whose fill is a few dozen samples) cannot produce; the report
+shows both predictions.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import csv
 import functools
 import io
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -33,13 +38,15 @@ import pandas as pd
 from csconform.documents import read_text
 from csconform.errors import InputFileError, InvalidInputError
 from csconform.perf.execution.efficiency import Calibration
-from csconform.perf.execution.pipelined import pipelined_from_kernels
+from csconform.perf.execution.pipelined import pipelined_from_kernels, pipelined_on_placement
 from csconform.perf.execution.streaming import weight_streaming_from_kernels
 from csconform.perf.hardware import check_cluster_size, get_wafer
 from csconform.perf.models.hf_config import load_model_config, model_from_config
 from csconform.perf.models.kernels import KernelCost, group_kernels
 from csconform.perf.models.model_spec import ModelSpec
 from csconform.perf.models.zoo import canonical_name, get_model
+from csconform.perf.placement.columns import Placement
+from csconform.perf.releases import parse as parse_release
 
 REQUIRED_COLUMNS = (
     "id",
@@ -53,7 +60,10 @@ REQUIRED_COLUMNS = (
     "system",
     "samples_per_s",
 )
-SHIPPED_SOURCE = "Zhang et al., IEEE HPEC 2024, arXiv 2409.00287, Tables IV and V (one CS-2)"
+SHIPPED_SOURCE = (
+    "Zhang et al., IEEE HPEC 2024 (arXiv 2409.00287, one CS-2) and ALCF's public Cerebras training logs "
+    "(CS-2 and CS-3, releases 1.7.1 to 2.5.1); each row names its source and reference"
+)
 
 
 def measured_csv() -> Path:
@@ -71,6 +81,8 @@ INTEGER_COLUMNS = {
 }
 """Integer columns of a measured-runs table and the largest value each may hold (far above any run)."""
 OPTIONAL_INTEGER_COLUMNS = {"vocab_size": 2**24, "ffn": 2**22, "kv_heads": 2**16}
+USES = ("fit", "judge")
+"""What a run is for: fitted by the calibration, or kept out of every fit to judge its predictions."""
 MAX_SAMPLES_PER_S = 1e9
 """Largest measured throughput accepted: a billion samples per second is beyond any training run."""
 MAX_MEASURED_BYTES = 4 * 2**20
@@ -140,6 +152,14 @@ def read_measured(path: str | Path) -> pd.DataFrame:
                     f"got {row['samples_per_s']!r}"
                 )
             row["samples_per_s"] = rate
+            use = str(row.get("use", "") or "").strip() or "fit"
+            if use not in USES:
+                raise InvalidInputError(f"{where}: column 'use' must be one of {', '.join(USES)} or empty, got {use!r}")
+            row["use"] = use
+            release = str(row.get("release", "") or "").strip()
+            if release:
+                parse_release(release)  # a release number, or refused naming the cell
+            row["release"] = release
         except InvalidInputError as exc:
             raise InputFileError(str(exc)) from None
         run_id = row["id"].strip()
@@ -151,7 +171,13 @@ def read_measured(path: str | Path) -> pd.DataFrame:
         rows.append(row)
     if not rows:
         raise InputFileError(f"{path}: no measured runs")
-    return pd.DataFrame(rows, columns=header)
+    return pd.DataFrame(rows, columns=[*header, *(c for c in ("use", "release") if c not in header)])
+
+
+def _text(row: pd.Series, column: str) -> str:
+    """A text cell, stripped; empty for an absent column or an empty cell (pandas' NaN)."""
+    value = row.get(column)
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value).strip()
 
 
 def _optional_int(row: pd.Series, column: str) -> int | None:
@@ -230,13 +256,14 @@ def row_model(row: pd.Series) -> ModelSpec:
 
 def row_mode(row: pd.Series) -> str:
     """The execution mode a row states; weight streaming when it states none (see the module docstring)."""
-    stated = str(row.get("execution_mode", "") or "").strip().lower().replace(" ", "_").replace("-", "_")
+    stated = _text(row, "execution_mode").lower().replace(" ", "_").replace("-", "_")
     return "pipelined" if stated == "pipelined" else "weight_streaming"
 
 
 @dataclass(frozen=True)
 class Run:
-    """A measured row ready to predict: its model, wafer, cluster, batch and mode."""
+    """A measured row ready to predict: its model, wafer, cluster, batch, mode and release, where it was
+    published and what it is for (``use``: fitted, or kept to judge)."""
 
     id: str
     model: ModelSpec
@@ -245,19 +272,33 @@ class Run:
     global_batch: int
     mode: str
     measured_samples_per_s: float
+    release: str | None = None
+    source: str = ""
+    use: str = "fit"
+    _placements: list[Placement] = field(default_factory=list, repr=False, compare=False)
 
     @functools.cached_property
     def kernels(self) -> list[KernelCost]:
         """The model's kernels, grouped once: a run is predicted thousands of times while the figures are fitted."""
         return group_kernels(self.model.layers)
 
-    def predict(self, cal: Calibration) -> float:
-        """Modeled samples/s of this run under calibration ``cal``."""
+    def predict(self, cal: Calibration, quick: bool = False) -> float:
+        """Modeled samples/s of this run under calibration ``cal``.
+
+        ``quick`` (what the fit's search asks): a pipelined run keeps the placement it got the first
+        time it was placed and is only re-timed (:func:`pipelined_on_placement`), rather than placed
+        again (a fraction of a second each time)."""
         if self.mode == "pipelined":
-            placed = pipelined_from_kernels(self.kernels, self.wafer, batch=self.global_batch, calibration=cal)
-            return placed.samples_per_s
+            if quick and self._placements:
+                placed = pipelined_on_placement(self.kernels, self.wafer, self.global_batch, self._placements[0], cal)
+                return placed.samples_per_s
+            result = pipelined_from_kernels(self.kernels, self.wafer, batch=self.global_batch, calibration=cal)
+            if not self._placements:
+                self._placements.append(result.placement)
+            return result.samples_per_s
         per_system = self.global_batch // self.systems
-        return weight_streaming_from_kernels(self.kernels, self.wafer, self.systems, per_system, cal).samples_per_s
+        streamed = weight_streaming_from_kernels(self.kernels, self.wafer, self.systems, per_system, cal, self.release)
+        return streamed.samples_per_s
 
 
 def runs(frame: pd.DataFrame) -> list[Run]:
@@ -278,6 +319,9 @@ def runs(frame: pd.DataFrame) -> list[Run]:
                 global_batch=batch,
                 mode=row_mode(row),
                 measured_samples_per_s=float(row["samples_per_s"]),
+                release=_text(row, "release") or None,
+                source=_text(row, "source"),
+                use=_text(row, "use") or "fit",
             )
         )
     return out

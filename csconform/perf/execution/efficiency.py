@@ -1,9 +1,9 @@
-"""What makes measured runs slower than the peak: four figures, each with a physical meaning.
+"""What makes measured runs slower than the peak: a few figures, each with a physical meaning.
 
 The execution models (:mod:`~csconform.perf.execution.streaming`, :mod:`~csconform.perf.execution.pipelined`)
-take the hardware figures from the presets and these four from the calibration file
+take the hardware figures from the presets and these from the calibration file
 ``csconform/perf/calibration/calibration.json``, fitted by :mod:`csconform.perf.calibration.fit` on
-published measurements (the file records the date, the data and the fit):
+published measurements (the file records the date, the data, the fit and its grouped cross-validation):
 
 ``matmul_efficiency``
     Fraction of the wafer's peak FLOP/s a kernel with weights (a dense layer, the attention
@@ -19,8 +19,21 @@ published measurements (the file records the date, the data and the fit):
 ``input_tokens_per_s``
     Tokens per second one system's input workers deliver (appliance-mode-blog: the worker nodes stream the
     training data); a run is never faster than its input.
+``micro_batch_tokens``
+    Weight streaming only: the tokens one system's lanes hold at once. A larger shard runs as several
+    micro-batches, each streaming the weights in and paying the per-layer latency again, so the
+    throughput is flat in the batch once the lanes are full (the compiler logs of the measured runs
+    name a per-system micro-batch and a number of lanes).
+``pipelined_efficiency``
+    The share of the weight-streaming efficiencies a kernel reaches in pipelined mode (its own
+    rectangle of the wafer, every kernel resident).
+``release_efficiency``
+    Per release generation (:func:`csconform.perf.releases.generation`: a minor release): the share
+    of the reference efficiencies (those of the runs that state no release) weight streaming reached
+    in that release. Only the generations of fitted runs have one; any other release takes the figure
+    of the nearest later generation that has one, or the reference's.
 
-Every one is a property of the system, not of a model: the same four figures serve every model,
+The system figures are properties of the system, not of a model: the same ones serve every model,
 batch, cluster size and wafer generation (generations differ only in their presets).
 """
 
@@ -29,44 +42,114 @@ from __future__ import annotations
 import copy
 import functools
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from csconform.documents import check_data, read_document
 from csconform.errors import InputFileError, InvalidInputError
 from csconform.perf.models.kernels import KernelCost
+from csconform.perf.releases import stand_in
 
-PARAMETERS = ("matmul_efficiency", "attention_efficiency", "layer_latency_s", "input_tokens_per_s")
+PARAMETERS = (
+    "matmul_efficiency",
+    "attention_efficiency",
+    "layer_latency_s",
+    "input_tokens_per_s",
+    "micro_batch_tokens",
+    "pipelined_efficiency",
+)
+"""The system figures every calibration has; a release generation's figure is ``release_efficiency[G]``."""
+RELEASE_FIGURE = "release_efficiency"
 CALIBRATION_FILE = "calibration.json"
+
+
+def release_figure(generation: str) -> str:
+    """The flat name of a release generation's figure: ``release_efficiency[1.8]``."""
+    return f"{RELEASE_FIGURE}[{generation}]"
+
+
+def _release_generation(name: str) -> str | None:
+    """The generation a flat figure name belongs to (None for a system figure)."""
+    prefix = RELEASE_FIGURE + "["
+    return name[len(prefix) : -1] if name.startswith(prefix) and name.endswith("]") else None
 
 
 @dataclass(frozen=True)
 class Calibration:
-    """The four figures; ``IDEAL`` (peak compute, no latency, unlimited input) is the upper bound."""
+    """The figures (see the module docstring); ``IDEAL`` (peak compute, no latency, unlimited input and
+    lanes) is the upper bound. The two mode and release figures default to 1: no difference."""
 
     matmul_efficiency: float
     attention_efficiency: float
     layer_latency_s: float
     input_tokens_per_s: float
+    micro_batch_tokens: float = math.inf
+    pipelined_efficiency: float = 1.0
+    release_efficiency: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name in ("matmul_efficiency", "attention_efficiency"):
             value = getattr(self, name)
-            if not (isinstance(value, int | float) and 0 < value <= 1):
+            if not (_number(value) and 0 < value <= 1):
                 raise InvalidInputError(f"{name} must be in (0, 1], got {value!r}")
-        if not (isinstance(self.layer_latency_s, int | float) and 0 <= self.layer_latency_s < math.inf):
+        if not (_number(self.layer_latency_s) and 0 <= self.layer_latency_s < math.inf):
             raise InvalidInputError(f"layer_latency_s must be finite and >= 0, got {self.layer_latency_s!r}")
-        if not (isinstance(self.input_tokens_per_s, int | float) and self.input_tokens_per_s > 0):
-            raise InvalidInputError(f"input_tokens_per_s must be > 0, got {self.input_tokens_per_s!r}")
+        for name in ("input_tokens_per_s", "micro_batch_tokens"):
+            value = getattr(self, name)
+            if not (_number(value) and value > 0):
+                raise InvalidInputError(f"{name} must be > 0, got {value!r}")
+        factors = {"pipelined_efficiency": self.pipelined_efficiency}
+        factors |= {release_figure(g): v for g, v in dict(self.release_efficiency).items()}
+        for name, value in factors.items():
+            if not (_number(value) and 0 < value < math.inf):
+                raise InvalidInputError(f"{name} must be finite and > 0, got {value!r}")
+        object.__setattr__(self, "release_efficiency", MappingProxyType(dict(self.release_efficiency)))
 
     def with_values(self, **values: float) -> Calibration:
-        return replace(self, **values)
+        return Calibration.from_dict(self.as_dict() | values)
 
     def as_dict(self) -> dict[str, float]:
-        return {f.name: float(getattr(self, f.name)) for f in fields(self)}
+        """Every figure by its flat name: the system figures, then one per release generation."""
+        values = {name: float(getattr(self, name)) for name in PARAMETERS}
+        return values | {release_figure(g): float(v) for g, v in sorted(self.release_efficiency.items())}
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, float]) -> Calibration:
+        """The calibration of :meth:`as_dict`'s flat names (absent mode and release figures: 1)."""
+        unknown = [n for n in values if n not in PARAMETERS and _release_generation(n) is None]
+        if unknown:
+            raise InvalidInputError(f"unknown calibration figure(s): {', '.join(unknown)}")
+        releases = {g: values[n] for n in values if (g := _release_generation(n)) is not None}
+        return cls(**{n: values[n] for n in PARAMETERS if n in values}, release_efficiency=releases)
+
+    def compute_scale(self, mode: str, release: str | None = None) -> float:
+        """How much of the reference weight-streaming efficiencies a run of this mode and release reaches:
+        ``pipelined_efficiency`` in pipelined mode, else the figure of the release's generation or of
+        its stand-in (:func:`~csconform.perf.releases.stand_in`; 1 when it has none)."""
+        if mode == "pipelined":
+            return self.pipelined_efficiency
+        used = stand_in(release, self.release_efficiency)
+        return 1.0 if used is None else self.release_efficiency[used]
+
+    def applied(self, mode: str, release: str | None = None) -> Calibration:
+        """The figures an execution model runs with for this mode and release: both efficiencies
+        times :meth:`compute_scale` (at most 1), no further mode or release figure."""
+        scale = self.compute_scale(mode, release)
+        return replace(
+            self,
+            matmul_efficiency=min(1.0, self.matmul_efficiency * scale),
+            attention_efficiency=min(1.0, self.attention_efficiency * scale),
+            pipelined_efficiency=1.0,
+            release_efficiency={},
+        )
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 IDEAL = Calibration(matmul_efficiency=1.0, attention_efficiency=1.0, layer_latency_s=0.0, input_tokens_per_s=math.inf)
@@ -77,10 +160,14 @@ PLAUSIBLE = {
     "attention_efficiency": (0.0, 1.0),
     "layer_latency_s": (0.0, 1.0),
     "input_tokens_per_s": (0.0, 1e12),
+    "micro_batch_tokens": (0.0, 1e12),
+    "pipelined_efficiency": (0.0, 4.0),
+    RELEASE_FIGURE: (0.0, 4.0),
 }
 """Range of each fitted figure that a calibration file may hold: an efficiency in (0, 1], at most a
-second of latency per layer, at most a trillion tokens per second from one system's input workers.
-A fit outside these is refused, never written or read."""
+second of latency per layer, at most a trillion tokens per second from one system's input workers or
+in one micro-batch, a mode or release at most four times the reference efficiency. A fit outside
+these is refused, never written or read."""
 
 
 def calibration_path() -> Path:
@@ -89,14 +176,19 @@ def calibration_path() -> Path:
 
 
 def check_calibration_record(record: Any, source: str) -> dict[str, Any]:
-    """``record`` if it is a calibration: every number finite, the four figures plausible; else InputFileError."""
+    """``record`` if it is a calibration: every number finite, every system figure present and each
+    figure plausible (a release generation's too), the band plans state present; else InputFileError."""
     check_data(record, source)
     if not isinstance(record, dict) or not isinstance(record.get("parameters"), dict):
         raise InputFileError(f"{source}: expected a calibration record with 'parameters'")
-    for name in PARAMETERS:
+    releases = [name for name in record["parameters"] if _release_generation(name) is not None]
+    unknown = [name for name in record["parameters"] if name not in PARAMETERS and name not in releases]
+    if unknown:
+        raise InputFileError(f"{source}: unknown figure(s) {', '.join(map(repr, unknown))} in 'parameters'")
+    for name in (*PARAMETERS, *releases):
         entry = record["parameters"].get(name)
         value = entry.get("value") if isinstance(entry, dict) else None
-        low, high = PLAUSIBLE[name]
+        low, high = PLAUSIBLE[RELEASE_FIGURE if name in releases else name]
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             raise InputFileError(f"{source}: parameters.{name}.value must be a finite number, got {value!r}")
         if not (low < value <= high or (name == "layer_latency_s" and value == 0)):
@@ -106,6 +198,13 @@ def check_calibration_record(record: Any, source: str) -> dict[str, Any]:
         isinstance(v, int | float) and math.isfinite(v) for v in fit.values() if not isinstance(v, str)
     ):
         raise InputFileError(f"{source}: the 'fit' figures must be finite numbers")
+    band = record.get("band")
+    if not (
+        isinstance(band, dict)
+        and isinstance(band.get("classes"), dict)
+        and all(_number(band.get(k)) and 0 < band[k] < math.inf for k in ("factor", "worst", "coverage"))
+    ):
+        raise InputFileError(f"{source}: expected a 'band' with a finite factor, worst, coverage and its classes")
     return record
 
 
@@ -123,7 +222,7 @@ def calibration_record() -> dict[str, Any]:
 def fitted() -> Calibration:
     """The fitted figures from the calibration file (what every plan uses by default)."""
     record = _calibration_record()["parameters"]
-    return Calibration(**{name: float(record[name]["value"]) for name in PARAMETERS})
+    return Calibration.from_dict({name: float(entry["value"]) for name, entry in record.items()})
 
 
 def forget_calibration() -> None:

@@ -9,7 +9,8 @@ The model:
   amortised over the batch, done in place: weights stay in the region) divided by the FLOPs one
   core does per cycle and by the calibrated efficiency of the kernel kind
   (:mod:`csconform.perf.execution.efficiency`: weight kernels and the attention core reach a fraction of the
-  peak, in this mode as in weight streaming); on ``a`` cores it takes ``work / a`` cycles per sample.  Its traffic (the
+  peak, the weight-streaming fractions times ``pipelined_efficiency``, fitted on measured pipelined
+  runs); on ``a`` cores it takes ``work / a`` cycles per sample.  Its traffic (the
   forward activations and the backward gradients entering and leaving) crosses the region's
   shorter side, one fabric link per row/column; a kernel takes the longer of the two times.
 * Memory of a kernel: FP32 weights, optimizer state and gradient accumulator, plus saved
@@ -178,11 +179,12 @@ def pipelined_from_kernels(
     time_limit_s: float = 10.0,
     calibration: Calibration | None = None,
 ) -> PipelineResult:
-    """:func:`pipelined` of a model already grouped into kernels (a plan groups its model once)."""
+    """:func:`pipelined` of a model already grouped into kernels (a plan groups its model once).
+
+    The kernels run at the calibrated efficiencies times ``pipelined_efficiency``."""
     w = get_wafer(wafer)
-    cal = calibration or fitted()
-    if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
-        raise InvalidInputError(f"batch must be a positive integer, got {batch!r}")
+    cal = (calibration or fitted()).applied("pipelined")
+    _check_batch(batch)
     memory = kernel_memory_bytes(kernels)
     if sum(memory) > w.fabric_memory_bytes:
         raise _refuse(
@@ -191,13 +193,9 @@ def pipelined_from_kernels(
             f"it needs {sum(memory) / 1e9:.1f} GB (weights, optimizer state and "
             f"in-flight activations), the wafer has {w.fabric_memory_bytes / 1e9:.1f} GB",
         )
-    flops = [k.training_flops_per_sample(batch) for k in kernels]
-    work = [
-        sum(effective_flops(k, cal)) + k.weight_update_flops / batch / cal.matmul_efficiency for k in kernels
-    ]  # peak-equivalent FLOPs per sample
     demands = [
         KernelDemand(k.name, core_cycles_per_sample=f / w.flops_per_core_per_cycle, memory_bytes=m)
-        for k, f, m in zip(kernels, work, memory, strict=True)
+        for k, f, m in zip(kernels, _work(kernels, batch, cal), memory, strict=True)
     ]
     edges = [(i, i + 1, kernels[i].output_bytes) for i in range(len(kernels) - 1)]
     fabric = Fabric(w.fabric_width, w.fabric_height, w.memory_per_core_bytes)
@@ -205,6 +203,47 @@ def pipelined_from_kernels(
         placement = place_kernels(demands, fabric, edges=edges, time_limit_s=time_limit_s)
     except InfeasibleError as error:
         raise _refuse(kernels, w, str(error)) from error
+    return _pipeline(kernels, w, batch, placement, placement.cycles_per_sample, cal)
+
+
+def pipelined_on_placement(
+    kernels: Sequence[KernelCost], wafer: str | Wafer, batch: int, placement: Placement, calibration: Calibration
+) -> PipelineResult:
+    """The pipeline of ``kernels`` on the rectangles of an earlier ``placement`` of the same kernels, at
+    another calibration: each kernel's cycles are its work at these figures over its rectangle's cores.
+    No placement is searched, so it is quick (the calibration's fit predicts pipelined runs this way)."""
+    w = get_wafer(wafer)
+    cal = calibration.applied("pipelined")
+    _check_batch(batch)
+    if len(placement.rects) != len(kernels):
+        raise InvalidInputError(f"a placement of {len(placement.rects)} kernels cannot hold {len(kernels)}")
+    cycles = [
+        f / w.flops_per_core_per_cycle / r.cores
+        for f, r in zip(_work(kernels, batch, cal), placement.rects, strict=True)
+    ]
+    return _pipeline(kernels, w, batch, placement, cycles, cal)
+
+
+def _check_batch(batch: int) -> None:
+    if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
+        raise InvalidInputError(f"batch must be a positive integer, got {batch!r}")
+
+
+def _work(kernels: Sequence[KernelCost], batch: int, cal: Calibration) -> list[float]:
+    """Peak-equivalent FLOPs per sample of each kernel: forward and backward over their efficiencies,
+    and the weight update amortised over the batch."""
+    return [sum(effective_flops(k, cal)) + k.weight_update_flops / batch / cal.matmul_efficiency for k in kernels]
+
+
+def _pipeline(
+    kernels: Sequence[KernelCost],
+    w: Wafer,
+    batch: int,
+    placement: Placement,
+    compute_cycles: Sequence[float],
+    cal: Calibration,
+) -> PipelineResult:
+    """The pipeline of placed kernels whose compute takes ``compute_cycles`` per sample each."""
     depths = [len(kernels) - 1 - i for i in range(len(kernels))]
     placed = tuple(
         PipelineKernel(
@@ -212,21 +251,20 @@ def pipelined_from_kernels(
             depth=d,
             inflight_samples=n,
             memory_bytes=m,
-            flops_per_sample=f,
+            flops_per_sample=k.training_flops_per_sample(batch),
             rect=r,
             compute_cycles_per_sample=c,
             communication_cycles_per_sample=2
             * (k.input_bytes + k.output_bytes)
             / (min(r.width, r.height) * w.link_bytes_per_cycle),
         )
-        for k, d, n, m, f, r, c in zip(
+        for k, d, n, m, r, c in zip(
             kernels,
             depths,
             inflight_samples(len(kernels)),
-            memory,
-            flops,
+            kernel_memory_bytes(kernels),
             placement.rects,
-            placement.cycles_per_sample,
+            compute_cycles,
             strict=True,
         )
     )
@@ -235,7 +273,7 @@ def pipelined_from_kernels(
         batch=batch,
         kernels=placed,
         placement=placement,
-        flops_per_sample=sum(flops),
+        flops_per_sample=sum(k.flops_per_sample for k in placed),
         model_flops_per_sample=sum(k.forward_flops + k.backward_flops for k in kernels),
         input_bytes_per_sample=kernels[0].input_bytes,
         worker_samples_per_s=input_samples_per_s(kernels, cal),

@@ -2,11 +2,18 @@
 
 The model, per training step (each system holds a shard of ``batch_per_system`` samples):
 
+* The shard runs in micro-batches: the wafer's lanes hold ``micro_batch_tokens`` tokens at once, so a
+  shard of more tokens runs as ``shard tokens / micro_batch_tokens`` micro-batches, one after the
+  other, each a whole forward and backward pass (the compiler logs of the measured runs name a
+  per-system micro-batch and a number of lanes). Everything below happens once per micro-batch, so
+  the throughput is flat in the batch once the lanes are full. The count is not rounded up: the
+  model takes the average over shard sizes, which keeps samples/s a smooth function of the figures
+  (the fit needs that) and exact at multiples of the lanes.
 * Forward, layer by layer from the input: MemoryX broadcasts the layer's weights through SwarmX
   (every system receives the whole layer over its own system I/O link), and each wafer computes
-  the layer for its shard.  The next layer's weights stream in while this one computes, so a layer
-  takes max(compute, weights in), plus the fixed ``layer_latency_s`` per weight layer that compute
-  does not hide (the wafer switching to the next streamed layer).
+  the layer for its micro-batch.  The next layer's weights stream in while this one computes, so a
+  layer takes max(compute, weights in), plus the fixed ``layer_latency_s`` per weight layer that
+  compute does not hide (the wafer switching to the next streamed layer).
 * Backward, in reverse order: the weights are broadcast again, the wafer recomputes the layer's
   internals from the saved layer input and back-propagates, and the weight gradient leaves over
   system I/O into SwarmX, which adds the systems' gradients on the way to MemoryX.
@@ -25,10 +32,9 @@ A "layer" here is a kernel of :func:`~csconform.perf.models.kernels.group_kernel
 the unit brought onto the wafer at a time; its ``weight_layers`` (attention, MLP matrices) each pay
 the latency.  Memory on the wafer: the saved input of every layer for a micro-batch (activation
 checkpoints), the working activations of the layer in flight, and two copies (double buffer) of
-that layer's streamed weights.  A shard larger than a micro-batch is worked through in micro-batches
-under the same weight broadcast, layer by layer (checkpoints that do not fit are offloaded, as in
-Cerebras' release 2.0 "dynamic memory offload"), so the weight traffic and the latencies are paid
-once per step, whatever the shard; the offload traffic itself is not modelled.
+that layer's streamed weights; checkpoints that do not fit are offloaded (Cerebras' release 2.0
+"dynamic memory offload"), whose traffic is not modelled. A model without token inputs (an image
+model) has no lane figure: its shard runs as one micro-batch.
 """
 
 from __future__ import annotations
@@ -38,7 +44,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from csconform.errors import CapacityError, InvalidInputError
-from csconform.perf.execution.efficiency import Calibration, effective_flops, fitted, input_samples_per_s
+from csconform.perf.execution.efficiency import (
+    Calibration,
+    effective_flops,
+    fitted,
+    input_samples_per_s,
+    input_tokens_per_sample,
+)
 from csconform.perf.hardware import MEMORYX, SWARMX, Wafer, check_cluster_size, get_wafer
 from csconform.perf.models.kernels import KernelCost, group_kernels
 from csconform.perf.models.layer import Layer
@@ -80,11 +92,14 @@ class StreamedLayer:
 
 @dataclass(frozen=True)
 class StreamingResult:
+    """One step of weight streaming: ``layers`` are the per-layer times of one micro-batch, run
+    ``micro_batches`` times a step; ``lane_samples_per_s`` is one system's rate with its lanes full."""
+
     wafer: Wafer
     systems: int
     batch_per_system: int
-    micro_batch: int
-    micro_batches: int
+    micro_batch: float
+    micro_batches: float
     layers: tuple[StreamedLayer, ...]
     swarmx_latency_s: float
     step_s: float
@@ -92,6 +107,7 @@ class StreamingResult:
     model_flops_per_sample: float
     wafer_memory_bytes: float
     params: int
+    lane_samples_per_s: float
     input_samples_per_s: float = math.inf
     calibration: Calibration | None = None
 
@@ -111,23 +127,23 @@ class StreamingResult:
     @property
     def streamed_weight_bytes(self) -> float:
         """Weight bytes MemoryX sends each system per step: every layer's weights (every expert's), forward
-        and backward."""
-        return 2 * STREAMED_WEIGHT_BYTES_PER_PARAM * sum(x.params for x in self.layers)
+        and backward, for every micro-batch."""
+        return self.micro_batches * 2 * STREAMED_WEIGHT_BYTES_PER_PARAM * sum(x.params for x in self.layers)
 
     @property
     def streamed_gradient_bytes(self) -> float:
-        """Gradient bytes each system sends towards MemoryX per step (every expert's)."""
-        return STREAMED_GRADIENT_BYTES_PER_PARAM * sum(x.params for x in self.layers)
+        """Gradient bytes each system sends towards MemoryX per step (every expert's, every micro-batch)."""
+        return self.micro_batches * STREAMED_GRADIENT_BYTES_PER_PARAM * sum(x.params for x in self.layers)
 
     @property
     def compute_s(self) -> float:
         """Step time the wafer spends computing, at the calibrated efficiencies."""
-        return sum(x.forward_compute_s + x.backward_compute_s for x in self.layers)
+        return self.micro_batches * sum(x.forward_compute_s + x.backward_compute_s for x in self.layers)
 
     @property
     def latency_s(self) -> float:
-        """Step time spent on the fixed per-layer latencies."""
-        return sum(2 * x.latency_s for x in self.layers)
+        """Step time spent on the fixed per-layer latencies (paid by every micro-batch)."""
+        return self.micro_batches * sum(2 * x.latency_s for x in self.layers)
 
     @property
     def io_exposed_s(self) -> float:
@@ -136,9 +152,9 @@ class StreamingResult:
 
     @property
     def plateau_samples_per_s(self) -> float:
-        """What a very large batch approaches: compute at the calibrated efficiencies, or the input."""
-        per_system = min(self.input_samples_per_s, self.batch_per_system / self.compute_s)
-        return self.systems * per_system
+        """What a very large batch approaches: the rate with the lanes full (compute only for a model
+        without lanes), or the input."""
+        return self.systems * min(self.input_samples_per_s, self.lane_samples_per_s)
 
     @property
     def input_bound(self) -> bool:
@@ -161,15 +177,25 @@ def max_micro_batch(kernels: Sequence[KernelCost], wafer: Wafer) -> int:
     return int(free // per_sample) if free > 0 else 0
 
 
+def lane_samples(kernels: Sequence[KernelCost], cal: Calibration) -> float:
+    """Samples one micro-batch holds: ``micro_batch_tokens`` over the tokens of a sample, at least one
+    (unbounded for a model without token inputs)."""
+    tokens = input_tokens_per_sample(kernels)
+    return math.inf if tokens is None else max(1.0, cal.micro_batch_tokens / tokens)
+
+
 def weight_streaming(
     layers: Sequence[Layer],
     wafer: str | Wafer = "wse2",
     systems: int = 1,
     batch_per_system: int = 1,
     calibration: Calibration | None = None,
+    release: str | None = None,
 ) -> StreamingResult:
     """Model one training step of weight streaming on ``systems`` systems."""
-    return weight_streaming_from_kernels(group_kernels(layers), wafer, systems, batch_per_system, calibration)
+    return weight_streaming_from_kernels(
+        group_kernels(layers), wafer, systems, batch_per_system, calibration, release=release
+    )
 
 
 def weight_streaming_from_kernels(
@@ -178,32 +204,42 @@ def weight_streaming_from_kernels(
     systems: int,
     batch_per_system: int,
     calibration: Calibration | None,
+    release: str | None = None,
 ) -> StreamingResult:
-    """:func:`weight_streaming` of a model already grouped into kernels (a plan groups its model once)."""
+    """:func:`weight_streaming` of a model already grouped into kernels (a plan groups its model once).
+
+    Compute runs at the calibrated efficiencies of ``release``'s generation (the 2.x figures when the
+    calibration has none for it, and for ``None``)."""
     w = get_wafer(wafer)
     check_cluster_size(w, systems)
     if not isinstance(batch_per_system, int) or isinstance(batch_per_system, bool) or batch_per_system < 1:
         raise InvalidInputError(f"batch_per_system must be a positive integer, got {batch_per_system!r}")
-    cal = calibration or fitted()
+    cal = (calibration or fitted()).applied("weight_streaming", release)
     params = sum(k.params for k in kernels)
     if params * MEMORYX.bytes_per_parameter > MEMORYX.max_capacity_bytes:
         raise CapacityError(
             f"{params:.3g} parameters exceed MemoryX's largest configuration ({MEMORYX.max_parameters:.3g} parameters)"
         )
     largest = max(kernels, key=lambda k: k.used_params)
-    fits = max_micro_batch(kernels, w)
-    if fits < 1:
+    if max_micro_batch(kernels, w) < 1:
         raise CapacityError(
             f"one sample's activations ({activation_memory_bytes(kernels, 1):.3g} B) and layer "
             f"{largest.name!r} ({largest.used_params:.3g} parameters, double-buffered) do not fit the "
             f"{w.name} wafer ({w.fabric_memory_bytes:.3g} B); use a shorter sequence"
         )
-    micro_batches = math.ceil(batch_per_system / fits)
-    micro = math.ceil(batch_per_system / micro_batches)
+    lanes = lane_samples(kernels, cal)
+    micro = min(batch_per_system, lanes)
+    micro_batches = batch_per_system / micro
     latency = SWARMX.latency_s(systems)
-    streamed = _streamed(kernels, w, batch_per_system, cal)
+    streamed = _streamed(kernels, w, micro, cal)
     feed = input_samples_per_s(kernels, cal)
-    step_s = max(sum(x.forward_s + x.backward_s for x in streamed) + 3 * latency, batch_per_system / feed)
+    wafer_s = micro_batches * sum(x.forward_s + x.backward_s for x in streamed) + 3 * latency
+    step_s = max(wafer_s, batch_per_system / feed)
+    if math.isinf(lanes):  # no lanes: a huge shard is all compute
+        full = sum(x.forward_compute_s + x.backward_compute_s for x in _streamed(kernels, w, 1, cal))
+        lane_rate = 1 / full
+    else:
+        lane_rate = lanes / sum(x.forward_s + x.backward_s for x in _streamed(kernels, w, lanes, cal))
     hardware_flops = sum(2 * k.forward_flops + k.backward_flops for k in kernels)
     model_flops = sum(k.forward_flops + k.backward_flops for k in kernels)
     return StreamingResult(
@@ -217,16 +253,17 @@ def weight_streaming_from_kernels(
         step_s=step_s,
         hardware_flops_per_sample=hardware_flops,
         model_flops_per_sample=model_flops,
-        wafer_memory_bytes=activation_memory_bytes(kernels, micro)
+        wafer_memory_bytes=activation_memory_bytes(kernels, math.ceil(micro))
         + WEIGHT_BUFFERS * STREAMED_WEIGHT_BYTES_PER_PARAM * largest.used_params,
         params=params,
+        lane_samples_per_s=lane_rate,
         input_samples_per_s=feed,
         calibration=cal,
     )
 
 
-def _streamed(kernels: Sequence[KernelCost], w: Wafer, samples: int, cal: Calibration) -> tuple[StreamedLayer, ...]:
-    """Per-layer times of one step for ``samples`` samples on one system."""
+def _streamed(kernels: Sequence[KernelCost], w: Wafer, samples: float, cal: Calibration) -> tuple[StreamedLayer, ...]:
+    """Per-layer times of one micro-batch of ``samples`` samples on one system."""
     io, peak = w.system_io_bytes_per_s, w.peak_flops_per_s
     layers = []
     for k in kernels:

@@ -10,7 +10,7 @@ import pytest
 
 from csconform.cli import main as cli_main
 from csconform.errors import InvalidInputError
-from csconform.perf.calibration.fit import error, fit, worst
+from csconform.perf.calibration.fit import error, fit, fitted_runs, worst
 from csconform.perf.calibration.measured_runs import measured_csv, read_measured, row_config, row_model, runs
 from csconform.perf.execution.efficiency import Calibration, fitted
 
@@ -65,18 +65,24 @@ def test_measured_tables_are_checked(tmp_path):
 
 
 def test_the_fit_recovers_known_figures_from_synthetic_measurements():
-    data = runs(read_measured(measured_csv()))
-    # figures chosen so that each one shapes some run (the input rate caps BERT-Base at large batches)
+    data = fitted_runs(runs(read_measured(measured_csv())))
+    # figures chosen so that each one shapes some run (the input rate caps BERT-Base at large batches, the
+    # lanes the larger batches); one figure per release generation of the fitted runs
     truth = Calibration(
-        matmul_efficiency=0.5, attention_efficiency=0.25, layer_latency_s=1e-3, input_tokens_per_s=1.5e6
+        matmul_efficiency=0.5,
+        attention_efficiency=0.25,
+        layer_latency_s=1e-3,
+        input_tokens_per_s=1.5e6,
+        micro_batch_tokens=3e5,
+        pipelined_efficiency=0.7,
+        release_efficiency={"1.7": 0.55, "1.8": 0.65, "2.0": 0.8, "2.1": 0.9, "2.5": 0.75},
     )
     synthetic = [dataclasses.replace(run, measured_samples_per_s=run.predict(truth)) for run in data]
     result = fit(synthetic)
-    for name, value in truth.as_dict().items():
-        assert getattr(result.calibration, name) == pytest.approx(value, rel=1e-3)
+    assert result.calibration.as_dict() == pytest.approx(truth.as_dict(), rel=1e-3)
     assert error(result.log_ratios) == pytest.approx(1.0, abs=1e-6)
-    with pytest.raises(InvalidInputError, match="more than 4"):
-        fit(synthetic[:4])
+    with pytest.raises(InvalidInputError, match="more than 5"):
+        fit(synthetic[:5])
 
 
 def test_error_measures():

@@ -3,7 +3,8 @@ against what csconform/perf/calibration/ documents: a bad cell is an InputFileEr
 the line and the column; the fit starts from the figures it is given (moved just inside the bounds
 when on them) and its standard errors come from the Jacobian of the log residuals.
 
-The fit is checked on runs whose modelled throughput is a product of powers of the four figures, so
+The fit is checked on runs whose modelled throughput is a product of powers of the five system
+figures a weight-streaming run can inform (:data:`FIGURES`), so
 that log throughput is linear in the fitted parameters: the least-squares answer and its standard
 errors are then those of ordinary linear least squares, computed here with numpy.
 """
@@ -20,9 +21,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import csconform.perf.calibration.band as band_module
 import csconform.perf.calibration.fit as calibrate
 from csconform.errors import InputFileError, InvalidInputError
-from csconform.perf.calibration.fit import calibration_record, determined, fit, leave_one_out
+from csconform.perf.calibration.band import MAX_FOLDS, GroupedValidation, HeldOut, bands, grouped_cross_validation
+from csconform.perf.calibration.fit import calibration_record, determined, fit
 from csconform.perf.calibration.measured_runs import SHIPPED_SOURCE, measured_csv, read_measured, row_config, runs
 from csconform.perf.execution.efficiency import PARAMETERS, Calibration
 from csconform.perf.execution.pipelined import pipelined
@@ -147,7 +150,8 @@ def test_the_cells_the_model_reads_become_numbers_at_their_limits(tmp_path) -> N
     row = frame.iloc[0]
     assert (row["layers"], row["d_model"], row["ffn"], row["kv_heads"], row["vocab_size"]) == (10000, 256, 1024, 2, "")
     assert row["samples_per_s"] == 1e9 and isinstance(row["samples_per_s"], float)
-    assert list(frame.columns) == HEADER.split(",") + ["ffn", "kv_heads", "vocab_size"]
+    assert list(frame.columns) == HEADER.split(",") + ["ffn", "kv_heads", "vocab_size", "use", "release"]
+    assert (row["use"], row["release"]) == ("fit", "")
 
 
 # --- a row's model and prediction -----------------------------------------------------------------
@@ -181,6 +185,15 @@ def test_a_pipelined_run_is_predicted_on_its_own_wafer(tmp_path) -> None:
 
 
 @dataclasses.dataclass(frozen=True)
+class Shape:
+    """What grouped cross-validation reads of a run's model."""
+
+    name: str = "power"
+    family: str = "gpt2"
+    seq_len: int = 8
+
+
+@dataclasses.dataclass(frozen=True)
 class PowerLawRun:
     """A run whose modelled throughput is ``scale * prod(figure ** exponent)``: log-linear in the fit."""
 
@@ -188,17 +201,25 @@ class PowerLawRun:
     exponents: tuple[float, ...]
     scale: float
     measured_samples_per_s: float
+    mode: str = "weight_streaming"
+    release: str | None = None
+    model: Shape = Shape()
+    source: str = "a paper"
+    systems: int = 1
+    wafer: str = "wse2"
 
-    def predict(self, cal: Calibration) -> float:
-        return self.scale * math.prod(getattr(cal, n) ** e for n, e in zip(PARAMETERS, self.exponents, strict=True))
+    def predict(self, cal: Calibration, quick: bool = False) -> float:
+        return self.scale * math.prod(getattr(cal, n) ** e for n, e in zip(FIGURES, self.exponents, strict=True))
 
 
-TRUE_LOG_FIGURES = np.log([0.5, 0.25, 1e-3, 1.5e6])
+FIGURES = tuple(name for name in PARAMETERS if name != "pipelined_efficiency")
+"""The figures weight-streaming runs that state no release inform: the fit fits these five."""
+TRUE_LOG_FIGURES = np.log([0.5, 0.25, 1e-3, 1.5e6, 3e5])
 
 
 def _power_law_runs(count: int, seed: int = 7) -> list[PowerLawRun]:
     generator = np.random.default_rng(seed)
-    exponents = generator.uniform(-1.0, 1.0, size=(count, len(PARAMETERS)))
+    exponents = generator.uniform(-1.0, 1.0, size=(count, len(FIGURES)))
     noise = generator.normal(0.0, 0.05, size=count)
     return [
         PowerLawRun(f"run{i}", tuple(row), 3.0, float(3.0 * np.exp(row @ TRUE_LOG_FIGURES + noise[i])))
@@ -206,7 +227,7 @@ def _power_law_runs(count: int, seed: int = 7) -> list[PowerLawRun]:
     ]
 
 
-@pytest.mark.parametrize("count", [5, 6, 12])
+@pytest.mark.parametrize("count", [6, 7, 12])
 def test_the_fit_and_its_standard_errors_are_those_of_least_squares_in_log_space(count: int) -> None:
     data = _power_law_runs(count)
     design = np.array([run.exponents for run in data])
@@ -214,26 +235,30 @@ def test_the_fit_and_its_standard_errors_are_those_of_least_squares_in_log_space
     solution = np.linalg.lstsq(design, target, rcond=None)[0]
     assert solution[0] < 0 and solution[1] < 0  # the efficiencies' bounds are not active
     residuals = design @ solution - target
-    variance = float(residuals @ residuals) / max(1, count - len(PARAMETERS))
+    variance = float(residuals @ residuals) / max(1, count - len(FIGURES))
     standard_errors = np.sqrt(np.diag(np.linalg.inv(design.T @ design)) * variance)
     result = fit(data)
-    assert [getattr(result.calibration, n) for n in PARAMETERS] == pytest.approx(np.exp(solution), rel=1e-6)
+    assert [getattr(result.calibration, n) for n in FIGURES] == pytest.approx(np.exp(solution), rel=1e-6)
     assert result.log_ratios == pytest.approx(residuals, abs=1e-7)
-    assert [result.standard_errors[n] for n in PARAMETERS] == pytest.approx(standard_errors, rel=1e-4)
+    assert [result.standard_errors[n] for n in FIGURES] == pytest.approx(standard_errors, rel=1e-4)
 
 
 def test_a_figure_no_run_depends_on_has_no_standard_error() -> None:
-    data = [dataclasses.replace(run, exponents=(*run.exponents[:3], 0.0)) for run in _power_law_runs(8)]
+    """micro_batch_tokens shapes no run here: it has no standard error; the four figures the runs
+    depend on still have theirs."""
+    data = [dataclasses.replace(run, exponents=(*run.exponents[:4], 0.0)) for run in _power_law_runs(8)]
     result = fit(data)
-    assert all(math.isnan(value) for value in result.standard_errors.values())
-    record = calibration_record(measured_csv(), result, result.log_ratios, [result.calibration])
-    assert all(entry["relative_standard_error"] is None for entry in record["parameters"].values())
+    assert math.isnan(result.standard_errors["micro_batch_tokens"])
+    assert all(math.isfinite(result.standard_errors[name]) for name in FIGURES[:4])
+    record = calibration_record(measured_csv(), result, _band_of(result), [result.calibration])
+    assert record["parameters"]["micro_batch_tokens"]["relative_standard_error"] is None
+    assert all(record["parameters"][name]["relative_standard_error"] is not None for name in FIGURES[:4])
 
 
 def test_figures_the_runs_cannot_tell_apart_have_no_standard_error() -> None:
     """Two figures every run depends on alike (a Jacobian short of full rank, but no zero column): their
     variances are not determined, so the fit reports none rather than an error of 0 or of 1e8."""
-    data = [dataclasses.replace(run, exponents=(*run.exponents[:3], run.exponents[2])) for run in _power_law_runs(8)]
+    data = [dataclasses.replace(run, exponents=(*run.exponents[:4], run.exponents[2])) for run in _power_law_runs(8)]
     result = fit(data)
     assert all(math.isnan(value) for value in result.standard_errors.values())
 
@@ -248,7 +273,7 @@ def test_a_figure_is_determined_unless_a_direction_is_a_millionth_of_the_stronge
 
 
 def test_runs_that_depend_on_no_figure_give_no_standard_errors() -> None:
-    data = [dataclasses.replace(run, exponents=(0.0, 0.0, 0.0, 0.0)) for run in _power_law_runs(8)]
+    data = [dataclasses.replace(run, exponents=(0.0,) * len(FIGURES)) for run in _power_law_runs(8)]
     result = fit(data)
     assert all(math.isnan(value) for value in result.standard_errors.values())
 
@@ -267,12 +292,18 @@ def test_the_finiteness_check_uses_the_start_figures() -> None:
 
     @dataclasses.dataclass(frozen=True)
     class InfiniteAtSlowLayers(PowerLawRun):
-        def predict(self, cal: Calibration) -> float:
-            return math.inf if cal.layer_latency_s > 0.1 else super().predict(cal)
+        def predict(self, cal: Calibration, quick: bool = False) -> float:
+            return math.inf if cal.layer_latency_s > 0.1 else super().predict(cal, quick)
 
     data = _power_law_runs(8)
     data[2] = InfiniteAtSlowLayers(**dataclasses.asdict(data[2]))
-    slow = Calibration(matmul_efficiency=0.5, attention_efficiency=0.25, layer_latency_s=1.0, input_tokens_per_s=1e6)
+    slow = Calibration(
+        matmul_efficiency=0.5,
+        attention_efficiency=0.25,
+        layer_latency_s=1.0,
+        input_tokens_per_s=1e6,
+        micro_batch_tokens=3e5,
+    )
     with pytest.raises(InvalidInputError, match=r"no finite throughput for run\(s\) run2$"):
         fit(data, slow)
     assert fit(data).calibration.layer_latency_s < 0.1
@@ -288,8 +319,8 @@ def test_a_run_predicted_at_zero_or_below_or_measured_at_zero_is_named(index, pr
 
     @dataclasses.dataclass(frozen=True)
     class Fixed(PowerLawRun):
-        def predict(self, cal: Calibration) -> float:
-            return prediction if prediction is not None else super().predict(cal)
+        def predict(self, cal: Calibration, quick: bool = False) -> float:
+            return prediction if prediction is not None else super().predict(cal, quick)
 
     data: list[PowerLawRun] = _power_law_runs(8)
     changed = Fixed(**dataclasses.asdict(data[index]))
@@ -310,20 +341,20 @@ def test_a_search_that_leaves_the_floating_point_range_is_refused_naming_the_mea
         fit(data)
     assert str(refused.value) == (
         "no calibration fits these runs: the search for one left the floating-point range (the model predicts no "
-        "finite throughput for run(s) run5); the measured rates span 5.6e-306 to 1.16e-293 samples/s"
+        "finite throughput for run(s) run3, run6); the measured rates span 4.62e-311 to 8.53e-296 samples/s"
     )
 
 
 @pytest.mark.filterwarnings("error")
-def test_a_search_that_drives_a_figure_out_of_its_range_says_which(tmp_path) -> None:
-    """The shipped runs measured at 1e-300 samples/s: the search drives matmul_efficiency to 0.0."""
+def test_a_search_that_drives_a_prediction_out_of_range_says_which(tmp_path) -> None:
+    """The shipped runs measured at 1e-300 samples/s: the search drives a run's prediction to 0."""
     frame = read_measured(measured_csv())
     frame["samples_per_s"] = 1e-300
     with pytest.raises(InvalidInputError) as refused:
         fit(runs(frame))
     assert str(refused.value) == (
-        "no calibration fits these runs: the search for one left the floating-point range (matmul_efficiency "
-        "must be in (0, 1], got 0.0); the measured rates span 1e-300 to 1e-300 samples/s"
+        "no calibration fits these runs: the search for one left the floating-point range (the model predicts no "
+        "finite throughput for run(s) alcf-gptj-6b-2xcs2-2.0.3); the measured rates span 1e-300 to 1e-300 samples/s"
     )
 
 
@@ -331,16 +362,77 @@ def test_a_search_that_drives_a_figure_out_of_its_range_says_which(tmp_path) -> 
 def test_a_held_out_run_the_others_fit_predicts_at_zero_is_named(monkeypatch) -> None:
     @dataclasses.dataclass(frozen=True)
     class ZeroAtLowEfficiency(PowerLawRun):
-        def predict(self, cal: Calibration) -> float:
-            return 0.0 if cal.matmul_efficiency < 0.01 else super().predict(cal)
+        def predict(self, cal: Calibration, quick: bool = False) -> float:
+            return 0.0 if cal.matmul_efficiency < 0.01 else super().predict(cal, quick)
 
-    data: list[PowerLawRun] = _power_law_runs(6)
-    data[4] = ZeroAtLowEfficiency(**dataclasses.asdict(data[4]))
-    low = Calibration(matmul_efficiency=0.001, attention_efficiency=0.25, layer_latency_s=1e-3, input_tokens_per_s=1e6)
-    monkeypatch.setattr(calibrate, "fit", lambda rows, start: calibrate.Fit(low, np.zeros(len(rows)), {}))
+    data: list[PowerLawRun] = _power_law_runs(7)
+    data[4] = ZeroAtLowEfficiency(**{**dataclasses.asdict(data[4]), "model": Shape(family="bert")})
+    low = Calibration(
+        matmul_efficiency=0.001,
+        attention_efficiency=0.25,
+        layer_latency_s=1e-3,
+        input_tokens_per_s=1e6,
+        micro_batch_tokens=3e5,
+    )
+    monkeypatch.setattr(band_module, "fit", lambda rows, start: calibrate.Fit(low, np.zeros(len(rows)), {}))
     with pytest.raises(InvalidInputError) as refused:
-        leave_one_out(data)
-    assert str(refused.value) == "run run4: the fit on the other runs predicts no finite throughput for it"
+        grouped_cross_validation(data)
+    assert str(refused.value) == "run run4: the fit without its family predicts no finite throughput"
+
+
+def _grouped_runs(count: int, releases: int = 25) -> list[PowerLawRun]:
+    """``count`` runs of three families, two sources, ``releases`` releases and as many configurations as runs."""
+    return [
+        dataclasses.replace(
+            run,
+            model=Shape(name=f"model{i}", family=("gpt2", "bert", "llama")[i % 3]),
+            source=("a paper", "a training log")[i % 2],
+            release=f"2.{i % releases}.0",
+        )
+        for i, run in enumerate(_power_law_runs(count))
+    ]
+
+
+def test_grouped_cross_validation_costs_one_fit_per_group_and_never_fits_a_held_out_group(monkeypatch) -> None:
+    """300 runs: 3 families, 2 sources, 25 releases (in 10 folds), 300 configurations (in 10 folds) cost
+    25 fits, not 300; each held-out prediction comes from a fit that saw no run of its group."""
+    data = _grouped_runs(300)
+    fitted_ids: list[set[str]] = []
+    real_fit = band_module.fit
+
+    def spy(rows, start):
+        fitted_ids.append({run.id for run in rows})
+        return real_fit(rows, start)
+
+    monkeypatch.setattr(band_module, "fit", spy)
+    validation = grouped_cross_validation(data)
+    assert len(fitted_ids) == 3 + 2 + MAX_FOLDS + MAX_FOLDS == len(validation.fits)
+    by_id = {run.id: run for run in data}
+    seen_by_fold = dict(zip(validation.fits, fitted_ids, strict=True))
+    assert len(validation.held_out) == len(band_module.GROUPINGS) * len(data)
+    for held in validation.held_out:
+        seen = seen_by_fold[(held.grouping, held.fold)]
+        group_of = band_module.GROUPINGS[held.grouping]
+        assert held.group == group_of(by_id[held.run_id])
+        assert not any(group_of(by_id[run_id]) == held.group for run_id in seen)
+        run = by_id[held.run_id]
+        predicted = run.predict(validation.fits[(held.grouping, held.fold)])
+        assert held.log_ratio == pytest.approx(math.log(predicted / run.measured_samples_per_s))
+
+
+def test_a_table_no_group_of_which_can_be_left_out_is_refused() -> None:
+    """Seven runs of one family, source, release and configuration: every fold leaves nothing to fit."""
+    with pytest.raises(InvalidInputError, match="no group of these runs can be left out of a fit"):
+        grouped_cross_validation([dataclasses.replace(run, model=Shape()) for run in _power_law_runs(7)])
+
+
+def _band_of(result: calibrate.Fit) -> dict:
+    """A band from held-out ratios equal to the fit's own (what a record needs, without refitting)."""
+    held = tuple(
+        HeldOut(f"run{i}", "family", "gpt2", "gpt2", "weight_streaming", "decoder", float(r))
+        for i, r in enumerate(result.log_ratios)
+    )
+    return bands(GroupedValidation(held, {}, {}))
 
 
 @pytest.fixture
@@ -358,21 +450,34 @@ def starts(monkeypatch) -> list[np.ndarray]:
 
 
 def test_the_fit_starts_from_the_figures_it_is_given(starts) -> None:
-    start = Calibration(matmul_efficiency=0.7, attention_efficiency=0.9, layer_latency_s=2e-3, input_tokens_per_s=3e5)
-    fit(_power_law_runs(6), start)
-    assert starts[0] == pytest.approx(np.log([0.7, 0.9, 2e-3, 3e5]), rel=1e-12)
+    start = Calibration(
+        matmul_efficiency=0.7,
+        attention_efficiency=0.9,
+        layer_latency_s=2e-3,
+        input_tokens_per_s=3e5,
+        micro_batch_tokens=4e5,
+    )
+    fit(_power_law_runs(7), start)
+    assert starts[0] == pytest.approx(np.log([0.7, 0.9, 2e-3, 3e5, 4e5]), rel=1e-12)
     on_the_bound = dataclasses.replace(start, matmul_efficiency=1.0, attention_efficiency=1.0)
-    fit(_power_law_runs(6), on_the_bound)
+    fit(_power_law_runs(7), on_the_bound)
     assert -1e-8 < starts[1][0] < 0 and -1e-8 < starts[1][1] < 0  # just inside efficiency <= 1
-    assert starts[1][2:] == pytest.approx(np.log([2e-3, 3e5]), rel=1e-12)
+    assert starts[1][2:] == pytest.approx(np.log([2e-3, 3e5, 4e5]), rel=1e-12)
 
 
-def test_each_leave_one_out_fit_starts_from_the_given_figures(starts) -> None:
-    start = Calibration(matmul_efficiency=0.7, attention_efficiency=0.9, layer_latency_s=2e-3, input_tokens_per_s=3e5)
-    leave_one_out(_power_law_runs(6), start)
-    assert len(starts) == 6
-    for x0 in starts:
-        assert x0 == pytest.approx(np.log([0.7, 0.9, 2e-3, 3e5]), rel=1e-12)
+def test_each_grouped_fit_starts_from_the_given_figures(starts) -> None:
+    start = Calibration(
+        matmul_efficiency=0.7,
+        attention_efficiency=0.9,
+        layer_latency_s=2e-3,
+        input_tokens_per_s=3e5,
+        micro_batch_tokens=4e5,
+    )
+    validation = grouped_cross_validation(_grouped_runs(30, releases=3), start)
+    assert len(starts) == len(validation.fits) > 0
+    for x0 in starts:  # the system figures from ``start``; each release's figure from 1 (no difference)
+        assert x0[:5] == pytest.approx(np.log([0.7, 0.9, 2e-3, 3e5, 4e5]), rel=1e-12)
+        assert (x0[5:] == 0).all()
 
 
 # --- the record -------------------------------------------------------------------------------------
@@ -380,8 +485,8 @@ def test_each_leave_one_out_fit_starts_from_the_given_figures(starts) -> None:
 
 def test_the_record_of_the_shipped_set_names_it_as_the_shipped_calibration_does() -> None:
     shipped = json.loads((Path(calibrate.__file__).parent / "calibration.json").read_text(encoding="utf-8"))
-    result = fit(_power_law_runs(6))
-    record = calibration_record(measured_csv(), result, result.log_ratios, [result.calibration])
+    result = fit(_power_law_runs(7))
+    record = calibration_record(measured_csv(), result, _band_of(result), [result.calibration])
     assert record["data"]["file"] == shipped["data"]["file"] == "csconform/perf/measured/calibration.csv"
     assert record["data"]["source"] == shipped["data"]["source"] == SHIPPED_SOURCE
     assert record["data"]["sha256"] == shipped["data"]["sha256"]
@@ -391,11 +496,11 @@ def test_the_record_of_the_shipped_set_names_it_as_the_shipped_calibration_does(
 
 def test_the_record_of_a_users_table_names_its_file_and_source(tmp_path) -> None:
     path = _table(tmp_path, HEADER, GOOD)
-    result = fit(_power_law_runs(6))
-    record = calibration_record(path, result, result.log_ratios, [result.calibration], datetime.date(2026, 5, 6))
+    result = fit(_power_law_runs(7))
+    record = calibration_record(path, result, _band_of(result), [result.calibration], datetime.date(2026, 5, 6))
     assert record["data"]["file"] == str(path)
     assert record["data"]["source"] == "measured runs supplied by the user"
     missing = tmp_path / "gone.csv"
     with pytest.raises(InputFileError) as refused:
-        calibration_record(missing, result, result.log_ratios, [result.calibration])
+        calibration_record(missing, result, _band_of(result), [result.calibration])
     assert str(refused.value) == f"{missing}: file not found (expected a measured-runs table (CSV))"

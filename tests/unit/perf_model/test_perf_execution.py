@@ -8,8 +8,9 @@ import pytest
 
 from csconform.cli import main as cli_main
 from csconform.errors import CapacityError, InvalidInputError
+from csconform.perf.execution.efficiency import fitted
 from csconform.perf.execution.pipelined import pipelined, pipelined_memory_bytes
-from csconform.perf.execution.streaming import max_micro_batch, strong_scaling_efficiency, weight_streaming
+from csconform.perf.execution.streaming import strong_scaling_efficiency, weight_streaming
 from csconform.perf.models.layer import Layer
 from csconform.perf.models.zoo import get_model
 from csconform.perf.plan import plan
@@ -29,16 +30,22 @@ PLAN_KEYS = {
 }
 
 
-def test_micro_batches_when_the_shard_does_not_fit():
-    layers = get_model("gpt3_175b").layers
-    from csconform.perf.hardware import get_wafer
-    from csconform.perf.models.kernels import group_kernels
-
-    fits = max_micro_batch(group_kernels(layers), get_wafer("wse2"))
-    assert fits >= 1
-    result = weight_streaming(layers, "wse2", 1, 3 * fits + 1)
-    assert result.micro_batches == 4 and result.batch_per_system == 3 * fits + 1
-    assert result.micro_batch * result.micro_batches >= result.batch_per_system
+def test_a_shard_beyond_the_lanes_runs_in_micro_batches_and_the_rate_is_flat():
+    """The lanes hold micro_batch_tokens tokens: a shard of four times that runs as four micro-batches,
+    each a whole pass, so throughput no longer rises with the batch; a shard within the lanes is one."""
+    model = get_model("gpt3_xl")
+    cal = fitted()
+    lanes = cal.micro_batch_tokens / model.seq_len  # samples per micro-batch
+    result = weight_streaming(model.layers, "wse2", 1, round(4 * lanes))
+    assert result.micro_batch == pytest.approx(lanes) and result.micro_batches == pytest.approx(
+        round(4 * lanes) / lanes
+    )
+    assert result.micro_batch * result.micro_batches == pytest.approx(result.batch_per_system)
+    twice = weight_streaming(model.layers, "wse2", 1, round(8 * lanes))
+    assert twice.samples_per_s == pytest.approx(result.samples_per_s, rel=1e-2)
+    assert twice.samples_per_s == pytest.approx(result.lane_samples_per_s, rel=1e-2)
+    within = weight_streaming(model.layers, "wse2", 1, max(1, int(lanes / 2)))
+    assert within.micro_batches == 1 and within.samples_per_s < result.samples_per_s
 
 
 def test_streaming_refuses_when_one_sample_cannot_fit():

@@ -37,9 +37,12 @@ def test_scaling_and_kernel_tables():
 def test_validation_tables_without_cross_validation():
     data = runs(read_measured(measured_csv()))
     table = validation.validation_table(data, cross_validate=False)
-    assert len(table) == 26 and "loo_ratio" not in table
-    logs = np.log(table["ratio"])
-    assert np.exp(np.mean(np.abs(logs))) <= 1.25 and table["ratio"].between(1 / 1.5, 1.5).all()
+    assert len(table) == len(data) and "family_out_ratio" not in table
+    assert (table["use"] == "fit").sum() == 34 and (table["use"] == "judge").sum() == len(data) - 34
+    fitted_rows = table[table["use"] == "fit"]
+    logs = np.log(fitted_rows["ratio"])
+    assert np.exp(np.mean(np.abs(logs))) <= 1.25 and fitted_rows["ratio"].between(1 / 1.5, 1.5).all()
+    assert (table["inside_band"] == table["ratio"].between(1 / table["band"], table["band"])).all()
     assert (table["peak_model_ratio"] > table["ratio"]).all()  # the uncalibrated model is always optimistic
     modes = validation.mode_table(data)
     assert set(modes["model"]) == {"bert_base", "bert_large"} and modes["fits_pipelined"].all()

@@ -20,7 +20,9 @@ import pytest
 from markdown_tables import assert_table_shows, tables
 
 from csconform.perf import hardware
-from csconform.perf.calibration.measured_runs import Run, measured_csv, read_measured, runs
+from csconform.perf.calibration.band import GroupedValidation, HeldOut, stated_band
+from csconform.perf.calibration.fit import fitted_runs
+from csconform.perf.calibration.measured_runs import measured_csv, read_measured, runs
 from csconform.perf.execution.efficiency import IDEAL, PARAMETERS, calibration_record, fitted
 from csconform.perf.execution.pipelined import fits_pipelined, pipelined
 from csconform.perf.execution.streaming import weight_streaming
@@ -74,10 +76,12 @@ def test_the_performance_page_shows_its_tables_from_the_csv_frames(
 
 def test_the_performance_page_s_prose_quotes_the_calibration_and_the_presets(perf_page: str) -> None:
     record = calibration_record()
-    quoted = re.search(r"leave-one-out error (\d+\.\d{3}) on (\d+) measured runs", perf_page)
+    quoted = re.search(
+        r"error (\d+\.\d{3}) on held-out model families, sources and releases, (\d+) measured runs fitted", perf_page
+    )
     assert quoted is not None
-    assert float(quoted[1]) == pytest.approx(record["fit"]["leave_one_out_error"], abs=5e-4)
-    assert int(quoted[2]) == len(read_measured(measured_csv())) == record["data"]["rows"]
+    assert float(quoted[1]) == pytest.approx(record["fit"]["held_out_error"], abs=5e-4)
+    assert int(quoted[2]) == len(fitted_runs(runs(read_measured(measured_csv())))) == record["data"]["rows"]
     gpt3_xl = get_model("gpt3_xl")
     assert f"with 131,072 tokens per system ({2**17 // gpt3_xl.seq_len} sequences of 2,048)" in perf_page
     assert gpt3_xl.seq_len == 2048 and performance.TOKENS_PER_SYSTEM == 2**17
@@ -282,17 +286,20 @@ def measured() -> list:
 
 
 def _validation_tables(measured: list) -> dict[str, pd.DataFrame]:
-    """The page's tables; the leave-one-out columns stand in for the (slow) cross-validation, made up
-    so that each run's differs: the page only shows them."""
+    """The page's tables; the held-out columns stand in for the (slow) grouped cross-validation, made up
+    so that each run's differs (empty for the judging runs, as the real ones are): the page only shows them."""
     found = validation.validation_tables(measured, cross_validate=False)
     runs_table = found["runs"]
-    runs_table["loo_ratio"] = runs_table["ratio"] * (1 + 0.01 * np.arange(len(runs_table)))
-    runs_table["loo_predicted_samples_per_s"] = runs_table["measured_samples_per_s"] * runs_table["loo_ratio"]
+    fitted_rows = runs_table["use"] == "fit"
+    for step, grouping in enumerate(("family", "source", "release"), 1):
+        made_up = runs_table["ratio"] * (1 + 0.01 * step * np.arange(len(runs_table)))
+        runs_table.insert(len(runs_table.columns) - 1, f"{grouping}_out_ratio", made_up.where(fitted_rows))
     return found
 
 
 def _validation_page(validation_tables: dict[str, pd.DataFrame], measured: list) -> str:
-    refit_logs = np.log(validation_tables["runs"]["ratio"].to_numpy() * 1.001)
+    fitted_rows = validation_tables["runs"][validation_tables["runs"]["use"] == "fit"]
+    refit_logs = np.log(fitted_rows["ratio"].to_numpy() * 1.001)
     summary = validation.fit_summary(validation_tables["runs"], refit_logs)
     return validation_markdown(validation_tables, calibration_record(), summary, validation.data_figures(measured))
 
@@ -312,7 +319,7 @@ def test_the_validation_page_shows_its_tables_from_the_csv_frames(
 ) -> None:
     found = tables(validation_page)
     assert_table_shows(
-        found["What makes real runs slower than the peak: four figures"], validation_tables["parameters"]
+        found["What makes real runs slower than the peak: the fitted figures"], validation_tables["parameters"]
     )
     assert_table_shows(found["Which execution mode the runs used"], validation_tables["modes"])
     assert_table_shows(found["Every run"], validation_tables["runs"])
@@ -332,14 +339,27 @@ def _log_error(ratios: Any) -> tuple[float, float, int]:
 def test_the_validation_summary_quotes_the_errors_of_the_runs_table(
     validation_tables: dict[str, pd.DataFrame], validation_page: str
 ) -> None:
-    table = validation_tables["runs"]
+    everything = validation_tables["runs"]
+    table = everything[everything["use"] == "fit"]
     ids = list(table["id"])
     stored, stored_worst, at = _log_error(table["ratio"])
-    assert f"- stored fit: error **{stored:.3f}**, worst run {stored_worst:.3f} ({ids[at]})" in validation_page
-    loo, loo_worst, loo_at = _log_error(table["loo_ratio"])
-    assert loo_at != at  # the made-up columns move the worst run
     assert (
-        f"(each run predicted by a fit without it): error **{loo:.3f}**, worst run {loo_worst:.3f} ({ids[loo_at]})"
+        f"- stored fit, on the {len(table)} runs it fitted: error **{stored:.3f}**, worst run {stored_worst:.3f} "
+        f"({ids[at]})" in validation_page
+    )
+    for grouping in ("family", "source", "release"):
+        held, held_worst, _ = _log_error(table[f"{grouping}_out_ratio"])
+        assert (
+            f"- each run predicted by the fit without its {grouping}: error **{held:.3f}**, worst run {held_worst:.3f}"
+            in validation_page
+        )
+    band = calibration_record()["band"]
+    assert f"lie within x/ {band['factor']:.3g} (per mode and model class: " in validation_page
+    judged = everything[everything["use"] == "judge"]
+    judge_error, judge_worst, _ = _log_error(judged["ratio"])
+    assert (
+        f"- the {len(judged)} runs kept to judge (never fitted): error **{judge_error:.3f}**, worst run "
+        f"{judge_worst:.3f}, {int(judged['inside_band'].sum())} of {len(judged)} inside the band stated for them"
         in validation_page
     )
     refit, _, _ = _log_error(table["ratio"] * 1.001)
@@ -350,11 +370,11 @@ def test_the_validation_summary_quotes_the_errors_of_the_runs_table(
     bert, _, _ = _log_error(table[table["model"].str.startswith("bert")]["ratio"])
     assert f"- GPT runs alone: error {gpt:.3f}; BERT runs alone: {bert:.3f}" in validation_page
     assert f"predicts the {len(table)} published training runs" in validation_page
-    assert f"weight streaming for all {len(table)}:" in validation_page
 
 
 def test_the_validation_prose_quotes_the_measured_runs(validation_page: str) -> None:
     rows = pd.read_csv(measured_csv())
+    rows = rows[rows["release"].isna()]  # the paper's runs, which the prose describes
     bert_base = rows[rows["model"] == "bert_base"].set_index("global_batch")["samples_per_s"]
     rise = bert_base[2048] / bert_base[128]
     assert f"rises {rise:.1f}-fold from batch 128 to 2,048" in validation_page and 7 < rise < 7.2
@@ -367,7 +387,7 @@ def test_the_validation_prose_quotes_the_measured_runs(validation_page: str) -> 
     tokens = (gpt["samples_per_s"] * gpt["seq_len"]).max()
     assert f"(at most {tokens / 1e6:.2f}M tokens/s measured)" in validation_page and tokens < 0.8e6
     record = calibration_record()
-    assert f"the range is over the {len(rows)} leave-one-out fits" in validation_page
+    assert "the range is over the fits of the grouped cross-validation" in validation_page
     assert f"Fitted {record['fitted_on']} with scipy's least squares" in validation_page
     assert record["data"]["source"] in validation_page
     assert "the system's 1.2 Tb/s is modeled" in validation_page and "its own 1.2 Tb/s link" in validation_page
@@ -399,24 +419,31 @@ def test_the_validation_prose_quotes_the_batch_sweep(
 # --- the validation page's tables -------------------------------------------------------------------
 
 
-def test_every_run_is_predicted_by_the_stored_fit_the_uncalibrated_model_and_without_itself(
+def test_every_run_is_predicted_by_the_stored_fit_the_uncalibrated_model_and_without_its_groups(
     measured: list, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The leave-one-out columns are those of :func:`leave_one_out` started from the stored figures
-    (a stand-in returns known log ratios; the calibration's own tests check the cross-validation)."""
-    few = measured[:6]
-    log_ratios = np.log([1.5, 0.8, 1.0, 1.25, 0.5, 2.0])
+    """The held-out columns are those of :func:`grouped_cross_validation` on the fitted runs (a stand-in
+    returns known log ratios; the calibration's own tests check the cross-validation); a judging run
+    has none, and every run says whether it lies inside the band stated for its mode and class."""
+    few = [*measured[:5], next(run for run in measured if run.use == "judge")]
+    log_ratios = np.log([1.5, 0.8, 1.0, 1.25, 0.5])
     calls = []
 
-    def known_log_ratios(data: list, start: object) -> tuple[np.ndarray, list]:
-        calls.append((list(data), start))
-        return log_ratios, []
+    def known_log_ratios(data: list) -> GroupedValidation:
+        calls.append(list(data))
+        held = [
+            HeldOut(run.id, grouping, "g", "g", run.mode, "decoder", float(log_ratio) * step)
+            for step, grouping in enumerate(("family", "source", "release"), 1)
+            for run, log_ratio in zip(data, log_ratios, strict=True)
+        ]
+        return GroupedValidation(tuple(held), {}, {})
 
-    monkeypatch.setattr(validation, "leave_one_out", known_log_ratios)
+    monkeypatch.setattr(validation, "grouped_cross_validation", known_log_ratios)
     table = validation.validation_table(few)
-    assert calls == [(few, fitted())]
+    assert calls == [few[:5]]  # the judging run is never fitted
     assert list(table.columns) == [
         "id",
+        "use",
         "model",
         "params",
         "seq_len",
@@ -424,53 +451,60 @@ def test_every_run_is_predicted_by_the_stored_fit_the_uncalibrated_model_and_wit
         "systems",
         "wafer",
         "mode",
+        "release",
         "measured_samples_per_s",
         "predicted_samples_per_s",
         "ratio",
-        "loo_predicted_samples_per_s",
-        "loo_ratio",
+        "band",
+        "inside_band",
+        "family_out_ratio",
+        "source_out_ratio",
+        "release_out_ratio",
         "peak_model_ratio",
     ]
-    for row, run, log_ratio in zip(table.to_dict("records"), few, log_ratios, strict=True):
-        assert (row["id"], row["model"], row["params"], row["seq_len"]) == (
+    for row, run in zip(table.to_dict("records"), few, strict=True):
+        assert (row["id"], row["use"], row["model"], row["params"], row["seq_len"]) == (
             run.id,
+            run.use,
             run.model.name,
             run.model.params,
             run.model.seq_len,
         )
-        assert (row["global_batch"], row["systems"], row["wafer"], row["mode"]) == (
+        assert (row["global_batch"], row["systems"], row["wafer"], row["mode"], row["release"]) == (
             run.global_batch,
             run.systems,
             run.wafer,
             run.mode,
+            run.release or "",
         )
         assert row["measured_samples_per_s"] == run.measured_samples_per_s
         assert row["predicted_samples_per_s"] == run.predict(fitted())
         assert row["ratio"] == pytest.approx(run.predict(fitted()) / run.measured_samples_per_s)
-        assert row["loo_ratio"] == pytest.approx(math.exp(log_ratio))
-        assert row["loo_predicted_samples_per_s"] == pytest.approx(run.measured_samples_per_s * math.exp(log_ratio))
+        band = stated_band(run.mode, run.model.family)["factor"]
+        assert row["band"] == band and row["inside_band"] == (1 / band <= row["ratio"] <= band)
         assert row["peak_model_ratio"] == pytest.approx(run.predict(IDEAL) / run.measured_samples_per_s)
+    for step, grouping in enumerate(("family", "source", "release"), 1):
+        assert list(table[f"{grouping}_out_ratio"][:5]) == pytest.approx(np.exp(step * log_ratios))
+        assert math.isnan(table[f"{grouping}_out_ratio"].iloc[5])
     without = validation.validation_table(few, cross_validate=False)
     assert len(calls) == 1  # no cross-validation asked, none run
-    assert "loo_ratio" not in without and "loo_predicted_samples_per_s" not in without
-    assert without.drop(columns="peak_model_ratio").equals(
-        table.drop(columns=["loo_predicted_samples_per_s", "loo_ratio", "peak_model_ratio"])
-    )
+    assert without.equals(table.drop(columns=["family_out_ratio", "source_out_ratio", "release_out_ratio"]))
 
 
 def test_the_parameter_table_is_the_calibration_record(validation_tables: dict[str, pd.DataFrame]) -> None:
     record = calibration_record()["parameters"]
     frame = validation_tables["parameters"]
-    assert list(frame["figure"]) == list(PARAMETERS)
+    assert list(frame["figure"]) == list(record) and set(PARAMETERS) <= set(record)
     for row in frame.to_dict("records"):
         entry = record[row["figure"]]
         assert row == {
             "figure": row["figure"],
             "value": entry["value"],
             "unit": entry["unit"],
+            "fitted": entry["fitted"],
             "relative_standard_error": entry["relative_standard_error"],
-            "leave_one_out_min": entry["leave_one_out_range"][0],
-            "leave_one_out_max": entry["leave_one_out_range"][1],
+            "cross_validation_min": entry["cross_validation_range"][0],
+            "cross_validation_max": entry["cross_validation_range"][1],
             "meaning": entry["meaning"],
         }
 
@@ -478,7 +512,11 @@ def test_the_parameter_table_is_the_calibration_record(validation_tables: dict[s
 def test_the_batch_sweep_sets_measured_streaming_and_a_resident_pipeline_side_by_side(measured: list) -> None:
     modes = validation.mode_table(measured)
     bert = sorted(
-        ((run.model.name, run.global_batch, run) for run in measured if run.model.family == "bert"),
+        (
+            (run.model.name, run.global_batch, run)
+            for run in measured
+            if run.model.family == "bert" and run.release is None  # the paper's sweep
+        ),
         key=lambda entry: entry[:2],
     )
     assert [(row["model"], row["global_batch"]) for row in modes.to_dict("records")] == [e[:2] for e in bert]
@@ -490,8 +528,9 @@ def test_the_batch_sweep_sets_measured_streaming_and_a_resident_pipeline_side_by
         placed = pipelined(run.model.layers, run.wafer, batch=smallest, calibration=cal)
         assert row["pipelined_samples_per_s"] == pytest.approx(dataclasses.replace(placed, batch=batch).samples_per_s)
         assert row["fits_pipelined"] == fits_pipelined(run.model.layers, run.wafer)
-    gpt_only = [run for run in measured if run.model.family != "bert"][:2] + [measured[-1]]
-    assert list(validation.mode_table(gpt_only)["model"]) == [measured[-1].model.name]
+    paper_bert = next(run for run in reversed(measured) if run.model.family == "bert" and run.release is None)
+    gpt_only = [run for run in measured if run.model.family != "bert"][:2] + [paper_bert]
+    assert list(validation.mode_table(gpt_only)["model"]) == [paper_bert.model.name]
 
 
 def test_the_validation_scaling_table_is_samples_over_n_times_one_system() -> None:
@@ -574,7 +613,6 @@ def test_the_public_statements_quote_the_tables_beside_them(validation_tables: d
 
 def test_the_seven_cerebras_gpt_models_take_their_tokens_over_the_modeled_rate() -> None:
     """Days = sum over the seven of 20 tokens per parameter / 2,048 tokens per sample / samples per s."""
-    from csconform.perf.models.hf_config import model_from_config
 
     total_s = 0.0
     for layers, width, heads, params in validation.CEREBRAS_GPT.values():
@@ -603,14 +641,16 @@ def test_the_seven_cerebras_gpt_models_take_their_tokens_over_the_modeled_rate()
 def test_the_fit_summary_is_the_error_of_each_set_of_ratios() -> None:
     table = pd.DataFrame(
         {
-            "id": ["g1", "g2", "b1", "b2"],
-            "model": ["gpt3_xl", "gpt3_13b", "bert_base", "bert_large"],
-            "ratio": [1.1, 1 / 1.3, 1.0, 2.0],
-            "peak_model_ratio": [3.0, 4.0, 5.0, 1 / 6.0],
+            "id": ["g1", "g2", "b1", "b2", "j1", "j2"],
+            "use": ["fit", "fit", "fit", "fit", "judge", "judge"],
+            "model": ["gpt3_xl", "gpt3_13b", "bert_base", "bert_large", "gpt2", "bert_large"],
+            "ratio": [1.1, 1 / 1.3, 1.0, 2.0, 1.2, 3.0],
+            "inside_band": [True, True, True, False, True, False],
+            "peak_model_ratio": [3.0, 4.0, 5.0, 1 / 6.0, 9.0, 9.0],
         }
     )
     summary = validation.fit_summary(table, np.log([1.5, 1.0, 1.0, 1.0]))
-    assert summary["runs"] == 4
+    assert (summary["runs"], summary["judged"]) == (4, 2)
     assert summary["error"] == pytest.approx((1.1 * 1.3 * 1.0 * 2.0) ** 0.25)
     assert (summary["worst"], summary["worst_run"]) == (pytest.approx(2.0), "b2")
     assert summary["refit_error"] == pytest.approx(1.5**0.25)
@@ -618,11 +658,14 @@ def test_the_fit_summary_is_the_error_of_each_set_of_ratios() -> None:
     assert summary["uncalibrated_worst"] == pytest.approx(6.0)
     assert summary["gpt_error"] == pytest.approx((1.1 * 1.3) ** 0.5)
     assert summary["bert_error"] == pytest.approx(2.0**0.5)
-    assert "loo_error" not in summary
-    with_loo = validation.fit_summary(table.assign(loo_ratio=[1 / 4.0, 1.0, 2.0, 1.0]), np.zeros(4))
-    assert with_loo["loo_error"] == pytest.approx(8.0**0.25)
-    assert (with_loo["loo_worst"], with_loo["loo_worst_run"]) == (pytest.approx(4.0), "g1")
-    assert with_loo["refit_error"] == 1.0
+    assert (summary["judged_error"], summary["judged_worst"]) == (pytest.approx((1.2 * 3.0) ** 0.5), pytest.approx(3.0))
+    assert summary["judged_inside_band"] == 1
+    assert "family_out_error" not in summary
+    held = [1 / 4.0, 1.0, 2.0, 1.0, math.nan, math.nan]
+    with_held = validation.fit_summary(table.assign(family_out_ratio=held), np.zeros(4))
+    assert with_held["family_out_error"] == pytest.approx(8.0**0.25)
+    assert with_held["family_out_worst"] == pytest.approx(4.0)
+    assert with_held["refit_error"] == 1.0
 
 
 def test_the_batch_rise_is_the_largest_batch_over_the_smallest() -> None:
@@ -644,6 +687,7 @@ def test_the_batch_rise_is_the_largest_batch_over_the_smallest() -> None:
 def test_the_data_figures_come_from_the_measured_runs(measured: list) -> None:
     figures = validation.data_figures(measured)
     rows = pd.read_csv(measured_csv())
+    rows = rows[rows["release"].isna()]  # the paper's runs, which the prose describes
     bert_base = rows[rows["model"] == "bert_base"].set_index("global_batch")["samples_per_s"]
     assert figures["bert_base_rise_128_to_2048"] == pytest.approx(16189.9 / 2267.7)
     assert (figures["bert_base_peak_batch"], figures["bert_base_peak_samples_per_s"]) == (2048, bert_base.max())
@@ -747,63 +791,12 @@ def test_the_validation_tables_cross_validate_unless_told_not_to(monkeypatch: py
     measured = runs(read_measured(measured_csv()))
     calls = []
 
-    def known_log_ratios(data: list, start: object) -> tuple[np.ndarray, list]:
+    def nothing_held_out(data: list) -> GroupedValidation:
         calls.append(len(data))
-        return np.zeros(len(data)), []
+        return GroupedValidation((), {}, {})
 
-    monkeypatch.setattr(validation, "leave_one_out", known_log_ratios)
-    assert "loo_ratio" in validation.validation_tables(measured)["runs"].columns and calls == [len(measured)]
-    assert "loo_ratio" not in validation.validation_tables(measured, cross_validate=False)["runs"].columns
-    assert calls == [len(measured)]
-
-
-def test_the_data_figures_name_the_smallest_and_largest_gpt_model_of_the_runs_given() -> None:
-    """With one run per GPT model (the shipped set has several), the smallest and the largest are the first
-    and the last by parameters, and their attention shares are those models' own."""
-    measured = runs(read_measured(measured_csv()))
-    one_each = {run.model.name: run for run in measured if run.model.family == "gpt2"}
-    data = [run for run in measured if run.model.name == "bert_base"] + list(one_each.values())
-    by_size = sorted(one_each.values(), key=lambda run: run.model.params)
-    assert len(by_size) >= 3
-    figures = validation.data_figures(data)
-    assert (figures["smallest_gpt"], figures["largest_gpt"]) == (by_size[0].model.name, by_size[-1].model.name)
-
-    def share(run: Run) -> float:
-        layers = run.model.layers
-        return sum(x.attention_core_forward_flops for x in layers) / sum(x.forward_flops for x in layers)
-
-    assert figures["smallest_gpt_attention_share"] == share(by_size[0])
-    assert figures["largest_gpt_attention_share"] == share(by_size[-1])
-    assert share(by_size[0]) != share(by_size[1]) and share(by_size[-1]) != share(by_size[-2])
-
-
-def test_the_batch_sweep_places_the_pipeline_on_the_run_s_own_wafer() -> None:
-    bert = next(run for run in runs(read_measured(measured_csv())) if run.model.name == "bert_large")
-    on_wse3 = dataclasses.replace(bert, wafer="wse3")
-    (row,) = validation.mode_table([on_wse3]).to_dict("records")
-    placed = pipelined(bert.model.layers, "wse3", batch=bert.global_batch, calibration=fitted())
-    assert row["pipelined_samples_per_s"] == placed.samples_per_s
-    assert row["pipelined_samples_per_s"] != validation.mode_table([bert]).loc[0, "pipelined_samples_per_s"]
-    assert list(validation.mode_table([on_wse3, bert]).columns) == [
-        "model",
-        "global_batch",
-        "measured_samples_per_s",
-        "weight_streaming_samples_per_s",
-        "pipelined_samples_per_s",
-        "fits_pipelined",
-    ]
-    # whether the model fits is asked of the run's wafer: a 1.9B-parameter BERT fits a WSE-3, not a WSE-2
-    big = model_from_config(
-        {
-            "model_type": "bert",
-            "num_hidden_layers": 36,
-            "hidden_size": 2048,
-            "num_attention_heads": 16,
-            "intermediate_size": 8192,
-            "vocab_size": 30522,
-            "max_position_embeddings": 512,
-        },
-        seq_len=128,
-    )
-    fits = validation.mode_table([dataclasses.replace(on_wse3, model=big)]).loc[0, "fits_pipelined"]
-    assert fits and not fits_pipelined(big.layers, "wse2")
+    monkeypatch.setattr(validation, "grouped_cross_validation", nothing_held_out)
+    fitted_count = len(fitted_runs(measured))
+    assert "family_out_ratio" in validation.validation_tables(measured)["runs"].columns and calls == [fitted_count]
+    assert "family_out_ratio" not in validation.validation_tables(measured, cross_validate=False)["runs"].columns
+    assert calls == [fitted_count]
