@@ -28,6 +28,7 @@ from csconform.usercode.values import (
     DATASET_METHODS,
     ESTIMATOR,
     ESTIMATOR_CLASSES,
+    HOST_VALUE_READ,
     EXECUTOR,
     ITERABLE,
     LEARNING_RATE,
@@ -232,11 +233,15 @@ class Evaluator:
             return _arithmetic(self.expr(node.left), self.expr(node.right))
         if isinstance(node, ast.UnaryOp):
             operand = self.expr(node.operand)
-            return TENSOR_VALUE if operand.tensorish else operand if operand.kind == LEARNING_RATE else UNKNOWN_VALUE
+            if operand.tensorish:
+                return TENSOR_VALUE
+            return operand if operand.kind in (LEARNING_RATE, HOST_VALUE_READ) else UNKNOWN_VALUE
         if isinstance(node, ast.BoolOp):
             values = [self.expr(v) for v in node.values]
             if any(v.is_tensor for v in values):
                 return TENSOR_VALUE
+            if any(v.kind == HOST_VALUE_READ for v in values):
+                return Value(HOST_VALUE_READ)
             result = values[0]
             for value in values[1:]:
                 result = join(result, value)
@@ -245,7 +250,9 @@ class Evaluator:
             operands = [self.expr(node.left), *(self.expr(c) for c in node.comparators)]
             if all(isinstance(op, ast.Is | ast.IsNot | ast.In | ast.NotIn) for op in node.ops):
                 return UNKNOWN_VALUE
-            return TENSOR_VALUE if any(v.tensorish for v in operands) else UNKNOWN_VALUE
+            if any(v.tensorish for v in operands):
+                return TENSOR_VALUE
+            return Value(HOST_VALUE_READ) if any(v.kind == HOST_VALUE_READ for v in operands) else UNKNOWN_VALUE
         if isinstance(node, ast.IfExp):
             self.expr(node.test)
             return join(self.expr(node.body), self.expr(node.orelse))
@@ -361,7 +368,9 @@ class Evaluator:
     def _method(self, receiver: Value, method: str, args: list[Value]) -> Value | None:
         kind = receiver.kind
         if kind == TENSOR:
-            if method in VALUE_READS or method in TENSOR_METADATA_METHODS:
+            if method in VALUE_READS:
+                return Value(HOST_VALUE_READ)
+            if method in TENSOR_METADATA_METHODS:
                 return UNKNOWN_VALUE
             if method == "type" and not args:
                 return UNKNOWN_VALUE
@@ -369,6 +378,8 @@ class Evaluator:
         if kind == TREE:
             if method in TENSOR_METHODS:
                 return TENSOR_VALUE
+            if method in VALUE_READS:
+                return Value(HOST_VALUE_READ)
             if method in ("get", "pop", "values"):
                 return TREE_VALUE if method != "values" else Value(ITERABLE, items=(TREE_VALUE,))
             if method == "items":
@@ -427,6 +438,8 @@ class Evaluator:
             return element(args[0])
         if qualified == "sum" and args and (args[0].tensorish or element(args[0]).tensorish):
             return TENSOR_VALUE
+        if qualified in ("float", "int", "bool") and args and args[0].tensorish:
+            return Value(HOST_VALUE_READ)
         return None
 
 
@@ -444,6 +457,7 @@ def _module_call(model: Value) -> Value:
 def _arithmetic(left: Value, right: Value) -> Value:
     if left.tensorish or right.tensorish:
         return TENSOR_VALUE
-    if LEARNING_RATE in (left.kind, right.kind):
-        return Value(LEARNING_RATE)
+    for kind in (LEARNING_RATE, HOST_VALUE_READ):
+        if kind in (left.kind, right.kind):
+            return Value(kind)
     return UNKNOWN_VALUE

@@ -40,6 +40,8 @@ DATASET = "tf-dataset"
 ESTIMATOR = "estimator"
 INSTANCE = "instance"
 """An instance of a class of the run that is not a module; ``ref`` is the class."""
+HOST_VALUE_READ = "host-value"
+"""A Python number read from a tensor (``loss.item()``, ``float(loss)``): it depends on the data."""
 TUPLE = "tuple"
 ITERABLE = "iterable"
 """Something iterated: ``items[0]`` is what each iteration gives."""
@@ -59,6 +61,11 @@ class Value:
     @property
     def is_tensor(self) -> bool:
         return self.kind == TENSOR
+
+    @property
+    def depends_on_data(self) -> bool:
+        """A tensor, or a number read from one: a branch on it depends on the data."""
+        return self.kind in (TENSOR, HOST_VALUE_READ)
 
 
 UNKNOWN_VALUE = Value()

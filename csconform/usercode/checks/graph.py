@@ -42,7 +42,7 @@ def _tests(scope: Scope) -> Iterator[tuple[ast.expr, str]]:
 def check_control_flow(scope: Scope) -> None:
     """CODE-001: a condition on a tensor's value inside the traced step."""
     for test, statement in _tests(scope):
-        if scope.value(test).is_tensor:
+        if scope.value(test).depends_on_data:
             scope.refuse(
                 "CODE-001",
                 test,
