@@ -84,6 +84,8 @@ class Analysis:
     _traced: dict[Function, tuple[Traced, Params]] | None = None
     _callers: dict[Function, list[tuple[Module, Function | None, ast.Call]]] | None = None
     _every_step: dict[Function, bool] = field(default_factory=dict)
+    too_deep: set[Module] = field(default_factory=set)
+    """Modules whose walk ran out of Python's recursion limit (reported unreadable, not checked)."""
 
     # --- the walks ----------------------------------------------------------------------------------
 
@@ -281,7 +283,12 @@ class Analysis:
         while queue:
             function = queue.pop(0)
             where, params = found[function]
-            for edge in self.summary(function, params).calls:
+            try:
+                calls = self.summary(function, params).calls
+            except RecursionError:
+                self.too_deep.add(function.module)
+                continue
+            for edge in calls:
                 callee = edge.callee
                 if self.is_closure(callee):
                     continue

@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
 
 from csconform.errors import UnreadableDocumentError
 from csconform.findings.collect import Findings
@@ -26,7 +25,7 @@ from csconform.usercode.checks import data, estimator, grad_scaler, graph, learn
 from csconform.usercode.files import python_files
 from csconform.usercode.project import Function, Module, Project, load_module
 from csconform.usercode.scope import Scope
-from csconform.usercode.source import SourceFile, read_source
+from csconform.usercode.source import read_source
 
 Check = Callable[[Scope], None]
 
@@ -63,28 +62,39 @@ IN_THE_STEP: tuple[Check, ...] = (
 """The checks of the functions that run inside the traced step."""
 
 
-def lint_sources(sources: Sequence[SourceFile], spec: Spec, release: Release) -> dict[str, Findings]:
-    """The findings of each file of one run, by path."""
-    project = Project([load_module(source, Path(source.path)) for source in sources])
+TOO_DEEP = "nested too deeply for the checker (its walks ran out of Python's recursion limit)"
+
+
+def lint_modules(modules: Sequence[Module], spec: Spec, release: Release) -> dict[str, Findings | str]:
+    """The findings of each file of one run, by path (or why the file could not be checked)."""
+    project = Project(list(modules))
     analysis = Analysis(project)
     traced = analysis.traced()
     found = {module.path: Findings(spec, release, module.path) for module in project.modules}
     scopes = [scope for module in project.modules for scope in _scopes(module, analysis, found[module.path], traced)]
     compiled_calls: dict[int, list[tuple[Scope, ast.Call, object]]] = defaultdict(list)
     for scope in scopes:
-        for check in EVERYWHERE:
-            check(scope)
-        if estimator.is_estimator_code(scope.module):
-            for check in FOR_THE_ESTIMATOR:
-                check(scope)
-        if scope.traced is not None:
-            for check in IN_THE_STEP:
-                check(scope)
-            if analysis.is_trace_step(scope.traced.root):
-                for call, compiled in graph.compiled_model_calls(scope):
-                    compiled_calls[id(scope.traced.root)].append((scope, call, compiled))
+        try:
+            _check(scope)
+        except RecursionError:
+            analysis.too_deep.add(scope.module)
+            continue
+        if scope.traced is not None and analysis.is_trace_step(scope.traced.root):
+            for call, compiled in graph.compiled_model_calls(scope):
+                compiled_calls[id(scope.traced.root)].append((scope, call, compiled))
     _check_one_compiled_model(compiled_calls)
-    return found
+    return {path: TOO_DEEP if any(m.path == path for m in analysis.too_deep) else f for path, f in found.items()}
+
+
+def _check(scope: Scope) -> None:
+    for check in EVERYWHERE:
+        check(scope)
+    if estimator.is_estimator_code(scope.module):
+        for check in FOR_THE_ESTIMATOR:
+            check(scope)
+    if scope.traced is not None:
+        for check in IN_THE_STEP:
+            check(scope)
 
 
 def _scopes(
@@ -115,18 +125,21 @@ def lint_paths(arguments: list[str], spec: Spec, release: Release, settings: Pro
     """One report per Python file named or found under the folders named, in that order."""
     files = python_files(arguments, settings)
     reports: dict[str, FileReport] = {}
-    sources: list[SourceFile] = []
+    modules: list[Module] = []
     for file in files:
         report = reports[str(file)] = FileReport(str(file))
         try:
-            sources.append(read_source(file))
+            modules.append(load_module(read_source(file), file))
         except UnreadableDocumentError as exc:
             report.error = str(exc)
-    for path, found in lint_sources(sources, spec, release).items():
+    for path, found in lint_modules(modules, spec, release).items():
         checked = reports[path]
-        checked.violations, checked.warnings = _unique(found.violations), _unique(found.warnings)
-    for source in sources:
-        suppress(reports[source.path], source.text, settings.ignores(source.path).__contains__)
+        if isinstance(found, str):
+            checked.error = f"{path}: {found}"
+        else:
+            checked.violations, checked.warnings = _unique(found.violations), _unique(found.warnings)
+    for module in modules:
+        suppress(reports[module.path], module.source.text, settings.ignores(module.path).__contains__)
     return list(reports.values())
 
 

@@ -20,6 +20,9 @@ from csconform.usercode.source import SourceFile
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 MAX_NAME_PARTS = 16
+MAX_NESTING = 250
+"""How deep the syntax tree of a file may nest (the walks recurse once or twice per level, within
+Python's recursion limit of 1000; a chain of 250 ``+`` is already generated code)."""
 OPERATORS = (ast.expr_context, ast.operator, ast.cmpop, ast.boolop, ast.unaryop)
 """Nodes shared by every expression (``Load``, ``Add``, ``Eq``): not places, left out of the index."""
 
@@ -143,7 +146,14 @@ def load_module(source: SourceFile, path: Path) -> Module:
         owner: Class | None,
         function: Function | None,
         in_loop: bool,
+        depth: int = 0,
     ) -> None:
+        if depth > MAX_NESTING:
+            raise UnreadableDocumentError(
+                f"nested more than {MAX_NESTING} levels deep (the checker's bound; hand-written code nests far less)",
+                source=source.path,
+                line=getattr(node, "lineno", None),
+            )
         nodes.append(node)
         if parent is not None:
             module.parents[id(node)] = parent
@@ -160,10 +170,10 @@ def load_module(source: SourceFile, path: Path) -> Module:
             elif function is None:
                 module.top[node.name] = defined
             for decorator in node.decorator_list:
-                visit(decorator, node, nodes, prefix, owner, function, in_loop)
-            visit(node.args, node, defined.nodes, "", None, defined, False)
+                visit(decorator, node, nodes, prefix, owner, function, in_loop, depth + 1)
+            visit(node.args, node, defined.nodes, "", None, defined, False, depth + 1)
             for statement in node.body:
-                visit(statement, node, defined.nodes, f"{defined.qualname}.", None, defined, False)
+                visit(statement, node, defined.nodes, f"{defined.qualname}.", None, defined, False, depth + 1)
             return
         if isinstance(node, ast.ClassDef):
             cls = Class(node, module, prefix + node.name)
@@ -171,9 +181,9 @@ def load_module(source: SourceFile, path: Path) -> Module:
             if owner is None and function is None:
                 module.top[node.name] = cls
             for part in (*node.decorator_list, *node.bases, *node.keywords):
-                visit(part, node, nodes, prefix, owner, function, in_loop)
+                visit(part, node, nodes, prefix, owner, function, in_loop, depth + 1)
             for statement in node.body:
-                visit(statement, node, nodes, f"{cls.qualname}.", cls, function, in_loop)
+                visit(statement, node, nodes, f"{cls.qualname}.", cls, function, in_loop, depth + 1)
             return
         if isinstance(node, ast.Call):
             (function.calls if function is not None else module.calls).append(node)
@@ -183,13 +193,10 @@ def load_module(source: SourceFile, path: Path) -> Module:
             inside = in_loop or (loop and field_name in ("body", "orelse"))
             for child in value if isinstance(value, list) else (value,):
                 if isinstance(child, ast.AST) and not isinstance(child, OPERATORS):
-                    visit(child, node, nodes, prefix, owner, function, inside)
+                    visit(child, node, nodes, prefix, owner, function, inside, depth + 1)
 
-    try:
-        for statement in source.tree.body:
-            visit(statement, None, module.nodes, "", None, None, False)
-    except RecursionError:
-        raise UnreadableDocumentError("nested too deeply for the checker", source=source.path) from None
+    for statement in source.tree.body:
+        visit(statement, None, module.nodes, "", None, None, False)
     module.imports = ImportTable.of(imports, name, is_package)
     module.uses_tensorflow = any(target.startswith("tensorflow") for target in module.imports.names.values())
     for function, decorators in decorated:

@@ -89,7 +89,8 @@ def _reads(scope: Scope) -> Iterator[tuple[ast.AST, str]]:
             elif _formats_a_tensor(scope, node):
                 yield node, "formatting a tensor into a string reads its value"
         elif isinstance(node, ast.FormattedValue) and scope.value(node.value).tensorish:
-            yield node, "formatting a tensor into an f-string reads its value"
+            # the expression in the braces: Python before 3.12 places the FormattedValue at the f-string
+            yield node.value, "formatting a tensor into an f-string reads its value"
         elif (
             isinstance(node, ast.BinOp)
             and isinstance(node.op, ast.Mod)

@@ -2,11 +2,10 @@
 "Parameters not supported", "Lower bound on save_checkpoint_steps")."""
 
 import tensorflow as tf
+from estimator_input import input_fn, train_input_fn
 from modelzoo.common.tf.estimator.cs_estimator import CerebrasEstimator
 from modelzoo.common.tf.estimator.cs_estimator_spec import CSEstimatorSpec
 from modelzoo.common.tf.estimator.run_config import CSRunConfig
-
-from estimator_input import input_fn, train_input_fn
 
 
 def model_fn(features, labels, mode, params):

@@ -5,7 +5,6 @@ import logging
 
 import cerebras.pytorch as cstorch
 import torch
-
 from steps.helpers import log_loss, scale_check
 
 model = torch.nn.Linear(16, 4)

@@ -49,7 +49,7 @@ class ScalarAdam(torch.optim.Optimizer):
     """A weight-streaming optimizer must keep the rate a tensor."""
 
     def __init__(self, params, lr=1e-3):
-        if not 0.0 <= lr:  # near miss: the constructor's own argument
+        if lr < 0.0:  # near miss: the constructor's own argument
             raise ValueError(f"Invalid learning rate: {lr}")
         super().__init__(params, {"lr": lr})
 
