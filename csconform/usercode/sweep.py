@@ -86,18 +86,23 @@ class ReleaseSweep:
     seconds: float
 
     def findings(self) -> list[dict[str, Any]]:
-        return [
-            {
-                "file": Path(report.path).relative_to(self.root).as_posix(),
-                "line": finding.line,
-                "column": finding.column,
-                "rule": finding.rule,
-                "severity": finding.severity,
-                "message": finding.message,
-            }
-            for report in self.reports
-            for finding in report.findings
-        ]
+        """Every finding, with the code of its line (what a verdict is about, whatever its line number)."""
+        found = []
+        for report in self.reports:
+            lines = Path(report.path).read_text(encoding="utf-8").splitlines() if report.findings else []
+            for finding in report.findings:
+                found.append(
+                    {
+                        "file": Path(report.path).relative_to(self.root).as_posix(),
+                        "line": finding.line,
+                        "column": finding.column,
+                        "rule": finding.rule,
+                        "severity": finding.severity,
+                        "code": lines[finding.line - 1].strip() if finding.line else "",
+                        "message": finding.message,
+                    }
+                )
+        return found
 
     def summary(self) -> dict[str, Any]:
         findings = self.findings()
@@ -124,8 +129,10 @@ def sweep(clone: Path, release_name: str, workdir: Path) -> ReleaseSweep:
     return ReleaseSweep(release.name, tuple(reports), root, time.perf_counter() - started)
 
 
-def verdict_key(release: str, finding: dict[str, Any]) -> str:
-    return f"{release}:{finding['file']}:{finding['line']}:{finding['rule']}"
+def verdict_key(finding: dict[str, Any]) -> str:
+    """What a verdict is keyed by: the file, the rule and the code of the line (so that one verdict
+    holds for the same code in every release, wherever its line moved)."""
+    return f"{finding['file']} {finding['rule']} {finding['code']}"
 
 
 def record(sweeps: list[ReleaseSweep], verdicts: dict[str, str]) -> dict[str, Any]:
@@ -134,7 +141,7 @@ def record(sweeps: list[ReleaseSweep], verdicts: dict[str, str]) -> dict[str, An
         "releases": [
             {
                 **s.summary(),
-                "findings_judged": [{**f, "verdict": verdicts.get(verdict_key(s.release, f))} for f in s.findings()],
+                "findings_judged": [{**f, "verdict": verdicts.get(verdict_key(f))} for f in s.findings()],
             }
             for s in sweeps
         ]
