@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import os
+import warnings
 from dataclasses import dataclass, field
 
 from csconform.documents import read_text
@@ -73,7 +74,10 @@ class SourceFile:
 def parse_source(path: str, text: str) -> SourceFile:
     """``text`` parsed as the Python file ``path``."""
     try:
-        tree = ast.parse(text, filename=path)
+        with warnings.catch_warnings():  # the file's own warnings (an invalid escape) are not lint's to print
+            warnings.simplefilter("ignore", SyntaxWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
         raise UnreadableDocumentError(f"not valid Python: {exc.msg}", source=path, line=exc.lineno) from None
     except (RecursionError, MemoryError):
