@@ -18,6 +18,7 @@ import json
 import subprocess
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,15 +45,16 @@ def training_code(path: str) -> bool:
     return not any(part in f"/{path}" for part in LEFT_OUT)
 
 
-def extract(clone: Path, release: Release, into: Path) -> list[Path]:
-    """Write the release's training code under ``into`` (its paths kept), through one git process."""
+def extract(clone: Path, release: Release, into: Path, keep: Callable[[str], bool] = training_code) -> list[Path]:
+    """Write the release's files that ``keep`` (default: its training code) under ``into``, their
+    paths kept, through one git process."""
     listing = subprocess.run(
         ["git", "-C", str(clone), "ls-tree", "-r", release.commit], capture_output=True, check=False, text=True
     )
     if listing.returncode:
         raise InvalidInputError(f"git ls-tree {release.commit} failed in {clone}: {listing.stderr.strip()}")
     entries = [line.split(None, 3) for line in listing.stdout.splitlines()]
-    wanted = [(obj, name) for _, kind, obj, name in entries if kind == "blob" and training_code(name)]
+    wanted = [(obj, name) for _, kind, obj, name in entries if kind == "blob" and keep(name)]
     batch = subprocess.run(
         ["git", "-C", str(clone), "cat-file", "--batch"],
         input="".join(f"{obj}\n" for obj, _ in wanted).encode(),

@@ -4,6 +4,7 @@ folder walk, names and imports across the run's files, the project's settings an
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,12 @@ def test_an_unreadable_file_is_one_line_naming_it(tmp_path: Path, content: bytes
         read_source(path)
     assert str(caught.value).startswith(f"{path}: ") and problem in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_the_files_own_syntax_warnings_are_not_printed() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert parse_source("escape.py", 'pattern = "\\d+"\n').tree.body
 
 
 def test_a_file_over_the_bound_and_a_nesting_too_deep_are_refused(tmp_path: Path) -> None:
