@@ -15,22 +15,8 @@ from pathlib import Path
 from csconform.errors import InvalidInputError
 from csconform.findings.config import ProjectConfig
 
-SKIPPED_FOLDERS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        "__pycache__",
-        ".venv",
-        "venv",
-        ".tox",
-        ".nox",
-        ".mypy_cache",
-        ".ruff_cache",
-        ".pytest_cache",
-        "node_modules",
-        "site-packages",
-    }
+SKIPPED_FOLDERS = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".nox"}) | frozenset(
+    {".mypy_cache", ".ruff_cache", ".pytest_cache", "node_modules", "site-packages"}
 )
 SUFFIX = ".py"
 

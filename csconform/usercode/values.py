@@ -16,6 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+
+def _names(*groups: str) -> frozenset[str]:
+    """Names written as text, separated by spaces (a long table stays a few lines)."""
+    return frozenset(name for group in groups for name in group.split())
+
+
 UNKNOWN = "unknown"
 NONE = "none"
 TENSOR = "tensor"
@@ -118,182 +124,41 @@ def element(value: Value) -> Value:
 TORCH_FUNCTION_MODULES = ("torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special")
 """Modules whose lower-case functions return tensors (but for :data:`TORCH_NON_TENSOR_FUNCTIONS`)."""
 
-TORCH_NON_TENSOR_FUNCTIONS = frozenset(
-    {
-        "is_tensor",
-        "is_storage",
-        "is_floating_point",
-        "is_complex",
-        "is_grad_enabled",
-        "is_inference_mode_enabled",
-        "numel",
-        "no_grad",
-        "enable_grad",
-        "set_grad_enabled",
-        "inference_mode",
-        "device",
-        "get_default_dtype",
-        "set_default_dtype",
-        "set_default_tensor_type",
-        "manual_seed",
-        "seed",
-        "initial_seed",
-        "get_rng_state",
-        "set_rng_state",
-        "autocast",
-        "compile",
-        "load",
-        "save",
-        "broadcast_shapes",
-        "promote_types",
-        "result_type",
-        "can_cast",
-        "typename",
-        "use_deterministic_algorithms",
-        "set_printoptions",
-        "get_num_threads",
-        "set_num_threads",
-        "finfo",
-        "iinfo",
-        "empty_cache",
-        "cuda",
-        "get_device",
-        "set_float32_matmul_precision",
-    }
+TORCH_NON_TENSOR_FUNCTIONS = _names(
+    "is_tensor is_storage is_floating_point is_complex is_grad_enabled is_inference_mode_enabled",
+    "numel no_grad enable_grad set_grad_enabled inference_mode device get_default_dtype",
+    "set_default_dtype set_default_tensor_type manual_seed seed initial_seed get_rng_state",
+    "set_rng_state autocast compile load save broadcast_shapes promote_types result_type can_cast",
+    "typename use_deterministic_algorithms set_printoptions get_num_threads set_num_threads finfo",
+    "iinfo empty_cache cuda get_device set_float32_matmul_precision",
 )
 
-TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
+TENSOR_ATTRIBUTES = _names("T mT H mH data grad real imag")
 """Attributes of a tensor that are tensors (``shape``, ``dtype``, ``device``, ``ndim``, ... are not)."""
 
-TENSOR_METADATA = frozenset(
-    {
-        "shape",
-        "dtype",
-        "device",
-        "ndim",
-        "is_cuda",
-        "is_leaf",
-        "requires_grad",
-        "layout",
-        "names",
-        "is_sparse",
-        "is_quantized",
-        "is_meta",
-        "grad_fn",
-    }
+TENSOR_METADATA = _names(
+    "shape dtype device ndim is_cuda is_leaf requires_grad layout names is_sparse is_quantized",
+    "is_meta grad_fn",
 )
 """Attributes known while tracing, without the tensor's value."""
 
-TENSOR_METADATA_METHODS = frozenset(
-    {
-        "size",
-        "dim",
-        "numel",
-        "nelement",
-        "element_size",
-        "is_floating_point",
-        "is_complex",
-        "is_contiguous",
-        "get_device",
-        "stride",
-        "storage_offset",
-        "data_ptr",
-        "has_names",
-        "backward",
-        "register_hook",
-        "retain_grad",
-        "requires_grad_",
-        "__len__",
-    }
+TENSOR_METADATA_METHODS = _names(
+    "size dim numel nelement element_size is_floating_point is_complex is_contiguous get_device",
+    "stride storage_offset data_ptr has_names backward register_hook retain_grad requires_grad_",
+    "__len__",
 )
 """Methods of a tensor that neither give a tensor nor need its value."""
 
 VALUE_READS = frozenset({"item", "tolist", "numpy"})
 """Methods that copy a tensor's value to the host."""
 
-TENSOR_METHODS = frozenset(
-    [
-        "abs",
-        "add",
-        "all",
-        "any",
-        "argmax",
-        "argmin",
-        "bfloat16",
-        "bmm",
-        "ceil",
-        "clamp",
-        "clamp_min",
-        "clamp_max",
-        "clone",
-        "contiguous",
-        "cos",
-        "cpu",
-        "cuda",
-        "cumsum",
-        "detach",
-        "div",
-        "double",
-        "eq",
-        "exp",
-        "expand",
-        "expand_as",
-        "float",
-        "floor",
-        "flatten",
-        "gather",
-        "ge",
-        "gt",
-        "half",
-        "index_select",
-        "int",
-        "isfinite",
-        "isinf",
-        "isnan",
-        "le",
-        "log",
-        "log_softmax",
-        "logical_and",
-        "logical_not",
-        "logical_or",
-        "long",
-        "lt",
-        "masked_fill",
-        "matmul",
-        "max",
-        "mean",
-        "min",
-        "mul",
-        "ne",
-        "neg",
-        "norm",
-        "permute",
-        "pow",
-        "prod",
-        "reshape",
-        "round",
-        "rsqrt",
-        "sigmoid",
-        "sign",
-        "sin",
-        "softmax",
-        "sqrt",
-        "square",
-        "squeeze",
-        "std",
-        "sub",
-        "sum",
-        "t",
-        "tanh",
-        "to",
-        "transpose",
-        "type_as",
-        "unsqueeze",
-        "var",
-        "view",
-        "view_as",
-        "where",
-    ]
+TENSOR_METHODS = _names(
+    "abs add all any argmax argmin bfloat16 bmm ceil clamp clamp_min clamp_max clone contiguous cos",
+    "cpu cuda cumsum detach div double eq exp expand expand_as float floor flatten gather ge gt half",
+    "index_select int isfinite isinf isnan le log log_softmax logical_and logical_not logical_or long",
+    "lt masked_fill matmul max mean min mul ne neg norm permute pow prod reshape round rsqrt sigmoid",
+    "sign sin softmax sqrt square squeeze std sub sum t tanh to transpose type_as unsqueeze var view",
+    "view_as where",
 )
 """Methods that tell a tensor inside a structure of tensors (``batch["x"].sum()``): they give a tensor."""
 
@@ -317,27 +182,11 @@ CLIPPING_FUNCTIONS = frozenset(
 )
 AMP_OPTIMIZER_STEP = "cerebras.pytorch.amp.optimizer_step"
 TORCH_LR_SCHEDULERS = "torch.optim.lr_scheduler"
-CSTORCH_LR_SCHEDULERS = frozenset(
-    [
-        "ConstantLR",
-        "PolynomialLR",
-        "LinearLR",
-        "ExponentialLR",
-        "InverseExponentialTimeDecayLR",
-        "InverseSquareRootDecayLR",
-        "CosineDecayLR",
-        "SequentialLR",
-        "PiecewiseConstantLR",
-        "MultiStepLR",
-        "StepLR",
-        "CosineAnnealingLR",
-        "LambdaLR",
-        "CosineAnnealingWarmRestarts",
-        "MultiplicativeLR",
-        "ChainedScheduler",
-        "CyclicLR",
-        "OneCycleLR",
-    ]
+CSTORCH_LR_SCHEDULERS = _names(
+    "ConstantLR PolynomialLR LinearLR ExponentialLR InverseExponentialTimeDecayLR",
+    "InverseSquareRootDecayLR CosineDecayLR SequentialLR PiecewiseConstantLR MultiStepLR StepLR",
+    "CosineAnnealingLR LambdaLR CosineAnnealingWarmRestarts MultiplicativeLR ChainedScheduler",
+    "CyclicLR OneCycleLR",
 )
 """The schedulers of cerebras.pytorch.optim.lr_scheduler (2.10.0), functions of the global step."""
 DOUBLE_DTYPES = frozenset({"torch.float64", "torch.double"})
@@ -345,36 +194,11 @@ HALF_DTYPES = frozenset({"torch.float16", "torch.half", "torch.bfloat16"})
 
 # --- TensorFlow --------------------------------------------------------------------------------
 
-DATASET_METHODS = frozenset(
-    [
-        "apply",
-        "batch",
-        "cache",
-        "concatenate",
-        "enumerate",
-        "filter",
-        "flat_map",
-        "interleave",
-        "map",
-        "padded_batch",
-        "prefetch",
-        "rebatch",
-        "repeat",
-        "shard",
-        "shuffle",
-        "skip",
-        "take",
-        "unbatch",
-        "window",
-        "with_options",
-        "zip",
-        "filter_with_legacy_function",
-        "map_with_legacy_function",
-        "ignore_errors",
-        "take_while",
-        "unique",
-        "prefetch_to_device",
-    ]
+DATASET_METHODS = _names(
+    "apply batch cache concatenate enumerate filter flat_map interleave map padded_batch prefetch",
+    "rebatch repeat shard shuffle skip take unbatch window with_options zip",
+    "filter_with_legacy_function map_with_legacy_function ignore_errors take_while unique",
+    "prefetch_to_device",
 )
 """Dataset methods that give a Dataset."""
 DATASET_FACTORIES = ("tensorflow.data.", "tensorflow.compat.v1.data.", "tensorflow.compat.v2.data.")
