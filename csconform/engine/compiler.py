@@ -10,24 +10,24 @@ Graphs"): only the modes "train" and "eval" exist on the CS system, because the 
 reprogrammed for eval after train in the same run. Seed 001 ("Compilation differences"):
 an artifact compiled for one system is refused by another (see :mod:`csconform.engine.system`;
 ``System`` is re-exported here so that ``engine.compiler.System`` reaches it through the engine
-interface).
+interface). What a compile produces is in :mod:`csconform.engine.artifact`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from csconform.engine import context
 from csconform.engine.arguments import instance
+from csconform.engine.artifact import CompiledArtifact, ValidationReport
 from csconform.engine.graph import Graph
 from csconform.engine.system import System
 from csconform.errors import ExecutionModeError, InvalidInputError, UnsupportedOperationError
 
-__all__ = ["MODES", "SUPPORTED_KERNELS", "CompiledArtifact", "System", "ValidationReport", "compile_graph", "validate"]
+__all__ = ["MODES", "SUPPORTED_KERNELS", "System", "compile_graph", "validate"]
 
 MODES = ("train", "eval", "train_and_eval")
 
@@ -65,36 +65,6 @@ SUPPORTED_KERNELS = frozenset(
     }
 )
 """Operation names the wafer has kernels for. Anything else is refused when compiling for cs."""
-
-
-@dataclass(frozen=True)
-class ValidationReport:
-    """The outcome of ``validate_only``: the kernel chosen for every operation, nothing placed."""
-
-    graph: Graph
-    mode: str
-    kernels: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class CompiledArtifact:
-    """A full compile: the graph, its kernels, the system it is bound to, and (when asked for) the
-    placement of its kernels on the wafer with the modeled throughput from csconform.perf and the
-    data paths between the placed regions.
-
-    ``learning_rate_schedules`` holds, for a pipelined training program, the schedule of every
-    optimizer param group (a function of the global step), programmed into the fabric with the graph.
-    """
-
-    graph: Graph
-    mode: str
-    kernels: tuple[str, ...]
-    system_id: str
-    placement: list[dict[str, Any]] | None = None
-    modeled_samples_per_s: float | None = None
-    execution: str = "pipelined"
-    data_paths: tuple[dict[str, Any], ...] = ()
-    learning_rate_schedules: tuple[Any, ...] = ()
 
 
 def check_mode(mode: str) -> None:

@@ -26,6 +26,7 @@ import numpy as np
 
 from csconform.engine import compiler, context, graph
 from csconform.engine.arguments import function, instance
+from csconform.engine.artifact import CompiledArtifact, ValidationReport
 from csconform.engine.data import INFINITE, Dataset, DatasetIterator
 from csconform.engine.estimator_config import CSRunConfig
 from csconform.engine.system import System
@@ -114,7 +115,7 @@ class CerebrasEstimator:
         input_fn: Callable[..., Any],
         steps: int,
         hooks: Sequence[SessionRunHook] = (),
-        artifact: compiler.CompiledArtifact | None = None,
+        artifact: CompiledArtifact | None = None,
         on_loss: Callable[[int, float], None] | None = None,
     ) -> TrainResult:
         """Train for exactly ``steps`` steps (fewer only on cpu, if the input runs out).
@@ -178,7 +179,7 @@ class CerebrasEstimator:
 
     def compile(
         self, input_fn: Callable[..., Any], validate_only: bool = False, mode: str = ModeKeys.TRAIN
-    ) -> compiler.ValidationReport | compiler.CompiledArtifact:
+    ) -> ValidationReport | CompiledArtifact:
         """Validate (``validate_only``) or fully compile the model for ``config.cs_ip`` without a system."""
         datasets = self.build_input(input_fn, mode if mode != "train_and_eval" else ModeKeys.TRAIN)
         self.check_fixed_batch_size(datasets[0])
@@ -201,9 +202,7 @@ class CerebrasEstimator:
             raise InvalidInputError(f"model_fn must return an EstimatorSpec, got {type(spec).__name__}")
         return step_graph, spec
 
-    def run_step(
-        self, features: Any, labels: Any, mode: str, artifact: compiler.CompiledArtifact | None
-    ) -> EstimatorSpec:
+    def run_step(self, features: Any, labels: Any, mode: str, artifact: CompiledArtifact | None) -> EstimatorSpec:
         step_graph, spec = self.trace_model_fn(features, labels, mode)
         self.check_spec(spec)
         if self.system.check_step_graph(step_graph):

@@ -34,6 +34,7 @@ import numpy as np
 from csconform.engine import checkpoint, compiler, context, graph, metrics
 from csconform.engine.amp import GradScaler
 from csconform.engine.arguments import choice, function, instance, path
+from csconform.engine.artifact import CompiledArtifact
 from csconform.engine.data import Dataset, DatasetIterator
 from csconform.engine.execution import (
     PipelinedExecutor,
@@ -136,7 +137,7 @@ class Runner:
         self.executor = self._make_executor(execution)
         self.steps_completed = 0
         self.last_checkpoint_step: int | None = None
-        self.artifact: compiler.CompiledArtifact | None = None
+        self.artifact: CompiledArtifact | None = None
         self.compiles = 0
         self.job_log: list[JobEvent] = []
 
@@ -179,7 +180,7 @@ class Runner:
             systems=len(self.systems),
             learning_rate_schedules=self._learning_rate_schedules(mode),
         )
-        assert isinstance(artifact, compiler.CompiledArtifact)
+        assert isinstance(artifact, CompiledArtifact)
         for system in self.systems[1:]:  # the same program, bound to each system of the cluster
             system.load(dataclasses.replace(artifact, system_id=system.system_id))
         self.job_log += [JobEvent(system.system_id, "program") for system in self.systems]

@@ -10,15 +10,12 @@ A :class:`System` object stands for one run on one system.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from csconform.engine import context
 from csconform.engine.arguments import instance
+from csconform.engine.artifact import CompiledArtifact
+from csconform.engine.graph import Graph
 from csconform.errors import ArtifactMismatchError, InvalidInputError, StaticGraphError, UnknownNameError
-
-if TYPE_CHECKING:
-    from csconform.engine.compiler import CompiledArtifact
-    from csconform.engine.graph import Graph
 
 # On-chip SRAM per wafer (FACTS.md "Hardware").
 WAFER_SRAM_BYTES = {"WSE-1": 18 * 10**9, "WSE-2": 40 * 10**9, "WSE-3": 44 * 10**9}
@@ -53,8 +50,6 @@ class System:
 
     def load(self, artifact: CompiledArtifact) -> None:
         """Program the wafer with ``artifact`` (once per run on the CS system)."""
-        from csconform.engine.compiler import CompiledArtifact
-
         instance("artifact", artifact, CompiledArtifact, "a CompiledArtifact (compiler.compile_graph)")
         self._check_artifact_binding(artifact)
         self._check_not_programmed(artifact)
