@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from csconform.arguments import check_type
 from csconform.engine import context
-from csconform.engine.arguments import instance
 from csconform.engine.artifact import CompiledArtifact, ValidationReport
 from csconform.engine.graph import Graph
 from csconform.engine.system import System
@@ -183,9 +183,9 @@ def compile_graph(
     runs leave it off). ``learning_rate_schedules`` (one per param group) go into a pipelined
     training program; weight streaming keeps the schedule with the optimizer in MemoryX.
     """
-    instance("graph", graph, Graph, "a traced Graph (graph.trace)")
+    check_type("graph", graph, Graph, "a traced Graph (graph.trace)")
     if system is not None:
-        instance("system", system, System, "a System")
+        check_type("system", system, System, "a System")
     report = validate(graph, mode)
     if validate_only:
         return report

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from csconform.arguments import check_callable, check_integer, check_type
 from csconform.engine import compiler, context, graph
-from csconform.engine.arguments import function, instance
 from csconform.engine.artifact import CompiledArtifact, ValidationReport
 from csconform.engine.data import INFINITE, Dataset, DatasetIterator
 from csconform.engine.estimator_config import CSRunConfig
@@ -99,9 +99,9 @@ class CerebrasEstimator:
         params: Mapping[str, Any] | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
-        self.model_fn = function("model_fn", model_fn)
+        self.model_fn = check_callable("model_fn", model_fn)
         if config is not None:
-            instance("config", config, CSRunConfig, "a CSRunConfig")
+            check_type("config", config, CSRunConfig, "a CSRunConfig")
         self.config = config if config is not None else CSRunConfig()
         self.params: Any = {} if params is None else params
         self.env = env
@@ -123,8 +123,7 @@ class CerebrasEstimator:
         ``on_loss(global_step, loss)`` receives every step's loss on the host as soon as it is
         computed (the loss stream of seed 002); unlike a user hook it is allowed on the CS system.
         """
-        if not isinstance(steps, int) or steps < 1:
-            raise InvalidInputError(f"train needs an explicit positive number of steps, got {steps!r}")
+        check_integer("steps", steps, minimum=1)
         self.config.check_for_system(self.env)
         self.check_hooks(hooks)
         datasets = self.build_input(input_fn, ModeKeys.TRAIN)

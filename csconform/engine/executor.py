@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from csconform.arguments import check_integer
 from csconform.engine import context
 from csconform.engine.checkpoint import is_checkpoint_step
 from csconform.errors import ExecutionContextError, InvalidInputError
@@ -83,10 +84,6 @@ class DataLoader:
             raise TypeError(f"the batches of this DataLoader have no length: {exc}") from None
 
 
-def _is_steps(value: Any) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool)
-
-
 class DataExecutor:
     """One run of ``num_steps`` steps (the loader's length when None)."""
 
@@ -98,13 +95,11 @@ class DataExecutor:
                 num_steps = len(dataloader)
             except TypeError as exc:
                 raise InvalidInputError(f"cannot infer num_steps: {exc}; pass num_steps") from None
-        if not _is_steps(num_steps) or num_steps < 1:
-            raise InvalidInputError(f"num_steps must be an integer >= 1, got {num_steps!r}")
-        if checkpoint_steps is not None and (not _is_steps(checkpoint_steps) or checkpoint_steps < 0):
-            raise InvalidInputError(f"checkpoint_steps must be None or an integer >= 0, got {checkpoint_steps!r}")
         self.dataloader = dataloader
-        self.num_steps = int(num_steps)
-        self.checkpoint_every = None if checkpoint_steps is None else int(checkpoint_steps)
+        self.num_steps = check_integer("num_steps", num_steps, minimum=1)
+        self.checkpoint_every = (
+            None if checkpoint_steps is None else check_integer("checkpoint_steps", checkpoint_steps, minimum=0)
+        )
         self._iteration = BEFORE_FIRST_STEP
 
     @property

@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
+from csconform.arguments import check_callable, check_choice, check_integer, check_path, check_type
 from csconform.engine import checkpoint, compiler, context, graph, metrics
 from csconform.engine.amp import GradScaler
-from csconform.engine.arguments import choice, function, instance, path
 from csconform.engine.artifact import CompiledArtifact
 from csconform.engine.data import Dataset, DatasetIterator
 from csconform.engine.execution import (
@@ -43,7 +43,6 @@ from csconform.engine.execution import (
     check_weight_streaming_fits,
     footprint_of,
 )
-from csconform.engine.nn.checks import positive_int
 from csconform.engine.nn.module import Module
 from csconform.engine.optim.optimizers import Optimizer
 from csconform.engine.system import System
@@ -104,22 +103,22 @@ class Runner:
         model_performance: bool = False,
     ) -> None:
         compiler.check_mode(mode)
-        instance("model", model, Module, "a Module (engine.nn)")
-        function("loss_fn", loss_fn)
+        check_type("model", model, Module, "a Module (engine.nn)")
+        check_callable("loss_fn", loss_fn)
         if mode != "eval" and optimizer is None:
             raise InvalidInputError("a training run needs an optimizer")
         if optimizer is not None:
-            instance("optimizer", optimizer, Optimizer, "an Optimizer (engine.optim)")
+            check_type("optimizer", optimizer, Optimizer, "an Optimizer (engine.optim)")
         if grad_scaler is not None:
-            instance("grad_scaler", grad_scaler, GradScaler, "a GradScaler (engine.amp)")
-        choice("execution", execution, ("pipelined", "weight_streaming"))
-        positive_int("num_systems", num_systems, limit=MAX_SYSTEMS)
+            check_type("grad_scaler", grad_scaler, GradScaler, "a GradScaler (engine.amp)")
+        check_choice("execution", execution, ("pipelined", "weight_streaming"))
+        check_integer("num_systems", num_systems, minimum=1, maximum=MAX_SYSTEMS)
         if system_ids is not None and not (
             isinstance(system_ids, list) and all(isinstance(i, str) and i for i in system_ids)
         ):
             raise InvalidInputError(f"system_ids must be a list of non-empty strings, got {system_ids!r}")
-        if checkpoint_steps is not None and (not isinstance(checkpoint_steps, int) or checkpoint_steps < 1):
-            raise InvalidInputError(f"checkpoint_steps must be a positive integer, got {checkpoint_steps!r}")
+        if checkpoint_steps is not None:
+            check_integer("checkpoint_steps", checkpoint_steps, minimum=1)
         if checkpoint_steps is not None and checkpoint_dir is None:
             raise InvalidInputError("checkpoint_steps needs a checkpoint_dir to write to")
         self.model = model
@@ -129,7 +128,7 @@ class Runner:
         self.mode = mode
         self.model_performance = model_performance
         self.checkpoint_steps = checkpoint_steps
-        self.checkpoint_dir = None if checkpoint_dir is None else path("checkpoint_dir", checkpoint_dir)
+        self.checkpoint_dir = None if checkpoint_dir is None else check_path("checkpoint_dir", checkpoint_dir)
         ids = system_ids or [f"cs-{index}" for index in range(num_systems)]
         if len(ids) != num_systems:
             raise InvalidInputError(f"{num_systems} systems need {num_systems} system ids, got {len(ids)}")
@@ -235,8 +234,7 @@ class Runner:
         """
         if self.mode == "eval":
             raise ExecutionModeError('this run was compiled for mode "eval"; it cannot train')
-        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-            raise InvalidInputError(f"steps must be a positive integer, got {steps!r}")
+        check_integer("steps", steps, minimum=1)
         if not callable(getattr(dataset, "iterator", None)):
             raise InvalidInputError(f"dataset must be a Dataset (engine.data), got {type(dataset).__name__}")
         self.job_log.append(JobEvent(CHIEF_NODE, "launch"))
@@ -323,9 +321,7 @@ class Runner:
         """
         saved = checkpoint.load(path)
         try:
-            step = saved["step"]
-            if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 0:
-                raise InvalidInputError(f"step must be a non-negative integer, got {step!r}")
+            step = check_integer("step", saved["step"], minimum=0)
             weights = self.model._checked_weights(saved["model"])
             optimizer_state = self.optimizer._checked_state(saved_optimizer_state(saved, self.optimizer))
             if self.grad_scaler is not None:  # its load_state_dict checks before it applies: try it on a copy

@@ -31,15 +31,12 @@ from torch.utils.data.datapipes.datapipe import IterDataPipe
 from torch.utils.data.datapipes.iter import Batcher, IterableWrapper, Mapper, Shuffler
 from torch.utils.data.datapipes.utils.snapshot import _simple_graph_snapshot_restoration
 
+from csconform.arguments import check_integer
 from csconform.errors import InvalidInputError
 from csconform.interface.checkpoint_sections import data_position
 
 INFINITE = -1
 """The cardinality of a dataset that never runs out (``repeat()`` with ``count=None``)."""
-
-
-def _positive(value: Any) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool) and bool(value >= 1)
 
 
 class Dataset:
@@ -53,19 +50,16 @@ class Dataset:
         return _Slices(tensors)
 
     def shuffle(self, buffer_size: int, seed: int | None = None) -> Dataset:
-        if not _positive(buffer_size):
-            raise InvalidInputError(f"shuffle buffer_size must be a positive integer, got {buffer_size!r}")
-        return _Shuffle(self, int(buffer_size), seed)
+        buffer_size = check_integer("shuffle buffer_size", buffer_size, minimum=1)
+        if seed is not None:
+            seed = check_integer("shuffle seed", seed, minimum=0, maximum=None)
+        return _Shuffle(self, buffer_size, seed)
 
     def repeat(self, count: int | None = None) -> Dataset:
-        if count is not None and not (_positive(count) or count == 0):
-            raise InvalidInputError(f"repeat count must be None or a non-negative integer, got {count!r}")
-        return _Repeat(self, count)
+        return _Repeat(self, None if count is None else check_integer("repeat count", count, minimum=0))
 
     def batch(self, batch_size: int, drop_remainder: bool = False) -> Dataset:
-        if not _positive(batch_size):
-            raise InvalidInputError(f"batch_size must be a positive integer, got {batch_size!r}")
-        return _Batch(self, int(batch_size), bool(drop_remainder))
+        return _Batch(self, check_integer("batch_size", batch_size, minimum=1), bool(drop_remainder))
 
     def map(self, fn: Callable[..., Any]) -> Dataset:
         return _Map(self, fn)

@@ -59,6 +59,7 @@ from csconform.adapters.cstorch.compiler import NO_COMPILER
 from csconform.adapters.cstorch.data import INFINITE, DatasetIterator
 from csconform.adapters.cstorch.executor import EMPTY_LOADER, CompiledModel
 from csconform.adapters.cstorch.refusals import refusals
+from csconform.arguments import check_integer
 from csconform.errors import ExecutionModeError, InvalidInputError, Unsupported
 from csconform.interface.checkpoint_sections import restore_training_state, training_state
 
@@ -236,8 +237,7 @@ class Runner:
     ) -> Iterator[StepOutput]:
         if self.mode == "eval":
             raise ExecutionModeError('this run is in mode "eval"; it cannot train')
-        if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
-            raise InvalidInputError(f"steps must be a positive integer, got {steps!r}")
+        check_integer("steps", steps, minimum=1)
         source = _Input(dataset, secrets.randbits(128) if data_seed is None else int(data_seed))
         loader = _loader(source)
         if resume_from is not None:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from csconform.engine.nn.checks import float_input, integer_input
+from csconform.arguments import check_float_array, check_integer_array
 from csconform.engine.nn.module import Array, backpropagate
 from csconform.engine.precision import compute_operand
 from csconform.errors import InvalidInputError
@@ -62,8 +62,8 @@ class Loss:
 def cross_entropy(logits: Any, targets: Any) -> Loss:
     """Mean softmax cross-entropy; ``logits`` (..., classes), integer ``targets`` (...)."""
     raw = logits
-    logits = float_input(logits, name="logits")
-    targets = integer_input(targets, name="targets")
+    logits = check_float_array("logits", logits)
+    targets = check_integer_array("targets", targets)
     if logits.ndim < 1 or targets.shape != logits.shape[:-1]:
         raise InvalidInputError(f"targets shape {targets.shape} must equal logits shape without the class axis")
     if targets.dtype.kind not in "iu":
@@ -90,8 +90,8 @@ def cross_entropy(logits: Any, targets: Any) -> Loss:
 def mse_loss(prediction: Any, target: Any) -> Loss:
     """Mean squared error over all elements."""
     raw = prediction
-    prediction = float_input(prediction, name="prediction")
-    target = float_input(target, name="target")
+    prediction = check_float_array("prediction", prediction)
+    target = check_float_array("target", target)
     if target.shape != prediction.shape:
         raise InvalidInputError(f"target shape {target.shape} does not match prediction shape {prediction.shape}")
     diff: NDArray[np.float32] = compute_operand(prediction) - compute_operand(target)

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from csconform.engine.nn.checks import float_input
+from csconform.arguments import check_float_array
 from csconform.engine.nn.parameter import Parameter
 from csconform.errors import InvalidInputError
 
@@ -85,7 +85,7 @@ def _backward_checked(backward: Callable[[Any, Array], Any]) -> Callable[[Any, A
         shape = getattr(self, "_output_shape", None)
         if shape is None:
             raise InvalidInputError(f"{type(self).__name__}.backward() needs a forward pass first")
-        grad = float_input(grad_out, name="grad_out")
+        grad = check_float_array("grad_out", grad_out)
         if grad.shape != shape:
             raise InvalidInputError(
                 f"{type(self).__name__}.backward(): grad_out has shape {grad.shape}, the forward output {shape}"
