@@ -26,10 +26,9 @@ from csconform.engine.artifact import CompiledArtifact, ValidationReport
 from csconform.engine.graph import Graph
 from csconform.engine.system import System
 from csconform.errors import ExecutionModeError, InvalidInputError, UnsupportedOperationError
+from csconform.interface.kit import runs
 
-__all__ = ["MODES", "SUPPORTED_KERNELS", "System", "compile_graph", "validate"]
-
-MODES = ("train", "eval", "train_and_eval")
+__all__ = ["SUPPORTED_KERNELS", "System", "compile_graph", "validate"]
 
 SUPPORTED_KERNELS = frozenset(
     {
@@ -67,14 +66,15 @@ SUPPORTED_KERNELS = frozenset(
 """Operation names the wafer has kernels for. Anything else is refused when compiling for cs."""
 
 
-def check_mode(mode: str) -> None:
-    if mode not in MODES:
-        raise InvalidInputError(f"unknown mode {mode!r}; known modes: {', '.join(MODES)}")
+def check_mode(mode: str) -> str:
+    """``mode`` if it is one of the interface's modes and runs on the current target."""
+    runs.check_mode(mode)
     if mode == "train_and_eval" and context.on_cs():
         raise ExecutionModeError(
             'mode "train_and_eval" is not supported on the CS system: the fabric cannot be reprogrammed '
             'for eval after it has been programmed for train in the same run; use mode "train" or "eval"'
         )
+    return mode
 
 
 def map_kernels(graph: Graph) -> tuple[str, ...]:

@@ -28,7 +28,8 @@ import numpy as np
 
 from csconform.arguments import check_integer, check_type
 from csconform.errors import InvalidInputError
-from csconform.interface.checkpoint_sections import data_position
+from csconform.interface.kit.batching import stack
+from csconform.interface.kit.checkpoint_sections import DataPosition, data_position
 
 INFINITE = -1
 """The cardinality of a dataset that never runs out (``repeat()`` with ``count=None``)."""
@@ -261,22 +262,10 @@ class _Batch(Dataset):
         for element in self.parent._stream(rngs):
             pending.append(element)
             if len(pending) == self.batch_size:
-                yield _stack(pending)
+                yield stack(pending)
                 pending = []
         if pending and not self.drop_remainder:
-            yield _stack(pending)
-
-
-def _stack(elements: list[Any]) -> Any:
-    """Stack a batch of elements: tuples and dicts component-wise, None stays None."""
-    first = elements[0]
-    if first is None:
-        return None
-    if isinstance(first, tuple):
-        return tuple(_stack([e[i] for e in elements]) for i in range(len(first)))
-    if isinstance(first, dict):
-        return {key: _stack([e[key] for e in elements]) for key in first}
-    return np.stack(elements)
+            yield stack(pending)
 
 
 @dataclass(frozen=True, eq=False)
@@ -295,7 +284,7 @@ class _Map(Dataset):
             yield self.fn(*element) if isinstance(element, tuple) else self.fn(element)
 
 
-class DatasetIterator:
+class DatasetIterator(DataPosition):
     """One run of a Dataset, with a checkpointable position."""
 
     def __init__(self, dataset: Dataset, seed_entropy: int | None = None) -> None:
@@ -314,10 +303,6 @@ class DatasetIterator:
         element = next(self._stream)
         self.elements_produced += 1
         return element
-
-    def state(self) -> dict[str, int]:
-        """Where this iterator is: enough to resume it exactly (see :meth:`restore`)."""
-        return {"seed_entropy": self.seed_entropy, "elements_produced": self.elements_produced}
 
     @classmethod
     def restore(cls, dataset: Dataset, state: dict[str, int]) -> DatasetIterator:

@@ -27,6 +27,7 @@ from csconform.engine.graph import Graph
 from csconform.engine.nn import Module, Sequential
 from csconform.engine.system import System
 from csconform.errors import CapacityError, ExecutionModeError, InvalidInputError
+from csconform.interface.kit.modules import ModuleTree
 
 EXECUTION_MODES = ("pipelined", "weight_streaming")
 
@@ -131,7 +132,7 @@ def stream_layers(model: Module) -> list[Module]:
     return list(model.layers) if isinstance(model, Sequential) else [model]
 
 
-def _generators(module: Module) -> list[np.random.Generator]:
+def _generators(module: ModuleTree) -> list[np.random.Generator]:
     found = [value for value in vars(module).values() if isinstance(value, np.random.Generator)]
     return found + [g for _name, child in module.named_children() for g in _generators(child)]
 

@@ -29,6 +29,7 @@ from csconform.arguments import check_integer
 from csconform.engine import context
 from csconform.engine.checkpoint import is_checkpoint_step
 from csconform.errors import ExecutionContextError, InvalidInputError
+from csconform.interface.kit.modules import CompiledModelView
 
 BEFORE_FIRST_STEP = -1
 """The iteration of a run that has started but not yet reached its first step."""
@@ -190,7 +191,7 @@ def checkpoint_closure(closure: Callable[..., Any]) -> Callable[..., None]:
     return queue
 
 
-class CompiledModel:
+class CompiledModel(CompiledModelView):
     """A model prepared for the steps of a run: each step may call one compiled model."""
 
     def __init__(self, model: Any) -> None:
@@ -207,11 +208,6 @@ class CompiledModel:
                 )
             _state.step_model = self
         return self.model(x)
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "model":
-            raise AttributeError(name)
-        return getattr(self.model, name)  # train(), eval(), parameters() ... of the model
 
 
 def compile(model: Any) -> CompiledModel:  # noqa: A001 - the vendor's name

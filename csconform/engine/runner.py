@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from csconform.arguments import check_callable, check_choice, check_integer, check_path, check_type
+from csconform.arguments import check_callable, check_choice, check_integer, check_type
 from csconform.engine import checkpoint, compiler, context, graph, metrics
 from csconform.engine.amp import GradScaler
 from csconform.engine.artifact import CompiledArtifact
@@ -53,7 +53,9 @@ from csconform.errors import (
     NonRecoverableNaNError,
     WeightFetchError,
 )
-from csconform.interface.checkpoint_sections import saved_optimizer_state, training_state
+from csconform.interface.kit import runs
+from csconform.interface.kit.checkpoint_sections import saved_optimizer_state, training_state
+from csconform.interface.kit.runs import StepOutput
 
 CHIEF_NODE = "chief"
 MAX_SYSTEMS = 2048
@@ -69,22 +71,16 @@ class JobEvent:
     action: str  # "launch" | "compile" | "program" | "batch" | "step" | "loss" | "checkpoint"
 
 
-@dataclass(frozen=True)
-class StepOutput:
-    """What the host receives after one step (``step`` counts from 0)."""
-
-    step: int
-    loss: float
-    loss_scale: float | None
-    global_step: int
-    checkpoint: Path | None
-
-
 def _loss_name(loss_fn: Callable[..., Any]) -> str:
     return str(getattr(loss_fn, "__name__", type(loss_fn).__name__)).lower()
 
 
-class Runner:
+class Runner(runs.Runner):
+    """A run on the engine's systems: the interface's arguments (checked by the kit's Runner) and the
+    engine's own, which say how many systems of which kind the run spans and how it executes."""
+
+    check_mode = staticmethod(compiler.check_mode)
+
     def __init__(
         self,
         model: Any,
@@ -102,11 +98,17 @@ class Runner:
         checkpoint_dir: str | Path | None = None,
         model_performance: bool = False,
     ) -> None:
-        compiler.check_mode(mode)
+        super().__init__(
+            model,
+            loss_fn,
+            optimizer,
+            grad_scaler=grad_scaler,
+            mode=mode,
+            checkpoint_steps=checkpoint_steps,
+            checkpoint_dir=checkpoint_dir,
+        )
         check_type("model", model, Module, "a Module (engine.nn)")
         check_callable("loss_fn", loss_fn)
-        if mode != "eval" and optimizer is None:
-            raise InvalidInputError("a training run needs an optimizer")
         if optimizer is not None:
             check_type("optimizer", optimizer, Optimizer, "an Optimizer (engine.optim)")
         if grad_scaler is not None:
@@ -119,23 +121,12 @@ class Runner:
             raise InvalidInputError(f"system_ids must be a list of non-empty strings, got {system_ids!r}")
         if checkpoint_steps is not None:
             check_integer("checkpoint_steps", checkpoint_steps, minimum=1)
-        if checkpoint_steps is not None and checkpoint_dir is None:
-            raise InvalidInputError("checkpoint_steps needs a checkpoint_dir to write to")
-        self.model = model
-        self.loss_fn = loss_fn
-        self.optimizer = optimizer
-        self.grad_scaler = grad_scaler
-        self.mode = mode
         self.model_performance = model_performance
-        self.checkpoint_steps = checkpoint_steps
-        self.checkpoint_dir = None if checkpoint_dir is None else check_path("checkpoint_dir", checkpoint_dir)
         ids = system_ids or [f"cs-{index}" for index in range(num_systems)]
         if len(ids) != num_systems:
             raise InvalidInputError(f"{num_systems} systems need {num_systems} system ids, got {len(ids)}")
         self.systems = [System(system_id, wafer=wafer, installation=installation) for system_id in ids]
         self.executor = self._make_executor(execution)
-        self.steps_completed = 0
-        self.last_checkpoint_step: int | None = None
         self.artifact: CompiledArtifact | None = None
         self.compiles = 0
         self.job_log: list[JobEvent] = []
@@ -232,9 +223,7 @@ class Runner:
         ``data_seed`` fixes the random stream of the dataset's unseeded shuffles (fresh entropy
         otherwise); a resumed run takes both seed and position from the checkpoint.
         """
-        if self.mode == "eval":
-            raise ExecutionModeError('this run was compiled for mode "eval"; it cannot train')
-        check_integer("steps", steps, minimum=1)
+        self.check_training(steps)
         if not callable(getattr(dataset, "iterator", None)):
             raise InvalidInputError(f"dataset must be a Dataset (engine.data), got {type(dataset).__name__}")
         self.job_log.append(JobEvent(CHIEF_NODE, "launch"))
@@ -322,7 +311,7 @@ class Runner:
         saved = checkpoint.load(path)
         try:
             step = check_integer("step", saved["step"], minimum=0)
-            weights = self.model._checked_weights(saved["model"])
+            weights = self.model.checked_weights(saved["model"])
             optimizer_state = self.optimizer._checked_state(saved_optimizer_state(saved, self.optimizer))
             if self.grad_scaler is not None:  # its load_state_dict checks before it applies: try it on a copy
                 copy.deepcopy(self.grad_scaler).load_state_dict(saved["grad_scaler"])
@@ -331,7 +320,7 @@ class Runner:
         except (InvalidInputError, CheckpointError, KeyError, TypeError, ValueError, AttributeError) as exc:
             raise CheckpointError(f"checkpoint {path} does not match this run: {exc}") from exc
         # everything checked: nothing below can refuse
-        self.model._assign_weights(weights)
+        self.model.assign_weights(weights)
         self.optimizer._apply_state(*optimizer_state)
         if self.grad_scaler is not None:
             self.grad_scaler.load_state_dict(saved["grad_scaler"])

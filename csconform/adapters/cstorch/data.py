@@ -33,7 +33,8 @@ from torch.utils.data.datapipes.utils.snapshot import _simple_graph_snapshot_res
 
 from csconform.arguments import check_integer
 from csconform.errors import InvalidInputError
-from csconform.interface.checkpoint_sections import data_position
+from csconform.interface.kit.batching import stack
+from csconform.interface.kit.checkpoint_sections import DataPosition, data_position
 
 INFINITE = -1
 """The cardinality of a dataset that never runs out (``repeat()`` with ``count=None``)."""
@@ -206,17 +207,6 @@ class _Repeat(Dataset):
         return _Repeated(self.parent.datapipe(seeds), self.count)
 
 
-def _stack(elements: list[Any]) -> Any:
-    first = elements[0]
-    if first is None:
-        return None
-    if isinstance(first, tuple):
-        return tuple(_stack([e[i] for e in elements]) for i in range(len(first)))
-    if isinstance(first, dict):
-        return {key: _stack([e[key] for e in elements]) for key in first}
-    return np.stack(elements)
-
-
 @dataclass(eq=False)
 class _Batch(Dataset):
     parent: Dataset
@@ -228,7 +218,7 @@ class _Batch(Dataset):
 
     def datapipe(self, seeds: _Seeds) -> IterDataPipe:
         batches = Batcher(self.parent.datapipe(seeds), batch_size=self.batch_size, drop_last=self.drop_remainder)
-        return Mapper(batches, lambda batch: _stack(list(batch)))
+        return Mapper(batches, lambda batch: stack(list(batch)))
 
 
 @dataclass(eq=False)
@@ -241,7 +231,7 @@ class _Map(Dataset):
         return Mapper(self.parent.datapipe(seeds), lambda e: fn(*e) if isinstance(e, tuple) else fn(e))
 
 
-class DatasetIterator:
+class DatasetIterator(DataPosition):
     """One run of a Dataset's torch pipeline, whose position torch itself keeps and restores.
 
     The position is torch's own count of the samples the pipeline handed out
@@ -253,7 +243,9 @@ class DatasetIterator:
 
     def __init__(self, dataset: Dataset, seed_entropy: int | None = None) -> None:
         self.dataset = dataset
-        self.seed_entropy = int(secrets.randbits(128) if seed_entropy is None else seed_entropy)
+        self.seed_entropy = check_integer(
+            "seed_entropy", secrets.randbits(128) if seed_entropy is None else seed_entropy, minimum=0, maximum=None
+        )
         self.datapipe = dataset.datapipe(_Seeds(self.seed_entropy))
         self._elements: Iterator[Any] | None = None  # started on the first next(), or by restore()
 
@@ -268,9 +260,6 @@ class DatasetIterator:
     @property
     def elements_produced(self) -> int:
         return int(self.datapipe._number_of_samples_yielded) if self._elements is not None else 0
-
-    def state(self) -> dict[str, int]:
-        return {"seed_entropy": self.seed_entropy, "elements_produced": self.elements_produced}
 
     @classmethod
     def restore(cls, dataset: Any, state: Mapping[str, Any]) -> DatasetIterator:

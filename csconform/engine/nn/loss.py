@@ -23,9 +23,12 @@ from csconform.arguments import check_float_array, check_integer_array
 from csconform.engine.nn.module import Array, backpropagate
 from csconform.engine.precision import compute_operand
 from csconform.errors import InvalidInputError
+from csconform.interface.kit import loss as kit
 
 
-class Loss:
+class Loss(kit.Loss):
+    """A loss value with the prediction it was computed from and the gradient of the loss by it."""
+
     def __init__(
         self, value: float | np.floating, prediction: Array, grad_fn: Callable[[np.float32], Array], scale: float = 1.0
     ) -> None:
@@ -38,18 +41,8 @@ class Loss:
     def value(self) -> np.float32:
         return np.float32(self._unscaled * self.scale)
 
-    def __float__(self) -> float:
-        return float(self.value)
-
-    def item(self) -> float:
-        return float(self.value)
-
-    def __mul__(self, factor: Any) -> Loss:
-        if isinstance(factor, bool) or not isinstance(factor, int | float | np.floating | np.integer):
-            return NotImplemented
-        return Loss(self._unscaled, self._prediction, self._grad_fn, scale=float(self.scale) * float(factor))
-
-    __rmul__ = __mul__
+    def scaled(self, factor: float) -> Loss:
+        return Loss(self._unscaled, self._prediction, self._grad_fn, scale=float(self.scale) * factor)
 
     def backward(self) -> None:
         """Accumulate scale * d(loss)/d(parameter) into every parameter's ``grad``."""
