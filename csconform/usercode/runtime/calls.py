@@ -1,0 +1,183 @@
+"""Observers of the calls the documents constrain (run in the child process, before the script).
+
+* the mixed-precision sequence: a GradScaler's ``scale``, ``unscale_``, ``step`` and ``update``
+  (``torch.amp.GradScaler`` and its subclasses; :func:`watch_scaler_class` for the vendor's), a
+  backward pass (``torch.autograd.backward``, which ``Tensor.backward`` calls) and gradient clipping
+  (``torch.nn.utils.clip_grad_norm_`` / ``clip_grad_value_``). A call made inside another observed
+  call (torch's ``step`` calling ``unscale_`` itself) is the library's business and not recorded;
+* writes of ``param_group["lr"]``: every optimizer's param groups become :class:`WatchedGroup`
+  dicts, which record an assignment of ``"lr"`` with the user line and the library function (a
+  scheduler) that made it;
+* the batches every ``torch.utils.data.DataLoader`` yields, with the line that made the loader.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from csconform.usercode.runtime import frames
+from csconform.usercode.runtime.capture import Iterations, leading_sizes
+from csconform.usercode.runtime.events import AmpCall, EventLog, LoaderBatch, LrWrite, Where
+
+SCALER_CALLS = ("scale", "unscale_", "step", "update")
+CLIPPING = ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm")
+
+
+class AmpObserver:
+    """Records the mixed-precision calls (see the module docstring)."""
+
+    def __init__(self, log: EventLog, iterations: Iterations) -> None:
+        self.log, self.iterations = log, iterations
+        self._inside = 0
+
+    def observed(self, call: str, original: Callable[..., Any], describe: Callable[..., AmpCall]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def observed_call(*args: Any, **kwargs: Any) -> Any:
+            if not self._inside:
+                self.log.write(describe(*args, **kwargs))
+            self._inside += 1
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self._inside -= 1
+
+        return observed_call
+
+    def watch_scaler_class(self, scaler_class: type, api: str) -> None:
+        for call in SCALER_CALLS:
+            original = scaler_class.__dict__.get(call)
+            if original is None:
+                continue
+
+            def describe(scaler: Any, *args: Any, _call: str = call, **kwargs: Any) -> AmpCall:
+                optimizer = args[0] if args and _call in ("unscale_", "step") else kwargs.get("optimizer")
+                where = frames.caller()
+                return AmpCall(self.iterations.count, where, _call, id(scaler), id(optimizer) if optimizer else 0, api)
+
+            setattr(scaler_class, call, self.observed(call, original, describe))
+
+    def install(self) -> None:
+        self.watch_scaler_class(torch.amp.GradScaler, "torch.amp.GradScaler")
+
+        def backward(*args: Any, **kwargs: Any) -> AmpCall:
+            return AmpCall(self.iterations.count, frames.caller(), "backward")
+
+        torch.autograd.backward = self.observed("backward", torch.autograd.backward, backward)
+        clip_module = torch.nn.utils.clip_grad
+        for name in CLIPPING:
+            original = getattr(clip_module, name, None)
+            if original is None:
+                continue
+
+            def clip(*args: Any, _name: str = name, **kwargs: Any) -> AmpCall:
+                return AmpCall(self.iterations.count, frames.caller(), "clip", api=_name)
+
+            observed = self.observed("clip", original, clip)
+            setattr(clip_module, name, observed)
+            if getattr(torch.nn.utils, name, None) is original:
+                setattr(torch.nn.utils, name, observed)
+
+
+class WatchedGroup(dict):  # type: ignore[type-arg]
+    """An optimizer's param group that records every assignment of its learning rate."""
+
+    record: Callable[[Any, Any], None] = staticmethod(lambda old, new: None)  # replaced per process
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if key == "lr":
+            type(self).record(self.get("lr"), value)
+        super().__setitem__(key, value)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        return f"tensor({value.detach().float().item():.6g})"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return repr(value)[:60]
+
+
+def watch_learning_rates(log: EventLog, iterations: Iterations) -> None:
+    """Every optimizer's param groups become :class:`WatchedGroup` (see the module docstring)."""
+
+    def record(old: Any, new: Any) -> None:
+        writing = sys._getframe(2)  # the frame that assigned: WatchedGroup.__setitem__ <- it
+        if writing.f_code.co_filename == __file__:  # through WatchedGroup.update / setdefault
+            writing = writing.f_back  # type: ignore[assignment]
+        writer = frames.library_writer(writing) or "user code"
+        if iterations.count and not writer.startswith("cerebras."):
+            log.write(LrWrite(iterations.count, frames.caller(writing), writer, _value(old), _value(new)))
+
+    WatchedGroup.record = staticmethod(record)  # type: ignore[assignment]
+    optimizer_class = torch.optim.Optimizer
+    add_param_group, load_state_dict = optimizer_class.add_param_group, optimizer_class.load_state_dict
+
+    def watch_groups(optimizer: Any) -> None:
+        optimizer.param_groups[:] = [
+            group if isinstance(group, WatchedGroup) else WatchedGroup(group) for group in optimizer.param_groups
+        ]
+
+    @functools.wraps(add_param_group)
+    def add_watched_group(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = add_param_group(self, *args, **kwargs)
+        watch_groups(self)
+        return result
+
+    @functools.wraps(load_state_dict)
+    def load_watched_state(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = load_state_dict(self, *args, **kwargs)
+        watch_groups(self)
+        return result
+
+    optimizer_class.add_param_group = add_watched_group  # type: ignore[method-assign]
+    optimizer_class.load_state_dict = load_watched_state  # type: ignore[method-assign]
+
+
+def watch_data_loaders(log: EventLog, iterations: Iterations) -> None:
+    """Record the batch sizes every DataLoader yields, and the user line that made it."""
+    from torch.utils.data import DataLoader, dataloader
+
+    iterator_class = getattr(dataloader, "_BaseDataLoaderIter", None)
+    if iterator_class is None:  # a torch without it: the step's own inputs are still observed
+        return
+    made_at: weakref.WeakKeyDictionary[Any, Where | None] = weakref.WeakKeyDictionary()
+    source: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+    init, make_iterator, next_batch = DataLoader.__init__, DataLoader.__iter__, iterator_class.__next__
+
+    @functools.wraps(init)
+    def made(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        made_at[self] = frames.caller()
+
+    @functools.wraps(make_iterator)
+    def iterate(self: Any) -> Any:
+        iterator = make_iterator(self)
+        source[iterator] = self
+        return iterator
+
+    @functools.wraps(next_batch)
+    def yielded(self: Any) -> Any:
+        batch = next_batch(self)
+        loader = source.get(self)
+        if loader is not None:
+            log.write(LoaderBatch(iterations.count, id(loader), made_at.get(loader), leading_sizes(batch)))
+        return batch
+
+    DataLoader.__init__ = made  # type: ignore[method-assign]
+    DataLoader.__iter__ = iterate  # type: ignore[method-assign]
+    iterator_class.__next__ = yielded
