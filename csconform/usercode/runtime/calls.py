@@ -16,7 +16,8 @@ from __future__ import annotations
 import functools
 import sys
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -85,9 +86,16 @@ class AmpObserver:
 
 
 class WatchedGroup(dict):  # type: ignore[type-arg]
-    """An optimizer's param group that records every assignment of its learning rate."""
+    """An optimizer's param group that records every assignment of its learning rate. TorchDynamo
+    cannot trace an optimizer step over a dict subclass, so while a compiled callable runs the
+    optimizer holds ``twin`` instead: a plain dict, the same object every time (its guards hold),
+    with the same contents (see :meth:`LearningRates.plain_groups`)."""
 
-    record: Callable[[Any, Any], None] = staticmethod(lambda old, new: None)  # replaced per process
+    record: Callable[[Any, Any], None] = staticmethod(lambda old, new: None)  # set by LearningRates
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.twin: dict[Any, Any] = {}
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if key == "lr":
@@ -112,40 +120,77 @@ def _value(value: Any) -> str:
     return repr(value)[:60]
 
 
-def watch_learning_rates(log: EventLog, iterations: Iterations) -> None:
+class LearningRates:
     """Every optimizer's param groups become :class:`WatchedGroup` (see the module docstring)."""
 
-    def record(old: Any, new: Any) -> None:
-        writing = sys._getframe(2)  # the frame that assigned: WatchedGroup.__setitem__ <- it
+    def __init__(self, log: EventLog, iterations: Iterations) -> None:
+        self.log, self.iterations = log, iterations
+        self.optimizers: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._compiled_depth = 0
+        self._watched_by_twin: dict[int, WatchedGroup] = {}
+
+    def record(self, old: Any, new: Any) -> None:
+        writing = sys._getframe(2)  # record <- WatchedGroup.__setitem__ <- the frame that assigned
         if writing.f_code.co_filename == __file__:  # through WatchedGroup.update / setdefault
             writing = writing.f_back  # type: ignore[assignment]
         writer = frames.library_writer(writing) or "user code"
-        if iterations.count and not writer.startswith("cerebras."):
-            log.write(LrWrite(iterations.count, frames.caller(writing), writer, _value(old), _value(new)))
+        if self.iterations.count and not writer.startswith("cerebras."):
+            self.log.write(LrWrite(self.iterations.count, frames.caller(writing), writer, _value(old), _value(new)))
 
-    WatchedGroup.record = staticmethod(record)  # type: ignore[assignment]
-    optimizer_class = torch.optim.Optimizer
-    add_param_group, load_state_dict = optimizer_class.add_param_group, optimizer_class.load_state_dict
-
-    def watch_groups(optimizer: Any) -> None:
+    def watch(self, optimizer: Any) -> None:
         optimizer.param_groups[:] = [
             group if isinstance(group, WatchedGroup) else WatchedGroup(group) for group in optimizer.param_groups
         ]
+        self.optimizers.add(optimizer)
 
-    @functools.wraps(add_param_group)
-    def add_watched_group(self: Any, *args: Any, **kwargs: Any) -> Any:
-        result = add_param_group(self, *args, **kwargs)
-        watch_groups(self)
-        return result
+    @contextmanager
+    def plain_groups(self) -> Iterator[None]:
+        """While a compiled callable runs, the optimizers hold the plain twins of their groups."""
+        self._compiled_depth += 1
+        if self._compiled_depth == 1:
+            self._swap(to_twins=True)
+        try:
+            yield
+        finally:
+            self._compiled_depth -= 1
+            if self._compiled_depth == 0:
+                self._swap(to_twins=False)
 
-    @functools.wraps(load_state_dict)
-    def load_watched_state(self: Any, *args: Any, **kwargs: Any) -> Any:
-        result = load_state_dict(self, *args, **kwargs)
-        watch_groups(self)
-        return result
+    def _swap(self, to_twins: bool) -> None:
+        for optimizer in list(self.optimizers):
+            groups = optimizer.param_groups
+            for index, group in enumerate(groups):
+                if to_twins and isinstance(group, WatchedGroup):
+                    dict.clear(group.twin)
+                    dict.update(group.twin, group)
+                    self._watched_by_twin[id(group.twin)] = group
+                    groups[index] = group.twin
+                elif not to_twins and id(group) in self._watched_by_twin:
+                    watched = self._watched_by_twin[id(group)]
+                    dict.clear(watched)
+                    dict.update(watched, group)
+                    groups[index] = watched
 
-    optimizer_class.add_param_group = add_watched_group  # type: ignore[method-assign]
-    optimizer_class.load_state_dict = load_watched_state  # type: ignore[method-assign]
+    def install(self) -> None:
+        WatchedGroup.record = staticmethod(self.record)  # type: ignore[assignment]
+        optimizer_class = torch.optim.Optimizer
+        add_param_group, load_state_dict = optimizer_class.add_param_group, optimizer_class.load_state_dict
+        watch = self.watch
+
+        @functools.wraps(add_param_group)
+        def add_watched_group(optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+            result = add_param_group(optimizer, *args, **kwargs)
+            watch(optimizer)
+            return result
+
+        @functools.wraps(load_state_dict)
+        def load_watched_state(optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+            result = load_state_dict(optimizer, *args, **kwargs)
+            watch(optimizer)
+            return result
+
+        optimizer_class.add_param_group = add_watched_group  # type: ignore[method-assign]
+        optimizer_class.load_state_dict = load_watched_state  # type: ignore[method-assign]
 
 
 def watch_data_loaders(log: EventLog, iterations: Iterations) -> None:

@@ -22,6 +22,7 @@ import functools
 import os
 import re
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from typing import Any
 
 import torch
@@ -43,6 +44,8 @@ class Iterations:
         self.count = 0
         self.step: object | None = None
         self._inside = 0
+        self.compiled_region: Callable[[], AbstractContextManager[Any]] = nullcontext
+        """The context every call of a compiled callable runs in (:meth:`.calls.LearningRates.plain_groups`)."""
 
     def claim(self, owner: object) -> None:
         """``owner`` is the step (the function named with ``--step``), whatever is called first."""
@@ -72,9 +75,7 @@ class Iterations:
         def step(*args: Any, **kwargs: Any) -> Any:
             began = self.enter(step, args, kwargs)
             try:
-                if around is None:
-                    return owner_call(*args, **kwargs)
-                with around():
+                with self.compiled_region(), around() if around is not None else nullcontext():
                     return owner_call(*args, **kwargs)
             finally:
                 self.leave(began)
@@ -83,13 +84,19 @@ class Iterations:
 
     def watch_module(self, module: torch.nn.Module) -> torch.nn.Module:
         """A compiled module's calls as iterations, through its forward hooks (it stays the module)."""
-        began: list[bool] = []
+        calls: list[tuple[bool, ExitStack]] = []
 
         def before(_module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-            began.append(self.enter(module, args, kwargs))
+            began = self.enter(module, args, kwargs)
+            region = ExitStack()
+            region.enter_context(self.compiled_region())
+            calls.append((began, region))
 
         def after(_module: Any, _args: Any, _kwargs: Any, _output: Any) -> None:
-            self.leave(began.pop() if began else False)
+            if calls:
+                began, region = calls.pop()
+                region.close()
+                self.leave(began)
 
         module.register_forward_pre_hook(before, with_kwargs=True)
         module.register_forward_hook(after, with_kwargs=True, always_call=True)

@@ -87,7 +87,9 @@ def _install(child: Child, steps: int) -> tuple[Any, Any]:
     torch_compile = capture.install_compile(recorder, iterations)
     amp = calls.AmpObserver(child.log, iterations)
     amp.install()
-    calls.watch_learning_rates(child.log, iterations)
+    learning_rates = calls.LearningRates(child.log, iterations)
+    learning_rates.install()
+    iterations.compiled_region = learning_rates.plain_groups
     calls.watch_data_loaders(child.log, iterations)
     cstorch.install(recorder, iterations, amp, torch_compile)
     return iterations, lambda fn: iterations.wrap(capture.compile_for_observation(fn, recorder, torch_compile))

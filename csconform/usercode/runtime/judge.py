@@ -111,7 +111,6 @@ def _concerns_user(graph: Compile) -> bool:
 
 def graph_changes(verdicts: Verdicts, compiles: list[Compile], shape_changes: set[int], script: str) -> None:
     """CODE-101: a graph PyTorch captured after the first iteration."""
-    breaks = {(graph.break_at.file, graph.break_at.line): graph.reason for graph in compiles if graph.graph_break and graph.break_at}
     for graph in compiles:
         if graph.iteration < 2 or not _concerns_user(graph):
             continue
@@ -125,22 +124,44 @@ def graph_changes(verdicts: Verdicts, compiles: list[Compile], shape_changes: se
                 f"because {failed}; the system compiles the step once"
             )
         else:
-            resumed = RESUME_FUNCTION.search(graph.function)
-            if resumed and frames.is_user_file(graph.file):
-                at = Where(graph.file, int(resumed["line"]))
-                why = breaks.get((at.file, at.line), "a graph break")
+            branch = _branch_before(graph, compiles)
+            if branch is not None:
+                at, reason = branch
                 message = (
-                    f"the step's graph changed at iteration {graph.iteration}: after the graph break here ({_first_line(why)}) "
-                    f"PyTorch captured a graph it had not run before, so a Python branch took another path; the system "
-                    f"compiles the step once"
+                    f"the step's graph changed at iteration {graph.iteration}: after the graph break here "
+                    f"({_pytorch_words(reason)}) PyTorch captured a graph it had not run before, so a Python "
+                    f"branch took another path; the system compiles the step once"
                 )
             else:
                 at = graph.first_op_at or graph.break_at
                 message = (
-                    f"the step's graph changed at iteration {graph.iteration}: PyTorch captured a graph of {graph.function} "
-                    f"it had not run before; the system compiles the step once"
+                    f"the step's graph changed at iteration {graph.iteration}: PyTorch captured a graph of "
+                    f"{graph.function} it had not run before; the system compiles the step once"
                 )
         verdicts.add("CODE-101", at, message, script)
+
+
+def _branch_before(graph: Compile, compiles: list[Compile]) -> tuple[Where, str] | None:
+    """The graph break a new graph continues from, and PyTorch's reason for it: the break TorchDynamo
+    names the graph's function after (``..._at_LINE``), else the nearest break on a tensor's value
+    before the graph's first operation in the same function."""
+    breaks = [earlier for earlier in compiles if earlier.graph_break and earlier.break_at and earlier.break_at.file == graph.file]
+    resumed = RESUME_FUNCTION.search(graph.function)
+    if resumed and frames.is_user_file(graph.file):
+        line = int(resumed["line"])
+        reason = next((earlier.reason for earlier in breaks if earlier.break_at and earlier.break_at.line == line), "")
+        return Where(graph.file, line), reason
+    first_op = graph.first_op_at
+    before = [
+        (earlier.break_at, earlier.reason)
+        for earlier in breaks
+        if earlier.function == graph.function
+        and value_read(earlier.reason)
+        and earlier.break_at is not None
+        and first_op is not None
+        and earlier.break_at.line < first_op.line
+    ]
+    return max(before, key=lambda pair: pair[0].line, default=None)  # type: ignore[union-attr]
 
 
 def value_reads(verdicts: Verdicts, compiles: list[Compile], script: str) -> None:
@@ -150,7 +171,7 @@ def value_reads(verdicts: Verdicts, compiles: list[Compile], script: str) -> Non
         if read is None or graph.break_at is None or verdicts.has("CODE-101", graph.break_at):
             continue
         message = (
-            f"PyTorch's graph capture of the step breaks here: {read} ({_first_line(graph.reason)}); the graph then "
+            f"PyTorch's graph capture of the step breaks here: {read} ({_pytorch_words(graph.reason)}); the graph then "
             f"depends on the data"
         )
         verdicts.add("CODE-103", graph.break_at, message, script, advisory=True)
@@ -291,8 +312,13 @@ def stopped_early(verdicts: Verdicts, end: RunEnd, script: str) -> None:
     verdicts.add("CODE-106", end.at, message, script, advisory=True)
 
 
-def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else "no reason given"
+def _pytorch_words(reason: str) -> str:
+    """A graph break's reason as PyTorch gives it: its first line, and its explanation when it has one."""
+    lines = [line.strip() for line in reason.strip().splitlines() if line.strip()]
+    if not lines:
+        return "no reason given"
+    explanation = next((line.removeprefix("Explanation:").strip() for line in lines if line.startswith("Explanation:")), "")
+    return f"{lines[0]}: {explanation}" if explanation else lines[0]
 
 
 def _sizes(sizes: Iterable[int]) -> str:
