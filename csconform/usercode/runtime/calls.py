@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from csconform.usercode.runtime import frames
-from csconform.usercode.runtime.capture import Iterations, leading_sizes
+from csconform.usercode.runtime.capture import Iterations, leading_sizes, replace
 from csconform.usercode.runtime.events import AmpCall, EventLog, LoaderBatch, LrWrite, Where
 
 SCALER_CALLS = ("scale", "unscale_", "step", "update")
@@ -61,7 +61,7 @@ class AmpObserver:
                 where = frames.caller()
                 return AmpCall(self.iterations.count, where, _call, id(scaler), id(optimizer) if optimizer else 0, api)
 
-            setattr(scaler_class, call, self.observed(call, original, describe))
+            replace(scaler_class, call, self.observed(call, original, describe))
 
     def install(self) -> None:
         self.watch_scaler_class(torch.amp.GradScaler, "torch.amp.GradScaler")
@@ -69,7 +69,7 @@ class AmpObserver:
         def backward(*args: Any, **kwargs: Any) -> AmpCall:
             return AmpCall(self.iterations.count, frames.caller(), "backward")
 
-        torch.autograd.backward = self.observed("backward", torch.autograd.backward, backward)
+        replace(torch.autograd, "backward", self.observed("backward", torch.autograd.backward, backward))
         clip_module = torch.nn.utils.clip_grad
         for name in CLIPPING:
             original = getattr(clip_module, name, None)
@@ -80,12 +80,12 @@ class AmpObserver:
                 return AmpCall(self.iterations.count, frames.caller(), "clip", api=_name)
 
             observed = self.observed("clip", original, clip)
-            setattr(clip_module, name, observed)
+            replace(clip_module, name, observed)
             if getattr(torch.nn.utils, name, None) is original:
-                setattr(torch.nn.utils, name, observed)
+                replace(torch.nn.utils, name, observed)
 
 
-class WatchedGroup(dict):  # type: ignore[type-arg]
+class WatchedGroup(dict[Any, Any]):
     """An optimizer's param group that records every assignment of its learning rate. TorchDynamo
     cannot trace an optimizer step over a dict subclass, so while a compiled callable runs the
     optimizer holds ``twin`` instead: a plain dict, the same object every time (its guards hold),
@@ -172,7 +172,7 @@ class LearningRates:
                     groups[index] = watched
 
     def install(self) -> None:
-        WatchedGroup.record = staticmethod(self.record)  # type: ignore[assignment]
+        replace(WatchedGroup, "record", staticmethod(self.record))
         optimizer_class = torch.optim.Optimizer
         add_param_group, load_state_dict = optimizer_class.add_param_group, optimizer_class.load_state_dict
         watch = self.watch
@@ -189,8 +189,8 @@ class LearningRates:
             watch(optimizer)
             return result
 
-        optimizer_class.add_param_group = add_watched_group  # type: ignore[method-assign]
-        optimizer_class.load_state_dict = load_watched_state  # type: ignore[method-assign]
+        replace(optimizer_class, "add_param_group", add_watched_group)
+        replace(optimizer_class, "load_state_dict", load_watched_state)
 
 
 def watch_data_loaders(log: EventLog, iterations: Iterations) -> None:
@@ -223,6 +223,6 @@ def watch_data_loaders(log: EventLog, iterations: Iterations) -> None:
             log.write(LoaderBatch(iterations.count, id(loader), made_at.get(loader), leading_sizes(batch)))
         return batch
 
-    DataLoader.__init__ = made  # type: ignore[method-assign]
-    DataLoader.__iter__ = iterate  # type: ignore[method-assign]
-    iterator_class.__next__ = yielded
+    replace(DataLoader, "__init__", made)
+    replace(DataLoader, "__iter__", iterate)
+    replace(iterator_class, "__next__", yielded)

@@ -133,7 +133,9 @@ class GraphRecorder:
         try:
             self.log.write(self._compile_event(graph_module))
         except Exception as exc:  # an observer must never stop the user's step
-            self.log.write(Compile(self.iterations.count, -1, -1, "?", "?", False, f"not recorded: {exc!r}", None, None))
+            self.log.write(
+                Compile(self.iterations.count, -1, -1, "?", "?", False, f"not recorded: {exc!r}", None, None)
+            )
         return graph_module.forward
 
     def _compile_event(self, graph_module: torch.fx.GraphModule) -> Compile:
@@ -194,6 +196,11 @@ def _guard_words(failure: str) -> str:
     return first.split("  #", 1)[0].strip()
 
 
+def replace(owner: Any, name: str, value: Any) -> None:
+    """Put an observer in place of a library's function, method or class attribute (in the child only)."""
+    setattr(owner, name, value)
+
+
 def skip_in_capture(module_name: str) -> None:
     """TorchDynamo does not trace into ``module_name`` (csconform's observers, the vendor's package):
     a call there is run as it is, between two graphs."""
@@ -226,5 +233,5 @@ def install_compile(record: GraphRecorder, iterations: Iterations) -> Callable[.
         return iterations.wrap(compiled)
 
     functools.update_wrapper(compile, original)
-    torch.compile = compile
+    replace(torch, "compile", compile)
     return original

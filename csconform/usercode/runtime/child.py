@@ -13,6 +13,7 @@ event, and the process leaves with ``os._exit`` so that nothing the script regis
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import sys
@@ -41,10 +42,8 @@ class Child:
             count = self.iterations.count if self.iterations is not None else 0
             self.log.write(RunEnd(status, count, at, detail))
             for stream in (sys.stdout, sys.stderr):
-                try:
+                with contextlib.suppress(OSError, ValueError):
                     stream.flush()
-                except (OSError, ValueError):
-                    pass
             os._exit(0)
 
     def watch_time(self, seconds: float) -> None:

@@ -24,7 +24,13 @@ from types import ModuleType
 from typing import Any
 
 from csconform.usercode.runtime.calls import AmpObserver
-from csconform.usercode.runtime.capture import GraphRecorder, Iterations, compile_for_observation, skip_in_capture
+from csconform.usercode.runtime.capture import (
+    GraphRecorder,
+    Iterations,
+    compile_for_observation,
+    replace,
+    skip_in_capture,
+)
 
 PACKAGE = "cerebras.pytorch"
 
@@ -74,7 +80,7 @@ def install(record: GraphRecorder, iterations: Iterations, amp: AmpObserver, tor
             return iterations.wrap(traced, around=_cs_backend_duties)
 
         trace.__doc__ = vendor_trace.__doc__
-        cstorch.trace = trace
+        replace(cstorch, "trace", trace)
 
     if PACKAGE in sys.modules:
         prepare(sys.modules[PACKAGE])

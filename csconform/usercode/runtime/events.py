@@ -111,7 +111,9 @@ class RunEnd:
 
 
 Event = StepCall | Compile | LrWrite | AmpCall | LoaderBatch | RunEnd
-KINDS: dict[str, type[Any]] = {kind.__name__: kind for kind in (StepCall, Compile, LrWrite, AmpCall, LoaderBatch, RunEnd)}
+KINDS: dict[str, type[Any]] = {
+    kind.__name__: kind for kind in (StepCall, Compile, LrWrite, AmpCall, LoaderBatch, RunEnd)
+}
 
 
 @dataclass

@@ -22,7 +22,11 @@ from csconform.usercode.runtime.events import Where
 _LIBRARY_ROOTS = tuple(
     os.path.realpath(path) + os.sep
     for path in {
-        *(value for key, value in sysconfig.get_paths().items() if key in ("stdlib", "platstdlib", "purelib", "platlib")),
+        *(
+            value
+            for key, value in sysconfig.get_paths().items()
+            if key in ("stdlib", "platstdlib", "purelib", "platlib")
+        ),
         sys.prefix,
         sys.base_prefix,
         os.path.dirname(os.path.realpath(csconform.__file__)),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from csconform.findings.collect import Findings
 from csconform.findings.finding import Location
@@ -101,7 +102,7 @@ def judge(events: list[Event], script: str, spec: Spec, release: Release, shown:
     return verdicts
 
 
-def _by_kind(events: list[Event]) -> Callable[[type], list]:  # type: ignore[type-arg]
+def _by_kind(events: list[Event]) -> Callable[[type], list[Any]]:
     return lambda kind: [event for event in events if isinstance(event, kind)]
 
 
@@ -145,7 +146,11 @@ def _branch_before(graph: Compile, compiles: list[Compile]) -> tuple[Where, str]
     """The graph break a new graph continues from, and PyTorch's reason for it: the break TorchDynamo
     names the graph's function after (``..._at_LINE``), else the nearest break on a tensor's value
     before the graph's first operation in the same function."""
-    breaks = [earlier for earlier in compiles if earlier.graph_break and earlier.break_at and earlier.break_at.file == graph.file]
+    breaks = [
+        earlier
+        for earlier in compiles
+        if earlier.graph_break and earlier.break_at and earlier.break_at.file == graph.file
+    ]
     resumed = RESUME_FUNCTION.search(graph.function)
     if resumed and frames.is_user_file(graph.file):
         line = int(resumed["line"])
@@ -161,7 +166,7 @@ def _branch_before(graph: Compile, compiles: list[Compile]) -> tuple[Where, str]
         and first_op is not None
         and earlier.break_at.line < first_op.line
     ]
-    return max(before, key=lambda pair: pair[0].line, default=None)  # type: ignore[union-attr]
+    return max(before, key=lambda pair: pair[0].line, default=None)
 
 
 def value_reads(verdicts: Verdicts, compiles: list[Compile], script: str) -> None:
@@ -194,7 +199,7 @@ def batch_shapes(
     ``recompiled``: PyTorch's words for the recompilation the change caused, by iteration."""
 
     def pytorch_said(iteration: int) -> str:
-        return f" (PyTorch recompiled: {recompiled[iteration]})" if iteration in recompiled else ""
+        return f"; PyTorch recompiled the step: {recompiled[iteration]}" if iteration in recompiled else ""
 
     changed: set[int] = set()
     by_loader: dict[int, list[LoaderBatch]] = {}
@@ -207,9 +212,9 @@ def batch_shapes(
                 iteration = batch.iteration + 1
                 changed.add(iteration)
                 message = (
-                    f"this DataLoader's batch {index} has {_sizes(batch.sizes)} where batch 1 had {_sizes(first.sizes)} "
-                    f"(the step's iteration {iteration}){pytorch_said(iteration)}; the system compiles the step for one "
-                    f"batch shape"
+                    f"this DataLoader's batch {index} has {_sizes(batch.sizes)} where batch 1 had "
+                    f"{_sizes(first.sizes)} (the step's iteration {iteration}){pytorch_said(iteration)}; the system "
+                    f"compiles the step for one batch shape"
                 )
                 verdicts.add("CODE-102", first.made_at, message, script)
                 break
@@ -219,8 +224,8 @@ def batch_shapes(
                 changed.add(call.iteration)
                 message = (
                     f"the step was given {_tensors(call.tensors)} at iteration {call.iteration} after "
-                    f"{_tensors(calls[0].tensors)} at iteration 1{pytorch_said(call.iteration)}; the system compiles the "
-                    f"step for one batch shape"
+                    f"{_tensors(calls[0].tensors)} at iteration 1{pytorch_said(call.iteration)}; the system "
+                    f"compiles the step for one batch shape"
                 )
                 verdicts.add("CODE-102", call.at, message, script)
             break
@@ -255,8 +260,13 @@ def grad_scaler_order(verdicts: Verdicts, calls: list[AmpCall], end: RunEnd | No
     unscaled_backward: AmpCall | None = None
 
     def out_of_order(call: AmpCall, what: str) -> None:
-        verdicts.add("CODE-105", call.at, f"{what} (iteration {call.iteration}); the documented order is "
-                     "scale, backward, unscale_, clipping, step, update", script)
+        verdicts.add(
+            "CODE-105",
+            call.at,
+            f"{what} (iteration {call.iteration}); the documented order is "
+            "scale, backward, unscale_, clipping, step, update",
+            script,
+        )
 
     for call in calls:
         if call.call == "backward":
@@ -268,7 +278,9 @@ def grad_scaler_order(verdicts: Verdicts, calls: list[AmpCall], end: RunEnd | No
             continue
         if call.call == "clip":
             if any(state.grads_scaled for state in scalers.values()):
-                out_of_order(call, f"{call.api}() clips gradients that are still scaled: unscale_() was not called first")
+                out_of_order(
+                    call, f"{call.api}() clips gradients that are still scaled: unscale_() was not called first"
+                )
             continue
         state = scalers.setdefault(call.scaler, _Scaler())
         if call.call == "scale":
@@ -317,7 +329,9 @@ def _pytorch_words(reason: str) -> str:
     lines = [line.strip() for line in reason.strip().splitlines() if line.strip()]
     if not lines:
         return "no reason given"
-    explanation = next((line.removeprefix("Explanation:").strip() for line in lines if line.startswith("Explanation:")), "")
+    explanation = next(
+        (line.removeprefix("Explanation:").strip() for line in lines if line.startswith("Explanation:")), ""
+    )
     return f"{lines[0]}: {explanation}" if explanation else lines[0]
 
 

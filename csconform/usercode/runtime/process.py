@@ -12,6 +12,7 @@ before its first step, or never calls a step that can be observed, is a :class:`
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import signal
@@ -128,10 +129,8 @@ def _run_child(script: Path, script_args: list[str], steps: int, timeout_s: floa
 
 
 def _kill_group(child: subprocess.Popen[bytes]) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(child.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _killed_detail(returncode: int | None, stderr_path: Path, timeout_s: float) -> str:
@@ -150,7 +149,7 @@ def _end_of(events: list[Event]) -> RunEnd:
 def _no_step(end: RunEnd, shown: str, timeout_s: float) -> str:
     where = f"{shown}: line {end.at.line}: " if end.at is not None else f"{shown}: "
     if end.status == "no_torch":
-        return f"{shown}: PyTorch cannot be imported by {sys.executable} ({end.detail}); lint --run runs the script with it"
+        return f"{shown}: PyTorch cannot be imported by {sys.executable} ({end.detail}); lint --run needs it"
     if end.status == "raised":
         return f"{where}the script raised {end.detail} before its first step"
     if end.status == "exit":

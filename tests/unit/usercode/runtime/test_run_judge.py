@@ -124,13 +124,18 @@ def test_a_shrinking_data_loader_is_reported_where_it_was_made_with_pytorchs_rec
 def test_a_step_given_another_shape_without_a_data_loader_is_reported_where_it_was_called(
     spec: Spec, release: Release
 ) -> None:
-    finding = only(findings(steps("int64[8, 17]", "int64[8, 17]", "int64[4, 17]", call_line=79), spec, release), "CODE-102")
+    finding = only(
+        findings(steps("int64[8, 17]", "int64[8, 17]", "int64[4, 17]", call_line=79), spec, release), "CODE-102"
+    )
     assert finding.line == 79 and "int64[4, 17] at iteration 3" in finding.message
 
 
 @pytest.mark.spec("CODE-103")
 def test_a_graph_break_on_a_tensor_value_is_a_warning_on_its_line(spec: Spec, release: Release) -> None:
-    reason = "Failed to trace builtin operator\n  Explanation: Dynamo does not know how to trace builtin operator `print` with argument types ['str', 'Tensor']"
+    reason = (
+        "Failed to trace builtin operator\n  Explanation: Dynamo does not know how to trace builtin operator "
+        "`print` with argument types ['str', 'Tensor']"
+    )
     events = [*steps("float32[4, 8]"), graph(1, 0, graph_break=True, reason=reason, break_at=at(38, HELPER))]
     finding = only(findings(events, spec, release), "CODE-103")
     assert (finding.line, finding.severity, finding.level) == (38, "warning", "reference")
@@ -139,7 +144,9 @@ def test_a_graph_break_on_a_tensor_value_is_a_warning_on_its_line(spec: Spec, re
 
 @pytest.mark.spec("CODE-103")
 def test_a_break_at_a_call_pytorch_does_not_trace_is_not_the_users(spec: Spec, release: Release) -> None:
-    reason = "Attempted to inline function marked as skipped\n  Explanation: ... `GradScaler.step` should not be traced."
+    reason = (
+        "Attempted to inline function marked as skipped\n  Explanation: ... `GradScaler.step` should not be traced."
+    )
     events = [*steps("float32[4, 8]"), graph(1, 0, graph_break=True, reason=reason, break_at=at(66))]
     assert findings(events, spec, release) == []
 
@@ -157,7 +164,10 @@ def test_a_break_at_a_call_pytorch_does_not_trace_is_not_the_users(spec: Spec, r
         ("builtin: print [<class 'ConstantVariable'>, <class 'TensorVariable'>] False", "printed"),
         ("Dynamic shape operator", "output shape"),
         ("dynamic shape operator: aten.nonzero.default; to enable, set ...", "output shape"),
-        ("Failed to trace builtin operator\n  Explanation: ... builtin operator `print` with argument types ['str']", None),
+        (
+            "Failed to trace builtin operator\n  Explanation: ... builtin operator `print` with argument types ['str']",
+            None,
+        ),
         ("Unsupported Tensor.backward() call", None),
         ("Call to `torch._dynamo.graph_break()`", None),
     ],
@@ -183,7 +193,9 @@ def test_a_learning_rate_written_during_the_run_is_reported_on_the_writing_line(
 
 def amp(iteration: int, line: int, call: str, optimizer: int = 1, scaler: int = 9, api: str = "") -> AmpCall:
     no_scaler = call in ("backward", "clip")
-    return AmpCall(iteration, at(line), call, 0 if no_scaler else scaler, optimizer if call in ("step", "unscale_") else 0, api)
+    return AmpCall(
+        iteration, at(line), call, 0 if no_scaler else scaler, optimizer if call in ("step", "unscale_") else 0, api
+    )
 
 
 def iteration(number: int, *calls: str) -> list[AmpCall]:
@@ -201,7 +213,13 @@ DOCUMENTED = ("scale", "backward", "unscale_", "clip", "step", "update")
         [*iteration(1, *DOCUMENTED), *iteration(2, *DOCUMENTED)],
         [*iteration(1, "scale", "backward", "step", "update")],
         [*iteration(1, "scale", "backward", "scale", "backward", "unscale_", "clip", "step", "update")],
-        [amp(1, 61, "scale"), amp(1, 61, "backward"), amp(1, 66, "step", 1), amp(1, 67, "step", 2), amp(1, 68, "update")],
+        [
+            amp(1, 61, "scale"),
+            amp(1, 61, "backward"),
+            amp(1, 66, "step", 1),
+            amp(1, 67, "step", 2),
+            amp(1, 68, "update"),
+        ],
     ],
     ids=["documented", "no-unscale", "accumulation", "two-optimizers"],
 )
@@ -231,7 +249,11 @@ def test_the_documented_orders_are_silent(calls: list[Event], spec: Spec, releas
 def test_each_departure_from_the_order_is_reported_on_its_call(
     calls: list[Event], end: str, line: int, said: str, spec: Spec, release: Release
 ) -> None:
-    found = [finding for finding in findings([*steps("float32[4, 8]"), *calls, RunEnd(end, 1)], spec, release) if finding.rule != "CODE-106"]
+    found = [
+        finding
+        for finding in findings([*steps("float32[4, 8]"), *calls, RunEnd(end, 1)], spec, release)
+        if finding.rule != "CODE-106"
+    ]
     finding = only(found, "CODE-105")
     assert (finding.line, finding.severity) == (line, "violation") and said in finding.message
 

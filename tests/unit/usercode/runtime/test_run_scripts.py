@@ -9,19 +9,21 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from run_scripts import DATA, every_run, planted_line
 
 from csconform.errors import InvalidInputError, ScriptRunError
 from csconform.findings.finding import FileReport
 from csconform.spec import Spec
 from csconform.spec.releases import Release
 from csconform.usercode.runtime import lint_run
-from run_scripts import DATA, every_run, planted_line
 
 FC_MNIST = DATA / "fc_mnist_torch.py"
 TINY_GPT = DATA / "tiny_gpt_torch.py"
 FC_MNIST_CSTORCH = DATA / "fc_mnist_cstorch.py"
 TIMEOUT_S = 240.0
-has_cstorch = importlib.util.find_spec("cerebras") is not None and importlib.util.find_spec("cerebras.pytorch") is not None
+has_cstorch = (
+    importlib.util.find_spec("cerebras") is not None and importlib.util.find_spec("cerebras.pytorch") is not None
+)
 
 
 def run(script: Path, args: list[str], spec: Spec, release: Release, **options: object) -> list[FileReport]:
@@ -83,7 +85,12 @@ def test_a_script_that_raises_before_its_first_step_is_refused_naming_the_line(
 @pytest.mark.spec("CODE-106")
 @pytest.mark.parametrize(
     ("options", "named"),
-    [({"steps": 0}, "--steps"), ({"timeout_s": -1.0}, "--timeout"), ({"step": "not a name"}, "--step"), ({"step": "missing"}, "missing")],
+    [
+        ({"steps": 0}, "--steps"),
+        ({"timeout_s": -1.0}, "--timeout"),
+        ({"step": "not a name"}, "--step"),
+        ({"step": "missing"}, "missing"),
+    ],
 )
 def test_bad_options_are_refused_before_anything_runs(
     tmp_path: Path, spec: Spec, release: Release, options: dict[str, object], named: str

@@ -41,14 +41,17 @@ def input_fn() -> DataLoader:
     labels = torch.randint(0, 10, (samples,))
     images = torch.randn(10, 784)[labels] * 0.1
     images[2 * BATCH :] += 1.0  # from the third batch on, the images are brighter
-    return DataLoader(TensorDataset(images, labels), batch_size=BATCH, drop_last="shrink" not in PLANTED)  # planted: shrink
+    dataset = TensorDataset(images, labels)
+    return DataLoader(dataset, batch_size=BATCH, drop_last="shrink" not in PLANTED)  # planted: shrink
 
 
 backend = cstorch.backend("CPU", artifact_dir=tempfile.mkdtemp())
 model = FCMnist()
 compiled_model = cstorch.compile(model, backend)
 optimizer = cstorch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-scheduler = cstorch.optim.lr_scheduler.LinearLR(optimizer, initial_learning_rate=0.05, end_learning_rate=0.01, total_iters=STEPS)
+scheduler = cstorch.optim.lr_scheduler.LinearLR(
+    optimizer, initial_learning_rate=0.05, end_learning_rate=0.01, total_iters=STEPS
+)
 scaler = cstorch.amp.GradScaler(loss_scale="dynamic")
 
 
