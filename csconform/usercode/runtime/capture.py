@@ -222,7 +222,7 @@ def install_compile(record: GraphRecorder, iterations: Iterations) -> Callable[.
     """Replace ``torch.compile`` (see the module docstring); returns the original."""
     original = torch.compile
 
-    def compile(model: Any = None, *args: Any, **options: Any) -> Any:  # noqa: A001 - torch's name
+    def compile(model: Any = None, **options: Any) -> Any:  # noqa: A001 - torch's name
         if model is None:
             return lambda fn: compile(fn, **options)
         if options.get("disable"):
