@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from csconform.usercode.runtime import frames
-from csconform.usercode.runtime.capture import Iterations, leading_sizes, replace
+from csconform.usercode.runtime.capture import Iterations, leading_sizes, replace, rewritten_by_capture
 from csconform.usercode.runtime.events import AmpCall, EventLog, LoaderBatch, LrWrite, Where
 
 SCALER_CALLS = ("scale", "unscale_", "step", "update")
@@ -36,6 +36,13 @@ class AmpObserver:
     def __init__(self, log: EventLog, iterations: Iterations) -> None:
         self.log, self.iterations = log, iterations
         self._inside = 0
+
+    def event(self, call: str, **details: Any) -> AmpCall:
+        """The call, made now, from the innermost user frame."""
+        frame = frames.innermost_user_frame()
+        where = frames.caller(frame) if frame is not None else None
+        captured = rewritten_by_capture(frame.f_code if frame is not None else None)
+        return AmpCall(self.iterations.count, where, call, captured=captured, **details)
 
     def observed(self, call: str, original: Callable[..., Any], describe: Callable[..., AmpCall]) -> Callable[..., Any]:
         @functools.wraps(original)
@@ -58,8 +65,7 @@ class AmpObserver:
 
             def describe(scaler: Any, *args: Any, _call: str = call, **kwargs: Any) -> AmpCall:
                 optimizer = args[0] if args and _call in ("unscale_", "step") else kwargs.get("optimizer")
-                where = frames.caller()
-                return AmpCall(self.iterations.count, where, _call, id(scaler), id(optimizer) if optimizer else 0, api)
+                return self.event(_call, scaler=id(scaler), optimizer=id(optimizer) if optimizer else 0, api=api)
 
             replace(scaler_class, call, self.observed(call, original, describe))
 
@@ -67,7 +73,7 @@ class AmpObserver:
         self.watch_scaler_class(torch.amp.GradScaler, "torch.amp.GradScaler")
 
         def backward(*args: Any, **kwargs: Any) -> AmpCall:
-            return AmpCall(self.iterations.count, frames.caller(), "backward")
+            return self.event("backward")
 
         replace(torch.autograd, "backward", self.observed("backward", torch.autograd.backward, backward))
         clip_module = torch.nn.utils.clip_grad
@@ -77,7 +83,7 @@ class AmpObserver:
                 continue
 
             def clip(*args: Any, _name: str = name, **kwargs: Any) -> AmpCall:
-                return AmpCall(self.iterations.count, frames.caller(), "clip", api=_name)
+                return self.event("clip", api=_name)
 
             observed = self.observed("clip", original, clip)
             replace(clip_module, name, observed)

@@ -18,17 +18,20 @@ recompile the guards that failed (``torch._dynamo.utils.guard_failures``). ``ful
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import logging
 import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, nullcontext
+from types import CodeType
 from typing import Any
 
 import torch
 
 from csconform.usercode.runtime import frames
-from csconform.usercode.runtime.events import Compile, EventLog, StepCall, Where
+from csconform.usercode.runtime.events import Compile, EventLog, GraphBreak, StepCall, Where
 
 MAX_TENSORS = 32
 """The tensors described per step call (the first ones, in argument order)."""
@@ -194,6 +197,53 @@ def _guard_words(failure: str) -> str:
     """A failed guard's first line, without torch 2.13's compile id and the source comment after it."""
     first = COMPILE_ID_PREFIX.sub("", failure.strip()).splitlines()[0] if failure.strip() else ""
     return first.split("  #", 1)[0].strip()
+
+
+def watch_graph_breaks(log: EventLog, iterations: Iterations) -> None:
+    """Record every graph break TorchDynamo reports, with its user line and reason: torch 2.13 through
+    its ``log_graph_break`` method, torch 2.4 through its ``graph_breaks`` log (the record carries
+    the Unsupported exception, with ``real_stack`` and ``msg``)."""
+    from torch._dynamo import symbolic_convert
+
+    def record(reason: Any, stack: Any) -> None:
+        user = [entry for entry in stack or () if frames.is_user_file(entry.filename)]
+        at = Where(_real(user[-1].filename), int(user[-1].lineno or 0)) if user else None
+        log.write(GraphBreak(iterations.count, at, str(reason)))
+
+    translator = getattr(symbolic_convert, "InstructionTranslatorBase", None)
+    log_graph_break = getattr(translator, "log_graph_break", None)
+    if log_graph_break is not None:
+
+        @functools.wraps(log_graph_break)
+        def logged(self: Any, *args: Any, **kwargs: Any) -> Any:
+            with contextlib.suppress(Exception):  # an observer must never stop the capture
+                problem = kwargs.get("exc", args[2] if len(args) > 2 else None)
+                reason = kwargs.get("reason", args[1] if len(args) > 1 else "")
+                record(reason, getattr(problem, "real_stack", None))
+            return log_graph_break(self, *args, **kwargs)
+
+        replace(translator, "log_graph_break", logged)
+        return
+
+    class Breaks(logging.Handler):
+        def emit(self, entry: logging.LogRecord) -> None:
+            problem = entry.exc_info[1] if entry.exc_info else None
+            if problem is not None and hasattr(problem, "real_stack"):
+                record(getattr(problem, "msg", str(problem)), problem.real_stack)
+
+    breaks_log = torch._logging.getArtifactLogger(symbolic_convert.__name__, "graph_breaks")
+    breaks_log.addHandler(Breaks())
+    breaks_log.setLevel(logging.DEBUG)
+
+
+def rewritten_by_capture(code: CodeType | None) -> bool:
+    """Whether TorchDynamo rewrote this code object (the frame of a compiled function or of the rest
+    of one after a graph break)."""
+    try:
+        from torch._dynamo.utils import orig_code_map
+    except ImportError:
+        return False
+    return code is not None and orig_code_map.get(code) is not None
 
 
 def replace(owner: Any, name: str, value: Any) -> None:

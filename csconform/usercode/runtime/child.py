@@ -84,6 +84,7 @@ def _install(child: Child, steps: int) -> tuple[Any, Any]:
     recorder = capture.GraphRecorder(child.log, iterations)
     capture.skip_in_capture("csconform")
     torch_compile = capture.install_compile(recorder, iterations)
+    capture.watch_graph_breaks(child.log, iterations)
     amp = calls.AmpObserver(child.log, iterations)
     amp.install()
     learning_rates = calls.LearningRates(child.log, iterations)

@@ -58,6 +58,16 @@ class Compile:
 
 
 @dataclass(frozen=True)
+class GraphBreak:
+    """TorchDynamo broke the graph at a user line, in its own words (logged even when the graph before
+    the break is empty, which then never reaches the backend)."""
+
+    iteration: int
+    at: Where | None
+    reason: str
+
+
+@dataclass(frozen=True)
 class LrWrite:
     """``param_group["lr"]`` was assigned: where (the user line), by whom, the old and new value."""
 
@@ -84,6 +94,9 @@ class AmpCall:
     """Which optimizer (unscale_ and step)."""
     api: str = ""
     """``torch.amp.GradScaler`` or ``cerebras.pytorch.amp.GradScaler``; the clipping function's name."""
+    captured: bool = False
+    """Made from a frame TorchDynamo rewrote (a compiled step, at a graph break), whose line torch 2.4
+    gives as the line before the call: the graph break's own line is the call's."""
 
 
 @dataclass(frozen=True)
@@ -110,9 +123,9 @@ class RunEnd:
     """The exception (``RuntimeError: ...``) or the exit status."""
 
 
-Event = StepCall | Compile | LrWrite | AmpCall | LoaderBatch | RunEnd
+Event = StepCall | Compile | GraphBreak | LrWrite | AmpCall | LoaderBatch | RunEnd
 KINDS: dict[str, type[Any]] = {
-    kind.__name__: kind for kind in (StepCall, Compile, LrWrite, AmpCall, LoaderBatch, RunEnd)
+    kind.__name__: kind for kind in (StepCall, Compile, GraphBreak, LrWrite, AmpCall, LoaderBatch, RunEnd)
 }
 
 

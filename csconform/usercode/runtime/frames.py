@@ -43,15 +43,19 @@ def is_user_file(filename: str) -> bool:
     return not os.path.realpath(filename).startswith(_LIBRARY_ROOTS)
 
 
+def innermost_user_frame(skip: FrameType | None = None) -> FrameType | None:
+    """The innermost frame of the user's code on the current stack."""
+    frame = skip or sys._getframe(1)
+    while frame is not None and not is_user_file(frame.f_code.co_filename):
+        frame = frame.f_back  # type: ignore[assignment]
+    return frame
+
+
 def caller(skip: FrameType | None = None) -> Where | None:
     """The innermost user line on the current stack (the line that, directly or through library
     code, called the function observing it)."""
-    frame = skip or sys._getframe(1)
-    while frame is not None:
-        if is_user_file(frame.f_code.co_filename):
-            return Where(os.path.realpath(frame.f_code.co_filename), frame.f_lineno)
-        frame = frame.f_back  # type: ignore[assignment]
-    return None
+    frame = innermost_user_frame(skip or sys._getframe(1))
+    return Where(os.path.realpath(frame.f_code.co_filename), frame.f_lineno) if frame is not None else None
 
 
 def library_writer(skip: FrameType | None = None) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from csconform.findings.collect import Findings
@@ -23,6 +23,7 @@ from csconform.usercode.runtime.events import (
     AmpCall,
     Compile,
     Event,
+    GraphBreak,
     LoaderBatch,
     LrWrite,
     RunEnd,
@@ -92,11 +93,13 @@ def judge(events: list[Event], script: str, spec: Spec, release: Release, shown:
     verdicts.files[shown(script)] = Findings(spec, release, shown(script))
     of = _by_kind(events)
     shape_changes = batch_shapes(verdicts, of(StepCall), of(LoaderBatch), shape_recompiles(of(Compile)), script)
-    graph_changes(verdicts, of(Compile), shape_changes, script)
-    value_reads(verdicts, of(Compile), script)
+    breaks = graph_breaks(of(Compile), of(GraphBreak))
+    graph_changes(verdicts, of(Compile), breaks, shape_changes, script)
+    value_reads(verdicts, breaks, script)
     learning_rates(verdicts, of(LrWrite), script)
     ends = of(RunEnd)
-    grad_scaler_order(verdicts, of(AmpCall), ends[-1] if ends else None, script)
+    calls = [_at_graph_break(call, breaks) for call in of(AmpCall)]
+    grad_scaler_order(verdicts, calls, ends[-1] if ends else None, script)
     if ends:
         stopped_early(verdicts, ends[-1], script)
     return verdicts
@@ -106,11 +109,19 @@ def _by_kind(events: list[Event]) -> Callable[[type], list[Any]]:
     return lambda kind: [event for event in events if isinstance(event, kind)]
 
 
+def graph_breaks(compiles: list[Compile], logged: list[GraphBreak]) -> list[GraphBreak]:
+    """Every graph break at a user line: those TorchDynamo logged and those its graphs ended at."""
+    ended = [GraphBreak(graph.iteration, graph.break_at, graph.reason) for graph in compiles if graph.graph_break]
+    return [graph_break for graph_break in [*logged, *ended] if graph_break.at is not None]
+
+
 def _concerns_user(graph: Compile) -> bool:
     return graph.break_at is not None or graph.first_op_at is not None or frames.is_user_file(graph.file)
 
 
-def graph_changes(verdicts: Verdicts, compiles: list[Compile], shape_changes: set[int], script: str) -> None:
+def graph_changes(
+    verdicts: Verdicts, compiles: list[Compile], breaks: list[GraphBreak], shape_changes: set[int], script: str
+) -> None:
     """CODE-101: a graph PyTorch captured after the first iteration."""
     for graph in compiles:
         if graph.iteration < 2 or not _concerns_user(graph):
@@ -125,7 +136,7 @@ def graph_changes(verdicts: Verdicts, compiles: list[Compile], shape_changes: se
                 f"because {failed}; the system compiles the step once"
             )
         else:
-            branch = _branch_before(graph, compiles)
+            branch = _branch_before(graph, compiles, breaks)
             if branch is not None:
                 at, reason = branch
                 message = (
@@ -142,44 +153,40 @@ def graph_changes(verdicts: Verdicts, compiles: list[Compile], shape_changes: se
         verdicts.add("CODE-101", at, message, script)
 
 
-def _branch_before(graph: Compile, compiles: list[Compile]) -> tuple[Where, str] | None:
+def _branch_before(graph: Compile, compiles: list[Compile], breaks: list[GraphBreak]) -> tuple[Where, str] | None:
     """The graph break a new graph continues from, and PyTorch's reason for it: the break TorchDynamo
     names the graph's function after (``..._at_LINE``), else the nearest break on a tensor's value
     before the graph's first operation in the same function."""
-    breaks = [
-        earlier
-        for earlier in compiles
-        if earlier.graph_break and earlier.break_at and earlier.break_at.file == graph.file
-    ]
     resumed = RESUME_FUNCTION.search(graph.function)
     if resumed and frames.is_user_file(graph.file):
-        line = int(resumed["line"])
-        reason = next((earlier.reason for earlier in breaks if earlier.break_at and earlier.break_at.line == line), "")
-        return Where(graph.file, line), reason
+        at = Where(graph.file, int(resumed["line"]))
+        return at, next((earlier.reason for earlier in breaks if earlier.at == at), "")
     first_op = graph.first_op_at
     before = [
         (earlier.break_at, earlier.reason)
-        for earlier in breaks
-        if earlier.function == graph.function
+        for earlier in compiles
+        if earlier.graph_break
+        and earlier.function == graph.function
         and value_read(earlier.reason)
         and earlier.break_at is not None
         and first_op is not None
+        and earlier.break_at.file == first_op.file
         and earlier.break_at.line < first_op.line
     ]
     return max(before, key=lambda pair: pair[0].line, default=None)
 
 
-def value_reads(verdicts: Verdicts, compiles: list[Compile], script: str) -> None:
+def value_reads(verdicts: Verdicts, breaks: list[GraphBreak], script: str) -> None:
     """CODE-103: a graph break at a user line, for a reason that depends on a tensor's value."""
-    for graph in compiles:
-        read = value_read(graph.reason) if graph.graph_break else None
-        if read is None or graph.break_at is None or verdicts.has("CODE-101", graph.break_at):
+    for graph_break in breaks:
+        read = value_read(graph_break.reason)
+        if read is None or verdicts.has("CODE-101", graph_break.at):
             continue
         message = (
-            f"PyTorch's graph capture of the step breaks here: {read} ({_pytorch_words(graph.reason)}); the graph then "
-            f"depends on the data"
+            f"PyTorch's graph capture of the step breaks here: {read} ({_pytorch_words(graph_break.reason)}); the "
+            f"graph then depends on the data"
         )
-        verdicts.add("CODE-103", graph.break_at, message, script, advisory=True)
+        verdicts.add("CODE-103", graph_break.at, message, script, advisory=True)
 
 
 def shape_recompiles(compiles: list[Compile]) -> dict[int, str]:
@@ -241,6 +248,24 @@ def learning_rates(verdicts: Verdicts, writes: list[LrWrite], script: str) -> No
             f"system takes the learning rate from a schedule of the global step, not from the param groups"
         )
         verdicts.add("CODE-104", write.at, message, script)
+
+
+def _at_graph_break(call: AmpCall, breaks: list[GraphBreak]) -> AmpCall:
+    """A call a compiled frame made at a graph break, on the line PyTorch recorded for that break (the
+    nearest break at or after the frame's line whose reason names the call): torch 2.4 gives such a
+    frame the line before the call."""
+    if not call.captured or call.at is None:
+        return call
+    name = {"clip": call.api, "backward": "backward"}.get(call.call, f"GradScaler.{call.call}")
+    lines = [
+        graph_break.at.line
+        for graph_break in breaks
+        if graph_break.at is not None
+        and graph_break.at.file == call.at.file
+        and graph_break.at.line >= call.at.line
+        and name in graph_break.reason
+    ]
+    return replace(call, at=Where(call.at.file, min(lines))) if lines else call
 
 
 @dataclass

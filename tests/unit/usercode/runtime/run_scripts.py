@@ -21,18 +21,3 @@ def planted_line(script: Path, plant: str) -> int:
         if re.search(rf"# planted: {re.escape(plant)}$", line):
             return number
     raise AssertionError(f"{script.name} has no line planted with {plant}")
-
-
-WHOLE_STEP_COMPILED = ("tiny_gpt_torch.py", "fc_mnist_cstorch.py")
-"""Scripts whose whole training step (GradScaler calls included) TorchDynamo compiles."""
-
-
-def accepted_lines(script: Path, plant: str) -> set[int]:
-    """The lines a finding about ``plant`` may be on. Torch 2.4 runs a call that a compiled step makes
-    at a graph break (a GradScaler call) with the line of the instruction before it, so there the
-    GradScaler's findings may be one line early (torch 2.13 gives the call's own line)."""
-    import torch
-
-    line = planted_line(script, plant)
-    early = plant == "no-update" and script.name in WHOLE_STEP_COMPILED and torch.__version__ < "2.5"
-    return {line, line - 1} if early else {line}
