@@ -7,12 +7,13 @@ records what the step was given, and ends the run when the next iteration would 
 asked for.
 
 Every callable the script compiles is compiled by TorchDynamo, as the script asked, but with
-:func:`record_graph` as the backend (the graph runs as captured, eagerly: no Inductor build) and
+:class:`GraphRecorder` as the backend (the graph runs as captured, eagerly: no Inductor build) and
 ``dynamic=False`` (every shape is a constant, as on the system), and every callable it traces with
 ``cstorch.trace`` is compiled the same way inside the vendor's trace. The backend reports each graph
 PyTorch captured: TorchDynamo's compile id (which frame, which recompile), the reason the graph
 ended (``compile_subgraph_reason``: a graph break or the return), the user lines, and for a
-recompile the guards that failed (``torch._dynamo.utils.guard_failures``). ``fullgraph``, ``mode``,
+recompile the guards that failed (``torch._dynamo.utils.guard_failures``); :func:`watch_graph_breaks`
+records every graph break TorchDynamo reports, with its user line. ``fullgraph``, ``mode``,
 ``options`` and the script's own backend are set aside: a graph break is observed, not raised.
 """
 

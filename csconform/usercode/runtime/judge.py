@@ -1,10 +1,11 @@
 """From what the run observed to findings on the user's lines (rules CODE-101 to CODE-106).
 
 Each rule reads the events of one kind (:mod:`.events`): the graphs PyTorch compiled after the first
-iteration (CODE-101), the graph breaks on a tensor's value (CODE-103), the tensors given to the
-step and the batches DataLoaders yielded (CODE-102), the learning-rate writes (CODE-104), the
-mixed-precision calls in order (CODE-105), and how the run ended (CODE-106). One finding per rule
-and line: the first iteration it was seen at is in the message.
+iteration (CODE-101), the graph breaks on a tensor's value (CODE-103, from the breaks TorchDynamo
+logged and those its graphs ended at), the tensors given to the step and the batches DataLoaders
+yielded (CODE-102), the learning-rate writes (CODE-104), the mixed-precision calls in order
+(CODE-105), and how the run ended (CODE-106). One finding per rule and line: the first iteration
+it was seen at is in the message.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ VALUE_READS = (
 )
 """PyTorch's words for a graph break that depends on a tensor's value (all of them in the reason's
 first line or its ``Explanation:`` line, lower case: torch 2.4 and 2.13 word them differently), and ours."""
+ONE_BATCH_SHAPE = "; the system compiles the step for one batch shape"
 SHAPE_GUARDS = ("size mismatch", "rank mismatch", "stride mismatch", "dtype mismatch")
 STOPPED = {
     "raised": "the script raised {detail}",
@@ -218,23 +220,19 @@ def batch_shapes(
             if batch.sizes != first.sizes:
                 iteration = batch.iteration + 1
                 changed.add(iteration)
-                message = (
-                    f"this DataLoader's batch {index} has {_sizes(batch.sizes)} where batch 1 had "
-                    f"{_sizes(first.sizes)} (the step's iteration {iteration}){pytorch_said(iteration)}; the system "
-                    f"compiles the step for one batch shape"
+                said = (
+                    f"this DataLoader's batch {index} has {_sizes(batch.sizes)} where batch 1 had {_sizes(first.sizes)}"
                 )
+                message = f"{said} (the step's iteration {iteration}){pytorch_said(iteration)}{ONE_BATCH_SHAPE}"
                 verdicts.add("CODE-102", first.made_at, message, script)
                 break
     for call in calls[1:]:
         if call.tensors != calls[0].tensors:
             if call.iteration not in changed:
                 changed.add(call.iteration)
-                message = (
-                    f"the step was given {_tensors(call.tensors)} at iteration {call.iteration} after "
-                    f"{_tensors(calls[0].tensors)} at iteration 1{pytorch_said(call.iteration)}; the system "
-                    f"compiles the step for one batch shape"
-                )
-                verdicts.add("CODE-102", call.at, message, script)
+                said = f"the step was given {_tensors(call.tensors)} at iteration {call.iteration}"
+                message = f"{said} after {_tensors(calls[0].tensors)} at iteration 1{pytorch_said(call.iteration)}"
+                verdicts.add("CODE-102", call.at, message + ONE_BATCH_SHAPE, script)
             break
     return changed
 
