@@ -17,7 +17,17 @@ import pytest
 
 from csconform.findings.finding import Finding
 from csconform.spec import default_specs_dir, load_catalogue, load_spec
-from csconform.usercode.runtime.events import AmpCall, Compile, Event, LoaderBatch, LrWrite, RunEnd, StepCall, Where
+from csconform.usercode.runtime.events import (
+    AmpCall,
+    Compile,
+    Event,
+    GraphBreak,
+    LoaderBatch,
+    LrWrite,
+    RunEnd,
+    StepCall,
+    Where,
+)
 from csconform.usercode.runtime.judge import judge, value_read
 
 pytestmark = pytest.mark.capability("performance")
@@ -145,6 +155,29 @@ def test_a_graph_break_on_a_tensor_value_is_a_warning_on_its_line() -> None:
     finding = only(findings(events), "CODE-103")
     assert (finding.line, finding.severity, finding.level) == (38, "warning", "reference")
     assert "a tensor printed" in finding.message and "builtin operator `print`" in finding.message
+
+
+@pytest.mark.spec("CODE-103")
+def test_a_break_torchdynamo_logged_after_an_empty_graph_counts_too() -> None:
+    events = [*steps("float32[4, 8]"), GraphBreak(1, at(17, HELPER), "Tensor.item")]
+    finding = only(findings(events), "CODE-103")
+    assert (finding.path, finding.line) == ("model.py", 17) and "Python number" in finding.message
+
+
+@pytest.mark.spec("CODE-105")
+def test_a_call_a_compiled_step_made_at_a_graph_break_is_put_on_the_breaks_line() -> None:
+    """torch 2.4 gives the compiled frame the line before the call; PyTorch's record of the break has it."""
+    skipped = "'inline in skipfiles: GradScaler.step | step .../grad_scaler.py, skipped according trace_rules'"
+    calls = [
+        AmpCall(1, at(65), "scale", 9, captured=True),
+        AmpCall(1, at(65), "backward", captured=True),
+        AmpCall(1, at(66), "step", 9, 1, captured=True),
+        AmpCall(2, at(65), "scale", 9, captured=True),
+    ]
+    breaks = [GraphBreak(1, at(65), "Unsupported Tensor.backward() call"), GraphBreak(1, at(67), skipped)]
+    found = findings([*steps("float32[4, 8]", "float32[4, 8]"), *breaks, *calls, RunEnd("raised", 2)])
+    finding = only([finding for finding in found if finding.rule != "CODE-106"], "CODE-105")
+    assert finding.line == 67 and "not followed by update()" in finding.message
 
 
 @pytest.mark.spec("CODE-103")

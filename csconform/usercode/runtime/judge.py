@@ -112,9 +112,10 @@ def _by_kind(events: list[Event]) -> Callable[[type], list[Any]]:
 
 
 def graph_breaks(compiles: list[Compile], logged: list[GraphBreak]) -> list[GraphBreak]:
-    """Every graph break at a user line: those TorchDynamo logged and those its graphs ended at."""
+    """Every graph break at a user line: those its graphs ended at (their reasons are the shorter),
+    then those TorchDynamo logged (a break after an empty graph never reaches the backend)."""
     ended = [GraphBreak(graph.iteration, graph.break_at, graph.reason) for graph in compiles if graph.graph_break]
-    return [graph_break for graph_break in [*logged, *ended] if graph_break.at is not None]
+    return [graph_break for graph_break in [*ended, *logged] if graph_break.at is not None]
 
 
 def _concerns_user(graph: Compile) -> bool:
