@@ -1,0 +1,134 @@
+"""What a release changes in a plan (csconform/perf/releases.py) and the band a plan states
+(csconform/perf/calibration/band.py), written from the modules' documentation: before 1.9.0 a batch is
+per system and pipelined mode exists, a release takes its generation's fitted efficiency or the next
+later one's, and a plan prints the band of its mode and model class and the limit that binds."""
+
+from __future__ import annotations
+
+import pytest
+
+from csconform.cli import main as cli_main
+from csconform.errors import InvalidInputError
+from csconform.perf.calibration.band import band_factor, family_class, stated_band
+from csconform.perf.execution.efficiency import Calibration, calibration_record, fitted
+from csconform.perf.plan import plan
+from csconform.perf.releases import (
+    REFERENCE_GENERATION,
+    batch_is_per_system,
+    generation,
+    pipelined_supported,
+    stand_in,
+)
+
+# --- releases ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("release", "expected"), [("1.8.0", "1.8"), ("v2.0.3", "2.0"), ("2.5", "2.5"), (None, REFERENCE_GENERATION)]
+)
+def test_a_release_is_known_by_its_minor_release(release: str | None, expected: str) -> None:
+    assert generation(release) == expected
+
+
+@pytest.mark.parametrize("release", ["latest", "1.x", "two"])
+def test_a_release_that_is_no_number_is_refused_naming_it(release: str) -> None:
+    with pytest.raises(InvalidInputError, match=repr(release)):
+        generation(release)
+
+
+def test_a_release_takes_its_own_figure_else_the_next_later_one_else_the_reference() -> None:
+    known = ["1.7", "2.0", "2.5"]
+    assert stand_in("2.0.3", known) == "2.0"
+    assert stand_in("1.9.2", known) == "2.0"  # no 1.9 figure: the next later generation's
+    assert stand_in("2.1.1", known) == "2.5"
+    assert stand_in("2.6.0", known) is None  # later than every fitted release: the reference
+    assert stand_in(None, known) is None
+
+
+@pytest.mark.parametrize(
+    ("release", "per_system", "pipelined"),
+    [("1.7.1", True, True), ("1.8.0", True, True), ("1.9.0", False, False), ("2.4", False, False), (None, False, True)],
+)
+def test_before_1_9_the_batch_is_per_system_and_pipelined_mode_exists(release, per_system, pipelined) -> None:
+    assert batch_is_per_system(release) is per_system
+    assert pipelined_supported(release) is pipelined
+
+
+def test_a_release_scales_the_efficiencies_of_weight_streaming_only() -> None:
+    cal = Calibration(0.5, 0.25, 1e-3, 1e6, release_efficiency={"2.0": 0.8}, pipelined_efficiency=0.6)
+    assert cal.compute_scale("weight_streaming", "2.0.3") == 0.8
+    assert cal.compute_scale("weight_streaming", "1.9.2") == 0.8
+    assert cal.compute_scale("weight_streaming", "2.5.0") == 1.0
+    assert cal.compute_scale("pipelined", "2.0.3") == 0.6
+    applied = cal.applied("weight_streaming", "2.0.3")
+    assert (applied.matmul_efficiency, applied.attention_efficiency) == (pytest.approx(0.4), pytest.approx(0.2))
+
+
+# --- plans in a release ------------------------------------------------------------------------------
+
+
+def test_a_plan_in_a_release_uses_its_fitted_efficiency_and_says_so() -> None:
+    cal = fitted()
+    assert "2.0" in cal.release_efficiency
+    reference = plan("gpt3_xl", systems=2, batch=64)
+    released = plan("gpt3_xl", systems=2, batch=64, release="2.0.3")
+    assert released.release == "2.0.3" and reference.release is None
+    assert released.samples_per_s < reference.samples_per_s
+    scale = cal.release_efficiency["2.0"]
+    assert any(f"weight streaming at {scale:.3g} of the reference efficiencies, its own" in n for n in released.notes)
+    later = plan("gpt3_xl", systems=2, batch=64, release="9.0")
+    assert any("no measured run of it or of a later release was fitted" in n for n in later.notes)
+    assert later.samples_per_s == pytest.approx(reference.samples_per_s)
+
+
+def test_pipelined_mode_is_refused_from_1_9_and_chosen_before_it_for_a_model_that_fits() -> None:
+    with pytest.raises(InvalidInputError, match=r"release 2\.0\.3 has no pipelined mode"):
+        plan("bert_base", mode="pipelined", release="2.0.3")
+    assert plan("bert_base", release="1.8.0").mode == "pipelined"
+    assert plan("bert_base", release="2.0.3").mode == "weight_streaming"
+
+
+def test_plan_cli_reads_the_batch_per_system_before_1_9_and_prints_band_and_limit(capsys) -> None:
+    assert cli_main(["plan", "--model", "gpt3_xl", "--systems", "2", "--batch", "32", "--release", "1.8.0"]) == 0
+    out = capsys.readouterr().out
+    assert "--batch 32 is per system" in out and "global batch 64" in out
+    stated = stated_band("weight_streaming", "gpt2")
+    assert f"(x/ {stated['factor']:.3g}: 90 % of the predictions of runs left out" in out
+    assert "binds)" in out and "release 1.8.0" in out
+    assert cli_main(["plan", "--model", "gpt3_xl", "--systems", "2", "--batch", "32", "--release", "2.0.3"]) == 0
+    assert "is per system" not in capsys.readouterr().out
+
+
+def test_a_plan_the_input_workers_bind_names_them() -> None:
+    """BERT-Base at batch 16,384 is capped by one system's input workers (the calibration's input rate)."""
+    result = plan("bert_base", mode="weight_streaming", batch=16384)
+    assert result.binding_limit == "input"
+    assert any(note.startswith("the input binds") for note in result.notes)
+    assert plan("gpt3_xl", systems=2, batch=64).binding_limit != "input"
+
+
+# --- the stated band -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("family", "expected"), [("bert", "encoder"), ("roberta", "encoder"), ("llama", "decoder")])
+def test_families_fall_into_classes(family: str, expected: str) -> None:
+    assert family_class(family) == expected
+
+
+def test_the_band_covers_its_share_of_the_held_out_predictions() -> None:
+    logs = [0.01, -0.02, 0.05, -0.1, 0.2, 0.3, -0.4, 0.5, 0.6, 1.0]
+    # numpy's "higher" quantile of the ten |log| values: the 10th (1.0) for 90 %, the 6th (0.3) for 50 %
+    assert band_factor(logs, 0.9) == pytest.approx(2.718281828459045)
+    assert band_factor(logs, 0.5) == pytest.approx(1.3498588075760032)
+    with pytest.raises(InvalidInputError):
+        band_factor([])
+
+
+def test_a_plan_states_the_band_of_its_mode_and_class_from_the_calibration_record() -> None:
+    record = calibration_record()["band"]
+    streamed = plan("gpt3_xl", systems=2, batch=64)
+    entry = record["classes"]["weight_streaming/decoder"]
+    assert streamed.band["factor"] == entry["factor"] and streamed.band["class"] == "weight_streaming/decoder"
+    assert streamed.band["worst"] == entry["worst"] >= entry["factor"]
+    unmeasured = stated_band("pipelined", "llama")  # no pipelined decoder was measured: every run's band
+    assert unmeasured["factor"] == record["factor"] and "no measured pipelined/decoder run" in unmeasured["from"]
