@@ -99,7 +99,7 @@ def test_each_performance_page_shows_the_csv_tables_beside_it():
     assert_table_shows(page["The model's figures against published ones"], _csv("performance_published.csv"))
     validation = tables((REPORTS / "performance_validation.md").read_text(encoding="utf-8"))
     parameters = _csv("performance_validation_parameters.csv")
-    assert_table_shows(validation["What makes real runs slower than the peak: four figures"], parameters)
+    assert_table_shows(validation["What makes real runs slower than the peak: the fitted figures"], parameters)
     assert_table_shows(validation["Which execution mode the runs used"], _csv("performance_validation_modes.csv"))
     assert_table_shows(validation["Every run"], _csv("performance_validation.csv"))
     scaling = _csv("performance_validation_scaling.csv")
