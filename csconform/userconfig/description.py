@@ -65,6 +65,8 @@ class ModelSection:
     kind: str  # "zoo" (a Model Zoo model section) or "hf" (a Hugging Face config)
     seq_len: Setting[int] | None = None
     compute_eval_metrics: Setting[Any] | None = None
+    data_processors: tuple[str, ...] = ()
+    """The data processors the input sections name (how a flat file's model is recognised)."""
 
 
 @dataclass(frozen=True)

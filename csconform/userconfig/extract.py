@@ -246,9 +246,13 @@ def _literal_keys(function: ast.AST) -> Iterator[str]:
             and isinstance(node.args[0].value, str)
         ):
             yield node.args[0].value
-        elif isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
-            if any(isinstance(op, ast.In | ast.NotIn) for op in node.ops):
-                yield node.left.value
+        elif (
+            isinstance(node, ast.Compare)
+            and isinstance(node.left, ast.Constant)
+            and isinstance(node.left.value, str)
+            and any(isinstance(op, ast.In | ast.NotIn) for op in node.ops)
+        ):
+            yield node.left.value
 
 
 def model_configs(tree: Tree) -> dict[str, Any]:
@@ -422,9 +426,9 @@ def _optimizer_section_keys(module: ast.Module | None) -> Iterator[str]:
 
 
 def families(tree: Tree) -> dict[str, dict[str, list[str]]]:
-    """Per model folder (as :func:`.performance.family_from_path` names it), the data processors and
+    """Per model folder (as :func:`.families.family_from_path` names it), the data processors and
     the model keys its params files use."""
-    from csconform.userconfig.performance import family_from_path
+    from csconform.userconfig.families import family_from_path
 
     found: dict[str, dict[str, set[str]]] = defaultdict(lambda: {"data_processors": set(), "model_keys": set()})
     for path in tree.paths:

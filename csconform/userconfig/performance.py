@@ -15,15 +15,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import PurePath
 from typing import Any
 
-from csconform.errors import CsConformError
+from csconform.errors import CsConformError, UnknownNameError
 from csconform.perf.execution.efficiency import calibration_record
 from csconform.perf.models.hf_config import model_from_config
 from csconform.perf.models.model_spec import ModelSpec
 from csconform.perf.models.zoo_section import ZOO_FAMILIES, model_from_zoo_section
 from csconform.perf.plan import plan
 from csconform.userconfig.description import RunDescription
-
-FINE_TUNING = ("classifier", "token_classifier", "extractive_summarization")
+from csconform.userconfig.families import Family, family_from_path, flat_families_release, infer_family
 
 
 @dataclass(frozen=True)
@@ -59,24 +58,27 @@ class PlanSummary:
         return asdict(self)
 
 
-def family_from_path(path: str) -> str | None:
-    """The Model Zoo model a params file belongs to, from its folder (``.../gpt3/configs/x.yaml``):
-    the nearest folder above ``configs`` that names a zoo model (with its fine-tuning task for BERT),
-    else the folder holding ``configs`` itself."""
-    parts = [p.lower() for p in PurePath(path).parts]
-    if "configs" not in parts:
+def model_family(run: RunDescription, override: str | None = None) -> Family | None:
+    """The zoo model of the run's model section: ``--model-family``, else the section's ``name``,
+    else its zoo folder, else inferred from its contents (a flat file copied out of its folder)."""
+    if run.model is None or run.model.kind != "zoo":
         return None
-    before = parts[: len(parts) - 1 - parts[::-1].index("configs")]
-    known = {name.lower(): name for name in ZOO_FAMILIES if "/" not in name}
-    for index in range(len(before) - 1, -1, -1):
-        if before[index] in known:
-            family = known[before[index]]
-            task = next((p for p in before[index + 1 :] if p in FINE_TUNING), None)
-            return f"{family}/{task}" if task and f"{family}/{task}" in ZOO_FAMILIES else family
-    return before[-1] if before else None
+    if override:
+        return Family(override, "option", f"model family {override} from --model-family")
+    if run.model.family is not None:
+        return Family(run.model.family.value, "name")
+    folder = family_from_path(run.file)
+    if folder is not None and folder in ZOO_FAMILIES:
+        return Family(folder, "folder")
+    inferred = infer_family(
+        run.model.fields.value, set(run.model.data_processors), flat_families_release(run.release.name)
+    )
+    if inferred is None and folder is not None:
+        return Family(folder, "folder")  # a zoo folder of a model the performance model does not build
+    return inferred
 
 
-def build_model(run: RunDescription, family: str | None = None) -> ModelSpec:
+def build_model(run: RunDescription, family: Family | None) -> ModelSpec:
     """The performance model's description of the run's model (a typed error when it has none)."""
     if run.model is None:
         raise CsConformError("the file has no model section")
@@ -85,16 +87,27 @@ def build_model(run: RunDescription, family: str | None = None) -> ModelSpec:
         seq_len = None
     if run.model.kind == "hf":
         return model_from_config(run.model.fields.value, seq_len=seq_len, name=PurePath(run.file).stem)
-    zoo_family = family or (None if "name" in run.model.fields.value else family_from_path(run.file))
+    if family is None:
+        raise UnknownNameError(
+            f"the model section names no zoo model and matches none of release "
+            f"{flat_families_release(run.release.name)}'s model families; give --model-family "
+            f"(one of {', '.join(ZOO_FAMILIES)}) to plan it"
+        )
+    section = dict(run.model.fields.value)
+    if family.how == "option":
+        section["name"] = family.name  # the option wins over the section's own name
     major = run.release.name.split(".")[0]
-    return model_from_zoo_section(
-        run.model.fields.value,
-        family=zoo_family,
-        source=f"{run.file}: {run.model.fields.origin.key}",
-        seq_len=seq_len,
-        name=PurePath(run.file).stem,
-        release=f"{major}.x" if major == "1" else run.release.name,
-    )
+    try:
+        return model_from_zoo_section(
+            section,
+            family=family.name,
+            source=f"{run.file}: {run.model.fields.origin.key}",
+            seq_len=seq_len,
+            name=PurePath(run.file).stem,
+            release=f"{major}.x" if major == "1" else run.release.name,
+        )
+    except UnknownNameError as exc:
+        raise UnknownNameError(f"{exc}; give --model-family with the zoo model built like it to plan it") from None
 
 
 def _bands(seconds: float) -> tuple[Band, Band]:

@@ -98,6 +98,11 @@ def read_flat(doc: ConfigFile, release: Release) -> RunDescription:
             kind="zoo",
             seq_len=doc.setting(("train_input", "max_sequence_length")),
             compute_eval_metrics=doc.setting(("model", "compute_eval_metrics")),
+            data_processors=tuple(
+                str(processor.value)
+                for section in ("train_input", "eval_input")
+                if (processor := doc.setting((section, "data_processor"))) is not None
+            ),
         ),
         batch=Batch(
             train=doc.setting(("train_input", "batch_size")),

@@ -100,3 +100,8 @@ def knowledge(release: str) -> ReleaseKnowledge:
         optimizers_1x=entry["optimizers_1x"],
         families=entry["families"],
     )
+
+
+def release_names() -> list[str]:
+    """The releases with extracted knowledge, oldest first."""
+    return [entry["name"] for entry in _stored()["releases"]]

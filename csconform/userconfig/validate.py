@@ -27,7 +27,7 @@ from csconform.spec.releases import Catalogue, Release
 from csconform.userconfig.checks import run_checks
 from csconform.userconfig.config_file import ConfigFile
 from csconform.userconfig.description import RunDescription, Setting
-from csconform.userconfig.performance import PlanSummary, build_model, plan_run
+from csconform.userconfig.performance import PlanSummary, build_model, model_family, plan_run
 from csconform.userconfig.read_flat import read_flat
 from csconform.userconfig.read_hf import TrainingOptions, read_hf
 from csconform.userconfig.read_trainer import read_trainer
@@ -157,8 +157,11 @@ def _model_origin(run: RunDescription, key: str | None) -> Location:
 
 
 def _plan(run: RunDescription, options: ValidateOptions, verdict: Verdict, found: Findings) -> None:
+    family = model_family(run, options.family)
+    if family is not None and family.note is not None:
+        verdict.notes.append(family.note)
     try:
-        model = build_model(run, options.family)
+        model = build_model(run, family)
     except (UnsupportedModelError, UnknownNameError) as exc:
         verdict.notes.append(f"model not planned: {exc}")
         return
