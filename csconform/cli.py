@@ -34,6 +34,10 @@ COMMANDS = {
         "csconform.commands.validate",
         "check a Model Zoo params file or a config.json against the spec; LR schedule and time to train",
     ),
+    "lint": (
+        "csconform.commands.lint",
+        "check training code (PyTorch, cerebras.pytorch, CerebrasEstimator) against the spec",
+    ),
 }
 
 
@@ -97,11 +101,27 @@ def _guarded(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Itera
         yield
 
 
+def _passthrough(
+    parser: argparse.ArgumentParser, command: str | None, arguments: list[str]
+) -> tuple[list[str], list[str]]:
+    """A command that declares ``passthrough`` (the name of an attribute) receives everything after
+    the first ``--`` unparsed (``lint --run train.py -- --lr 0.1``); other commands parse it all."""
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    declared = subparsers.choices[command].get_default("passthrough") if command in subparsers.choices else None
+    if declared is None or "--" not in arguments:
+        return arguments, []
+    cut = arguments.index("--")
+    return arguments[:cut], arguments[cut + 1 :]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in arguments if not a.startswith("-")), None)
     parser = build_parser(command)
+    arguments, passed_through = _passthrough(parser, command, arguments)
     args = parser.parse_args(arguments)
+    if passed_through:
+        setattr(args, args.passthrough, passed_through)
     try:
         with _guarded(parser, args):
             return int(args.handler(args) or 0)

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from csconform import output_guard
+from csconform.arguments import check_integer
 from csconform.documents import format_of, read_text
 from csconform.errors import InvalidInputError, UnreadableDocumentError
 from csconform.findings.config import ProjectConfig
@@ -50,14 +51,14 @@ def config_files(arguments: list[str]) -> list[Path]:
 
 
 def steps_list(text: str) -> tuple[int, ...]:
-    """``"0,100,2000"`` -> (0, 100, 2000); anything but non-negative integers is refused."""
+    """``"0,100,2000"`` -> (0, 100, 2000); anything but non-negative integers within int64 is refused."""
     try:
         steps = tuple(int(part) for part in text.split(",") if part.strip())
     except ValueError:
         raise InvalidInputError(f"--lr-at takes steps separated by commas (0,1000,5000), got {text!r}") from None
-    if not steps or any(step < 0 for step in steps):
-        raise InvalidInputError(f"--lr-at takes non-negative steps, got {text!r}")
-    return steps
+    if not steps:
+        raise InvalidInputError(f"--lr-at takes steps separated by commas (0,1000,5000), got {text!r}")
+    return tuple(check_integer("--lr-at step", step, minimum=0) for step in steps)
 
 
 def _plot_paths(files: list[Path], plot: str | None) -> list[Path | None]:

@@ -8,12 +8,10 @@ first use, so ``import csconform.engine`` stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
-
 from csconform import __version__
 from csconform.engine import context
 from csconform.engine.context import current_target, reset, set_target, use_target
+from csconform.interface.kit.package import submodules_on_first_use
 
 CAPABILITIES = frozenset(
     {
@@ -68,10 +66,4 @@ __all__ = [
     "use_target",
 ]
 
-
-def __getattr__(name: str) -> ModuleType:
-    if name in SUBMODULES:
-        module = importlib.import_module(f"{__name__}.{name}")
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = submodules_on_first_use(__name__, SUBMODULES)

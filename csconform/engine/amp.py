@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from csconform.arguments import check_integer, check_real
 from csconform.engine import context
 from csconform.engine.precision import set_half_dtype
 from csconform.errors import GradScalerConfigError, GradScalerUsageError, InvalidInputError
@@ -47,6 +48,8 @@ SMALLEST_MIN_LOSS_SCALE = 2.0**-14
 DEFAULT_STEPS_PER_INCREASE = 2000
 GCC_EPSILON = 1e-6
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
+_FLOAT32_ROUNDS_TO_ZERO = 2.0**-150
+"""The largest number float32 rounds to zero (half its smallest subnormal, a tie rounded to even)."""
 _DYNAMIC_KEYS = ("loss_scale", "steps_since_rescale", "overflows_since_rescale", "num_skipped_steps")
 _STATIC_KEYS = ("loss_scale",)
 
@@ -58,12 +61,14 @@ def default_max_loss_scale() -> float:
 
 def _positive_scale(name: str, value: object) -> float:
     """A loss-scale-like value: a real number, finite and > 0 in float32 (not rounded to 0 there)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise GradScalerConfigError(f"{name} must be a real number, got {value!r}")
-    number = float(value)
-    if not (0.0 < number <= _FLOAT32_MAX) or _float32(number) == 0.0:
-        raise GradScalerConfigError(f"{name} must be a positive finite float32 value, got {number!r}")
-    return number
+    return check_real(
+        name,
+        value,
+        minimum=_FLOAT32_ROUNDS_TO_ZERO,
+        maximum=_FLOAT32_MAX,
+        exclusive_minimum=True,
+        error=GradScalerConfigError,
+    )
 
 
 def _float32(value: float) -> float:
@@ -72,9 +77,7 @@ def _float32(value: float) -> float:
 
 
 def _count(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 0:
-        raise GradScalerConfigError(f"{name} must be a non-negative integer, got {value!r}")
-    return int(value)
+    return check_integer(name, value, minimum=0, error=GradScalerConfigError)
 
 
 def _parameters(optimizers: object) -> Iterator[Any]:
@@ -170,11 +173,9 @@ class GradScaler:
             if steps_per_increase is None
             else _count("steps_per_increase", steps_per_increase)
         )
-        if isinstance(overflow_tolerance, bool) or not isinstance(overflow_tolerance, numbers.Real):
-            raise GradScalerConfigError(f"overflow_tolerance must be a real number, got {overflow_tolerance!r}")
-        if not float(overflow_tolerance) >= 0.0:  # also refuses NaN
-            raise GradScalerConfigError(f"overflow_tolerance must be >= 0, got {overflow_tolerance!r}")
-        self.overflow_tolerance: float = float(overflow_tolerance)
+        self.overflow_tolerance: float = check_real(
+            "overflow_tolerance", overflow_tolerance, minimum=0.0, finite=False, error=GradScalerConfigError
+        )
         self.max_gradient_norm: float | None = (
             None if max_gradient_norm is None else _positive_scale("max_gradient_norm", max_gradient_norm)
         )

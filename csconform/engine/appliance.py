@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from csconform.arguments import check_integer
 from csconform.engine.runner import Runner
 from csconform.errors import ExecutionModeError, InvalidInputError
 
@@ -49,8 +50,7 @@ class Appliance:
     def check_num_systems(num_systems: int, installation: str) -> int:
         if not isinstance(installation, str):
             raise InvalidInputError(f"installation must be a name (a string), got {installation!r}")
-        if isinstance(num_systems, bool) or not isinstance(num_systems, int) or num_systems < 1:
-            raise InvalidInputError(f"num_systems must be a positive integer, got {num_systems!r}")
+        check_integer("num_systems", num_systems, minimum=1)
         if num_systems > MAX_SYSTEMS:
             raise InvalidInputError(
                 f"a Wafer-Scale Cluster has at most {MAX_SYSTEMS} CS-2 systems; {num_systems} were requested"

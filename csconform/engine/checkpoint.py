@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from csconform.arguments import check_path
 from csconform.documents import check_data, parse_document, read_bytes
-from csconform.engine.arguments import path as argument_path
 from csconform.errors import CheckpointError, UnreadableDocumentError
 
 MAGIC = b"CSCKPT1\n"
@@ -158,7 +158,7 @@ def save(path: str | os.PathLike[str], state: dict[str, Any]) -> Path:
     The temporary file is named ``.<name>.<pid>.<random>.tmp``; a process that dies before the rename
     leaves it behind, and the next save or load in that folder removes it (:func:`sweep_temporaries`).
     """
-    target = argument_path("path", path)
+    target = check_path("path", path)
     data = encode(state)
     target.parent.mkdir(parents=True, exist_ok=True)
     sweep_temporaries(target.parent)
@@ -227,7 +227,7 @@ MAX_CHECKPOINT_BYTES = 16 * 2**30
 
 def load(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and verify the checkpoint at ``path`` (a regular file of at most MAX_CHECKPOINT_BYTES)."""
-    source = argument_path("path", path)
+    source = check_path("path", path)
     sweep_temporaries(source.parent)
     try:
         data = read_bytes(source, MAX_CHECKPOINT_BYTES, "checkpoint")

@@ -10,26 +10,26 @@ pytorch-limitations#Static Graphs: only the modes "train" and "eval" exist on th
 the fabric cannot be reprogrammed for eval after train in the same run.
 estimator-limitations#Compilation differences: an artifact compiled for one system is refused by
 another (see :mod:`csconform.engine.system`; ``System`` is re-exported here so that
-``engine.compiler.System`` reaches it through the engine interface).
+``engine.compiler.System`` reaches it through the engine interface). What a compile produces is in
+:mod:`csconform.engine.artifact`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from csconform.arguments import check_type
 from csconform.engine import context
-from csconform.engine.arguments import instance
+from csconform.engine.artifact import CompiledArtifact, ValidationReport
 from csconform.engine.graph import Graph
 from csconform.engine.system import System
 from csconform.errors import ExecutionModeError, InvalidInputError, UnsupportedOperationError
+from csconform.interface.kit import runs
 
-__all__ = ["MODES", "SUPPORTED_KERNELS", "CompiledArtifact", "System", "ValidationReport", "compile_graph", "validate"]
-
-MODES = ("train", "eval", "train_and_eval")
+__all__ = ["SUPPORTED_KERNELS", "System", "compile_graph", "validate"]
 
 SUPPORTED_KERNELS = frozenset(
     {
@@ -67,44 +67,15 @@ SUPPORTED_KERNELS = frozenset(
 """Operation names the wafer has kernels for. Anything else is refused when compiling for cs."""
 
 
-@dataclass(frozen=True)
-class ValidationReport:
-    """The outcome of ``validate_only``: the kernel chosen for every operation, nothing placed."""
-
-    graph: Graph
-    mode: str
-    kernels: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class CompiledArtifact:
-    """A full compile: the graph, its kernels, the system it is bound to, and (when asked for) the
-    placement of its kernels on the wafer with the modeled throughput from csconform.perf and the
-    data paths between the placed regions.
-
-    ``learning_rate_schedules`` holds, for a pipelined training program, the schedule of every
-    optimizer param group (a function of the global step), programmed into the fabric with the graph.
-    """
-
-    graph: Graph
-    mode: str
-    kernels: tuple[str, ...]
-    system_id: str
-    placement: list[dict[str, Any]] | None = None
-    modeled_samples_per_s: float | None = None
-    execution: str = "pipelined"
-    data_paths: tuple[dict[str, Any], ...] = ()
-    learning_rate_schedules: tuple[Any, ...] = ()
-
-
-def check_mode(mode: str) -> None:
-    if mode not in MODES:
-        raise InvalidInputError(f"unknown mode {mode!r}; known modes: {', '.join(MODES)}")
+def check_mode(mode: str) -> str:
+    """``mode`` if it is one of the interface's modes and runs on the current target."""
+    runs.check_mode(mode)
     if mode == "train_and_eval" and context.on_cs():
         raise ExecutionModeError(
             'mode "train_and_eval" is not supported on the CS system: the fabric cannot be reprogrammed '
             'for eval after it has been programmed for train in the same run; use mode "train" or "eval"'
         )
+    return mode
 
 
 def map_kernels(graph: Graph) -> tuple[str, ...]:
@@ -213,9 +184,9 @@ def compile_graph(
     runs leave it off). ``learning_rate_schedules`` (one per param group) go into a pipelined
     training program; weight streaming keeps the schedule with the optimizer in MemoryX.
     """
-    instance("graph", graph, Graph, "a traced Graph (graph.trace)")
+    check_type("graph", graph, Graph, "a traced Graph (graph.trace)")
     if system is not None:
-        instance("system", system, System, "a System")
+        check_type("system", system, System, "a System")
     report = validate(graph, mode)
     if validate_only:
         return report

@@ -7,40 +7,24 @@ engine back to its defaults so that conformance tests never see each other's sta
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 from csconform.errors import InvalidInputError
+from csconform.interface.kit.package import TargetSwitch
 
 TARGETS = ("cs", "cpu")
 HALF_DTYPES = ("float16", "bfloat16", "cbfloat16")
 DEFAULT_TARGET = "cs"
 DEFAULT_HALF_DTYPE = "float16"
 
-_state = {"target": DEFAULT_TARGET, "half_dtype": DEFAULT_HALF_DTYPE}
+_target = TargetSwitch(TARGETS, DEFAULT_TARGET, "the reference engine")
+_state = {"half_dtype": DEFAULT_HALF_DTYPE}
 _reset_hooks: list[Callable[[], None]] = []
 
-
-def current_target() -> str:
-    """The system the engine is emulating: ``"cs"`` (limitations apply) or ``"cpu"``."""
-    return _state["target"]
-
-
-def set_target(name: str) -> None:
-    if name not in TARGETS:
-        raise InvalidInputError(f"unknown target {name!r}; known targets: {', '.join(TARGETS)}")
-    _state["target"] = name
-
-
-@contextmanager
-def use_target(name: str) -> Iterator[str]:
-    """Run a block on another target and restore the previous one afterwards."""
-    previous = current_target()
-    set_target(name)
-    try:
-        yield name
-    finally:
-        _state["target"] = previous
+current_target = _target.current
+"""The system the engine is emulating: ``"cs"`` (limitations apply) or ``"cpu"``."""
+set_target = _target.set
+use_target = _target.use
 
 
 def on_cs() -> bool:
@@ -67,7 +51,7 @@ def on_reset(hook: Callable[[], None]) -> Callable[[], None]:
 
 def reset() -> None:
     """Restore the defaults: target cs, half dtype float16, and every module's own state."""
-    _state["target"] = DEFAULT_TARGET
+    _target.reset()
     _state["half_dtype"] = DEFAULT_HALF_DTYPE
     for hook in _reset_hooks:
         hook()

@@ -19,7 +19,6 @@ same input function shuffle differently; a fixed seed makes every worker identic
 
 from __future__ import annotations
 
-import numbers
 import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -27,9 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from csconform.engine.arguments import instance
+from csconform.arguments import check_integer, check_type
 from csconform.errors import InvalidInputError
-from csconform.interface.checkpoint_sections import data_position
+from csconform.interface.kit.batching import stack
+from csconform.interface.kit.checkpoint_sections import DataPosition, data_position
 
 INFINITE = -1
 """The cardinality of a dataset that never runs out (``repeat()`` with ``count=None``)."""
@@ -175,8 +175,9 @@ class _Shuffle(Dataset):
     seed: int | None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.buffer_size, int | np.integer) or self.buffer_size < 1:
-            raise InvalidInputError(f"shuffle buffer_size must be a positive integer, got {self.buffer_size!r}")
+        check_integer("shuffle buffer_size", self.buffer_size, minimum=1)
+        if self.seed is not None:
+            check_integer("shuffle seed", self.seed, minimum=0, maximum=None)
 
     def _parent(self) -> Dataset:
         return self.parent
@@ -207,8 +208,8 @@ class _Repeat(Dataset):
     count: int | None
 
     def __post_init__(self) -> None:
-        if self.count is not None and (not isinstance(self.count, int | np.integer) or self.count < 0):
-            raise InvalidInputError(f"repeat count must be None or a non-negative integer, got {self.count!r}")
+        if self.count is not None:
+            check_integer("repeat count", self.count, minimum=0)
 
     def _parent(self) -> Dataset:
         return self.parent
@@ -240,8 +241,7 @@ class _Batch(Dataset):
     drop_remainder: bool
 
     def __post_init__(self) -> None:
-        if not isinstance(self.batch_size, int | np.integer) or self.batch_size < 1:
-            raise InvalidInputError(f"batch_size must be a positive integer, got {self.batch_size!r}")
+        check_integer("batch_size", self.batch_size, minimum=1)
 
     def _parent(self) -> Dataset:
         return self.parent
@@ -262,22 +262,10 @@ class _Batch(Dataset):
         for element in self.parent._stream(rngs):
             pending.append(element)
             if len(pending) == self.batch_size:
-                yield _stack(pending)
+                yield stack(pending)
                 pending = []
         if pending and not self.drop_remainder:
-            yield _stack(pending)
-
-
-def _stack(elements: list[Any]) -> Any:
-    """Stack a batch of elements: tuples and dicts component-wise, None stays None."""
-    first = elements[0]
-    if first is None:
-        return None
-    if isinstance(first, tuple):
-        return tuple(_stack([e[i] for e in elements]) for i in range(len(first)))
-    if isinstance(first, dict):
-        return {key: _stack([e[key] for e in elements]) for key in first}
-    return np.stack(elements)
+            yield stack(pending)
 
 
 @dataclass(frozen=True, eq=False)
@@ -296,17 +284,15 @@ class _Map(Dataset):
             yield self.fn(*element) if isinstance(element, tuple) else self.fn(element)
 
 
-class DatasetIterator:
+class DatasetIterator(DataPosition):
     """One run of a Dataset, with a checkpointable position."""
 
     def __init__(self, dataset: Dataset, seed_entropy: int | None = None) -> None:
-        instance("dataset", dataset, Dataset, "a Dataset")
+        check_type("dataset", dataset, Dataset, "a Dataset")
         if seed_entropy is None:
             seed_entropy = secrets.randbits(128)
-        if isinstance(seed_entropy, bool) or not isinstance(seed_entropy, numbers.Integral) or seed_entropy < 0:
-            raise InvalidInputError(f"seed_entropy must be a non-negative integer, got {seed_entropy!r}")
         self.dataset = dataset
-        self.seed_entropy: int = int(seed_entropy)
+        self.seed_entropy: int = check_integer("seed_entropy", seed_entropy, minimum=0, maximum=None)
         self.elements_produced: int = 0
         self._stream: Iterator[Element] = dataset._stream(_StageRngs(self.seed_entropy))
 
@@ -317,10 +303,6 @@ class DatasetIterator:
         element = next(self._stream)
         self.elements_produced += 1
         return element
-
-    def state(self) -> dict[str, int]:
-        """Where this iterator is: enough to resume it exactly (see :meth:`restore`)."""
-        return {"seed_entropy": self.seed_entropy, "elements_produced": self.elements_produced}
 
     @classmethod
     def restore(cls, dataset: Dataset, state: dict[str, int]) -> DatasetIterator:

@@ -24,8 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from csconform.arguments import check_callable, check_integer, check_type
 from csconform.engine import compiler, context, graph
-from csconform.engine.arguments import function, instance
+from csconform.engine.artifact import CompiledArtifact, ValidationReport
 from csconform.engine.data import INFINITE, Dataset, DatasetIterator
 from csconform.engine.estimator_config import CSRunConfig
 from csconform.engine.system import System
@@ -98,9 +99,9 @@ class CerebrasEstimator:
         params: Mapping[str, Any] | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
-        self.model_fn = function("model_fn", model_fn)
+        self.model_fn = check_callable("model_fn", model_fn)
         if config is not None:
-            instance("config", config, CSRunConfig, "a CSRunConfig")
+            check_type("config", config, CSRunConfig, "a CSRunConfig")
         self.config = config if config is not None else CSRunConfig()
         self.params: Any = {} if params is None else params
         self.env = env
@@ -114,7 +115,7 @@ class CerebrasEstimator:
         input_fn: Callable[..., Any],
         steps: int,
         hooks: Sequence[SessionRunHook] = (),
-        artifact: compiler.CompiledArtifact | None = None,
+        artifact: CompiledArtifact | None = None,
         on_loss: Callable[[int, float], None] | None = None,
     ) -> TrainResult:
         """Train for exactly ``steps`` steps (fewer only on cpu, if the input runs out).
@@ -123,8 +124,7 @@ class CerebrasEstimator:
         computed (the loss stream of pipelined-execution#Layer pipelined mode); unlike a user hook it
         is allowed on the CS system.
         """
-        if not isinstance(steps, int) or steps < 1:
-            raise InvalidInputError(f"train needs an explicit positive number of steps, got {steps!r}")
+        check_integer("steps", steps, minimum=1)
         self.config.check_for_system(self.env)
         self.check_hooks(hooks)
         datasets = self.build_input(input_fn, ModeKeys.TRAIN)
@@ -179,7 +179,7 @@ class CerebrasEstimator:
 
     def compile(
         self, input_fn: Callable[..., Any], validate_only: bool = False, mode: str = ModeKeys.TRAIN
-    ) -> compiler.ValidationReport | compiler.CompiledArtifact:
+    ) -> ValidationReport | CompiledArtifact:
         """Validate (``validate_only``) or fully compile the model for ``config.cs_ip`` without a system."""
         datasets = self.build_input(input_fn, mode if mode != "train_and_eval" else ModeKeys.TRAIN)
         self.check_fixed_batch_size(datasets[0])
@@ -202,9 +202,7 @@ class CerebrasEstimator:
             raise InvalidInputError(f"model_fn must return an EstimatorSpec, got {type(spec).__name__}")
         return step_graph, spec
 
-    def run_step(
-        self, features: Any, labels: Any, mode: str, artifact: compiler.CompiledArtifact | None
-    ) -> EstimatorSpec:
+    def run_step(self, features: Any, labels: Any, mode: str, artifact: CompiledArtifact | None) -> EstimatorSpec:
         step_graph, spec = self.trace_model_fn(features, labels, mode)
         self.check_spec(spec)
         if self.system.check_step_graph(step_graph):

@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from csconform.arguments import check_integer
 from csconform.engine import context
-from csconform.errors import InvalidInputError, RunConfigError
+from csconform.errors import RunConfigError
 
 UNSUPPORTED_PARAMETERS = (
     "save_checkpoint_secs",
@@ -54,18 +55,10 @@ class CSRunConfig:
     experimental_max_worker_delay_secs: float | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.num_input_workers, int) or self.num_input_workers < 1:
-            raise InvalidInputError(f"num_input_workers must be a positive integer, got {self.num_input_workers!r}")
-        if not isinstance(self.min_save_checkpoint_steps, int) or self.min_save_checkpoint_steps < 1:
-            raise InvalidInputError(
-                f"min_save_checkpoint_steps must be a positive integer, got {self.min_save_checkpoint_steps!r}"
-            )
-        if self.save_checkpoint_steps is not None and (
-            not isinstance(self.save_checkpoint_steps, int) or self.save_checkpoint_steps < 1
-        ):
-            raise InvalidInputError(
-                f"save_checkpoint_steps must be None or a positive integer, got {self.save_checkpoint_steps!r}"
-            )
+        check_integer("num_input_workers", self.num_input_workers, minimum=1)
+        check_integer("min_save_checkpoint_steps", self.min_save_checkpoint_steps, minimum=1)
+        if self.save_checkpoint_steps is not None:
+            check_integer("save_checkpoint_steps", self.save_checkpoint_steps, minimum=1)
 
     @classmethod
     def parameter_names(cls) -> tuple[str, ...]:

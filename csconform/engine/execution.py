@@ -21,19 +21,21 @@ from typing import Any
 
 import numpy as np
 
+from csconform.arguments import check_integer, check_type
 from csconform.engine import context
-from csconform.engine.arguments import instance
 from csconform.engine.graph import Graph
 from csconform.engine.nn import Module, Sequential
-from csconform.engine.nn.checks import positive_int
 from csconform.engine.system import System
 from csconform.errors import CapacityError, ExecutionModeError, InvalidInputError
+from csconform.interface.kit.modules import ModuleTree
 
 EXECUTION_MODES = ("pipelined", "weight_streaming")
 
 WEIGHT_BYTES = 4  # weights, their gradients and optimizer state are FP32 (public-facts#Number formats)
 ACTIVATION_BYTES = 2  # activations are 16-bit on the wafer
 
+MAX_BATCH_SIZE = 2**31
+"""Largest batch the capacity checks take; a larger one is a mistyped size, refused as such."""
 OPTIMIZER_SLOTS_PER_WEIGHT = {"SGD": 1, "Adam": 2, "AdamW": 2}
 """FP32 values an optimizer keeps per weight (SGD momentum: 1; Adam: 2 moments)."""
 
@@ -75,9 +77,9 @@ def footprint_of(model: Module, step_graph: Graph, batch_size: int, optimizer: A
     Reading the sizes off the graph (rather than running the model again) keeps the measurement free
     of side effects such as advancing a dropout layer's random stream.
     """
-    instance("model", model, Module, "a Module (engine.nn)")
-    instance("step_graph", step_graph, Graph, "a traced Graph (graph.trace)")
-    positive_int("batch_size", batch_size)
+    check_type("model", model, Module, "a Module (engine.nn)")
+    check_type("step_graph", step_graph, Graph, "a traced Graph (graph.trace)")
+    check_integer("batch_size", batch_size, minimum=1, maximum=MAX_BATCH_SIZE)
     activation_elements = sum(int(np.prod(op.input_shapes[0])) for op in step_graph.ops if op.input_shapes)
     per_sample = -(-activation_elements // max(batch_size, 1))
     parameters = sum(int(p.data.size) for p in model.parameters())
@@ -87,9 +89,9 @@ def footprint_of(model: Module, step_graph: Graph, batch_size: int, optimizer: A
 
 
 def _check_fit_arguments(footprint: Footprint, batch_size: int, system: System) -> None:
-    instance("footprint", footprint, Footprint, "a Footprint (footprint_of)")
-    positive_int("batch_size", batch_size)
-    instance("system", system, System, "a System")
+    check_type("footprint", footprint, Footprint, "a Footprint (footprint_of)")
+    check_integer("batch_size", batch_size, minimum=1, maximum=MAX_BATCH_SIZE)
+    check_type("system", system, System, "a System")
 
 
 def check_mode_supported(mode: str, system: System) -> None:
@@ -130,7 +132,7 @@ def stream_layers(model: Module) -> list[Module]:
     return list(model.layers) if isinstance(model, Sequential) else [model]
 
 
-def _generators(module: Module) -> list[np.random.Generator]:
+def _generators(module: ModuleTree) -> list[np.random.Generator]:
     found = [value for value in vars(module).values() if isinstance(value, np.random.Generator)]
     return found + [g for _name, child in module.named_children() for g in _generators(child)]
 
@@ -167,8 +169,8 @@ class PipelinedExecutor:
     mode = "pipelined"
 
     def __init__(self, model: Module, system: System) -> None:
-        instance("model", model, Module, "a Module (engine.nn)")
-        instance("system", system, System, "a System")
+        check_type("model", model, Module, "a Module (engine.nn)")
+        check_type("system", system, System, "a System")
         check_mode_supported(self.mode, system)
         self.model = model
         self.system = system
@@ -243,7 +245,7 @@ class WeightStreamingExecutor:
     mode = "weight_streaming"
 
     def __init__(self, model: Module, systems: list[System]) -> None:
-        instance("model", model, Module, "a Module (engine.nn)")
+        check_type("model", model, Module, "a Module (engine.nn)")
         if not isinstance(systems, list | tuple) or not all(isinstance(system, System) for system in systems):
             raise InvalidInputError(f"systems must be a list of Systems, got {type(systems).__name__}")
         if not systems:

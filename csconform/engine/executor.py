@@ -25,9 +25,11 @@ from typing import Any
 
 import numpy as np
 
+from csconform.arguments import check_integer
 from csconform.engine import context
 from csconform.engine.checkpoint import is_checkpoint_step
 from csconform.errors import ExecutionContextError, InvalidInputError
+from csconform.interface.kit.modules import CompiledModelView
 
 BEFORE_FIRST_STEP = -1
 """The iteration of a run that has started but not yet reached its first step."""
@@ -83,10 +85,6 @@ class DataLoader:
             raise TypeError(f"the batches of this DataLoader have no length: {exc}") from None
 
 
-def _is_steps(value: Any) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool)
-
-
 class DataExecutor:
     """One run of ``num_steps`` steps (the loader's length when None)."""
 
@@ -98,13 +96,11 @@ class DataExecutor:
                 num_steps = len(dataloader)
             except TypeError as exc:
                 raise InvalidInputError(f"cannot infer num_steps: {exc}; pass num_steps") from None
-        if not _is_steps(num_steps) or num_steps < 1:
-            raise InvalidInputError(f"num_steps must be an integer >= 1, got {num_steps!r}")
-        if checkpoint_steps is not None and (not _is_steps(checkpoint_steps) or checkpoint_steps < 0):
-            raise InvalidInputError(f"checkpoint_steps must be None or an integer >= 0, got {checkpoint_steps!r}")
         self.dataloader = dataloader
-        self.num_steps = int(num_steps)
-        self.checkpoint_every = None if checkpoint_steps is None else int(checkpoint_steps)
+        self.num_steps = check_integer("num_steps", num_steps, minimum=1)
+        self.checkpoint_every = (
+            None if checkpoint_steps is None else check_integer("checkpoint_steps", checkpoint_steps, minimum=0)
+        )
         self._iteration = BEFORE_FIRST_STEP
 
     @property
@@ -195,7 +191,7 @@ def checkpoint_closure(closure: Callable[..., Any]) -> Callable[..., None]:
     return queue
 
 
-class CompiledModel:
+class CompiledModel(CompiledModelView):
     """A model prepared for the steps of a run: each step may call one compiled model."""
 
     def __init__(self, model: Any) -> None:
@@ -212,11 +208,6 @@ class CompiledModel:
                 )
             _state.step_model = self
         return self.model(x)
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "model":
-            raise AttributeError(name)
-        return getattr(self.model, name)  # train(), eval(), parameters() ... of the model
 
 
 def compile(model: Any) -> CompiledModel:  # noqa: A001 - the vendor's name

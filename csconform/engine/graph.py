@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from csconform.engine.arguments import function
+from csconform.arguments import check_callable
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ def module_calls_recorded(model: Any) -> Iterator[None]:
 
 def trace(step: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Graph, Any]:
     """Run ``step`` once and return the graph it performed together with its result."""
-    function("step", step)
+    check_callable("step", step)
     with recording() as recorder:
         result = step(*args, **kwargs)
     return Graph(tuple(recorder.ops)), result

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from csconform.arguments import check_real_array, check_type
 from csconform.engine import context
-from csconform.engine.arguments import instance
 from csconform.errors import InvalidInputError, MetricError
 
 
@@ -58,17 +58,6 @@ class Metric:
         return dict(vars(self))
 
 
-def _numbers(name: str, value: Any) -> np.ndarray:
-    """``value`` as an array of real numbers, or InvalidInputError naming the argument."""
-    try:
-        array = np.asarray(value)
-    except (TypeError, ValueError) as exc:  # a ragged list, an object NumPy cannot hold
-        raise InvalidInputError(f"{name} must be an array of numbers, got {type(value).__name__}") from exc
-    if array.dtype.kind not in "biuf":
-        raise InvalidInputError(f"{name} must be an array of numbers, got dtype {array.dtype}")
-    return array
-
-
 class Accuracy(Metric):
     """Fraction of predictions equal to their labels (predictions given as class ids or logits)."""
 
@@ -79,8 +68,8 @@ class Accuracy(Metric):
         self.total = 0
 
     def update(self, predictions: Any, labels: Any) -> None:
-        predictions = _numbers("predictions", predictions)
-        labels = _numbers("labels", labels)
+        predictions = check_real_array("predictions", predictions)
+        labels = check_real_array("labels", labels)
         if predictions.ndim == labels.ndim + 1:
             predictions = predictions.argmax(axis=-1)
         if predictions.shape != labels.shape:
@@ -106,7 +95,7 @@ class Mean(Metric):
         self.count = 0
 
     def update(self, values: Any) -> None:
-        values = _numbers("values", values).astype(np.float64)
+        values = check_real_array("values", values).astype(np.float64)
         self.total += float(values.sum())
         self.count += int(values.size)
 
@@ -118,7 +107,7 @@ class Mean(Metric):
 
 def evaluate(metric: Metric, batches: Iterable[tuple[Any, ...]]) -> Any:
     """Feed every batch to ``metric.update`` and return its checked final value."""
-    instance("metric", metric, Metric, "a Metric")
+    check_type("metric", metric, Metric, "a Metric")
     if not isinstance(batches, Iterable) or isinstance(batches, str | bytes):
         raise InvalidInputError(f"batches must be an iterable of tuples, got {type(batches).__name__}")
     for batch in batches:

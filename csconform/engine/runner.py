@@ -32,9 +32,10 @@ from typing import Any
 
 import numpy as np
 
+from csconform.arguments import check_callable, check_choice, check_integer, check_type
 from csconform.engine import checkpoint, compiler, context, graph, metrics
 from csconform.engine.amp import GradScaler
-from csconform.engine.arguments import choice, function, instance, path
+from csconform.engine.artifact import CompiledArtifact
 from csconform.engine.data import Dataset, DatasetIterator
 from csconform.engine.execution import (
     PipelinedExecutor,
@@ -43,7 +44,6 @@ from csconform.engine.execution import (
     check_weight_streaming_fits,
     footprint_of,
 )
-from csconform.engine.nn.checks import positive_int
 from csconform.engine.nn.module import Module
 from csconform.engine.optim.optimizers import Optimizer
 from csconform.engine.system import System
@@ -54,7 +54,9 @@ from csconform.errors import (
     NonRecoverableNaNError,
     WeightFetchError,
 )
-from csconform.interface.checkpoint_sections import saved_optimizer_state, training_state
+from csconform.interface.kit import runs
+from csconform.interface.kit.checkpoint_sections import saved_optimizer_state, training_state
+from csconform.interface.kit.runs import StepOutput
 
 CHIEF_NODE = "chief"
 MAX_SYSTEMS = 2048
@@ -70,22 +72,19 @@ class JobEvent:
     action: str  # "launch" | "compile" | "program" | "batch" | "step" | "loss" | "checkpoint"
 
 
-@dataclass(frozen=True)
-class StepOutput:
-    """What the host receives after one step (``step`` counts from 0)."""
-
-    step: int
-    loss: float
-    loss_scale: float | None
-    global_step: int
-    checkpoint: Path | None
-
-
 def _loss_name(loss_fn: Callable[..., Any]) -> str:
     return str(getattr(loss_fn, "__name__", type(loss_fn).__name__)).lower()
 
 
-class Runner:
+class Runner(runs.Runner):
+    """A run on the engine's systems: the interface's arguments (checked by the kit's Runner) and the
+    engine's own, which say how many systems of which kind the run spans and how it executes."""
+
+    @staticmethod
+    def check_mode(mode: str) -> str:
+        """The interface's modes, less "train_and_eval" on the CS system (the compiler's check)."""
+        return compiler.check_mode(mode)
+
     def __init__(
         self,
         model: Any,
@@ -103,41 +102,36 @@ class Runner:
         checkpoint_dir: str | Path | None = None,
         model_performance: bool = False,
     ) -> None:
-        compiler.check_mode(mode)
-        instance("model", model, Module, "a Module (engine.nn)")
-        function("loss_fn", loss_fn)
-        if mode != "eval" and optimizer is None:
-            raise InvalidInputError("a training run needs an optimizer")
+        super().__init__(
+            model,
+            loss_fn,
+            optimizer,
+            grad_scaler=grad_scaler,
+            mode=mode,
+            checkpoint_steps=checkpoint_steps,
+            checkpoint_dir=checkpoint_dir,
+        )
+        check_type("model", model, Module, "a Module (engine.nn)")
+        check_callable("loss_fn", loss_fn)
         if optimizer is not None:
-            instance("optimizer", optimizer, Optimizer, "an Optimizer (engine.optim)")
+            check_type("optimizer", optimizer, Optimizer, "an Optimizer (engine.optim)")
         if grad_scaler is not None:
-            instance("grad_scaler", grad_scaler, GradScaler, "a GradScaler (engine.amp)")
-        choice("execution", execution, ("pipelined", "weight_streaming"))
-        positive_int("num_systems", num_systems, limit=MAX_SYSTEMS)
+            check_type("grad_scaler", grad_scaler, GradScaler, "a GradScaler (engine.amp)")
+        check_choice("execution", execution, ("pipelined", "weight_streaming"))
+        check_integer("num_systems", num_systems, minimum=1, maximum=MAX_SYSTEMS)
         if system_ids is not None and not (
             isinstance(system_ids, list) and all(isinstance(i, str) and i for i in system_ids)
         ):
             raise InvalidInputError(f"system_ids must be a list of non-empty strings, got {system_ids!r}")
-        if checkpoint_steps is not None and (not isinstance(checkpoint_steps, int) or checkpoint_steps < 1):
-            raise InvalidInputError(f"checkpoint_steps must be a positive integer, got {checkpoint_steps!r}")
-        if checkpoint_steps is not None and checkpoint_dir is None:
-            raise InvalidInputError("checkpoint_steps needs a checkpoint_dir to write to")
-        self.model = model
-        self.loss_fn = loss_fn
-        self.optimizer = optimizer
-        self.grad_scaler = grad_scaler
-        self.mode = mode
+        if checkpoint_steps is not None:
+            check_integer("checkpoint_steps", checkpoint_steps, minimum=1)
         self.model_performance = model_performance
-        self.checkpoint_steps = checkpoint_steps
-        self.checkpoint_dir = None if checkpoint_dir is None else path("checkpoint_dir", checkpoint_dir)
         ids = system_ids or [f"cs-{index}" for index in range(num_systems)]
         if len(ids) != num_systems:
             raise InvalidInputError(f"{num_systems} systems need {num_systems} system ids, got {len(ids)}")
         self.systems = [System(system_id, wafer=wafer, installation=installation) for system_id in ids]
         self.executor = self._make_executor(execution)
-        self.steps_completed = 0
-        self.last_checkpoint_step: int | None = None
-        self.artifact: compiler.CompiledArtifact | None = None
+        self.artifact: CompiledArtifact | None = None
         self.compiles = 0
         self.job_log: list[JobEvent] = []
 
@@ -180,7 +174,7 @@ class Runner:
             systems=len(self.systems),
             learning_rate_schedules=self._learning_rate_schedules(mode),
         )
-        assert isinstance(artifact, compiler.CompiledArtifact)
+        assert isinstance(artifact, CompiledArtifact)
         for system in self.systems[1:]:  # the same program, bound to each system of the cluster
             system.load(dataclasses.replace(artifact, system_id=system.system_id))
         self.job_log += [JobEvent(system.system_id, "program") for system in self.systems]
@@ -234,10 +228,7 @@ class Runner:
         ``data_seed`` fixes the random stream of the dataset's unseeded shuffles (fresh entropy
         otherwise); a resumed run takes both seed and position from the checkpoint.
         """
-        if self.mode == "eval":
-            raise ExecutionModeError('this run was compiled for mode "eval"; it cannot train')
-        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-            raise InvalidInputError(f"steps must be a positive integer, got {steps!r}")
+        self.check_training(steps)
         if not callable(getattr(dataset, "iterator", None)):
             raise InvalidInputError(f"dataset must be a Dataset (engine.data), got {type(dataset).__name__}")
         self.job_log.append(JobEvent(CHIEF_NODE, "launch"))
@@ -324,10 +315,8 @@ class Runner:
         """
         saved = checkpoint.load(path)
         try:
-            step = saved["step"]
-            if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 0:
-                raise InvalidInputError(f"step must be a non-negative integer, got {step!r}")
-            weights = self.model._checked_weights(saved["model"])
+            step = check_integer("step", saved["step"], minimum=0)
+            weights = self.model.checked_weights(saved["model"])
             optimizer_state = self.optimizer._checked_state(saved_optimizer_state(saved, self.optimizer))
             if self.grad_scaler is not None:  # its load_state_dict checks before it applies: try it on a copy
                 copy.deepcopy(self.grad_scaler).load_state_dict(saved["grad_scaler"])
@@ -336,7 +325,7 @@ class Runner:
         except (InvalidInputError, CheckpointError, KeyError, TypeError, ValueError, AttributeError) as exc:
             raise CheckpointError(f"checkpoint {path} does not match this run: {exc}") from exc
         # everything checked: nothing below can refuse
-        self.model._assign_weights(weights)
+        self.model.assign_weights(weights)
         self.optimizer._apply_state(*optimizer_state)
         if self.grad_scaler is not None:
             self.grad_scaler.load_state_dict(saved["grad_scaler"])

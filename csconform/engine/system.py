@@ -10,15 +10,12 @@ and reloaded. A :class:`System` object stands for one run on one system.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from csconform.arguments import check_text, check_type
 from csconform.engine import context
-from csconform.engine.arguments import instance
+from csconform.engine.artifact import CompiledArtifact
+from csconform.engine.graph import Graph
 from csconform.errors import ArtifactMismatchError, InvalidInputError, StaticGraphError, UnknownNameError
-
-if TYPE_CHECKING:
-    from csconform.engine.compiler import CompiledArtifact
-    from csconform.engine.graph import Graph
 
 # On-chip SRAM per wafer (public-facts#Hardware).
 WAFER_SRAM_BYTES = {"WSE-1": 18 * 10**9, "WSE-2": 40 * 10**9, "WSE-3": 44 * 10**9}
@@ -45,8 +42,7 @@ class System:
             raise UnknownNameError(f"unknown wafer {self.wafer!r}; known wafers: {', '.join(WAFER_SRAM_BYTES)}")
         if self.installation not in INSTALLATIONS:
             raise InvalidInputError(f"unknown installation {self.installation!r}; known: {', '.join(INSTALLATIONS)}")
-        if not isinstance(self.system_id, str) or not self.system_id:
-            raise InvalidInputError("system_id must be a non-empty string")
+        check_text("system_id", self.system_id)
 
     @property
     def sram_bytes(self) -> int:
@@ -54,9 +50,7 @@ class System:
 
     def load(self, artifact: CompiledArtifact) -> None:
         """Program the wafer with ``artifact`` (once per run on the CS system)."""
-        from csconform.engine.compiler import CompiledArtifact
-
-        instance("artifact", artifact, CompiledArtifact, "a CompiledArtifact (compiler.compile_graph)")
+        check_type("artifact", artifact, CompiledArtifact, "a CompiledArtifact (compiler.compile_graph)")
         self._check_artifact_binding(artifact)
         self._check_not_programmed(artifact)
         self.program = artifact

@@ -17,6 +17,8 @@ exceptions into them, keeping the package's message. A check that needs somethin
 implementation does not declare is reported ``unsupported``, never passed.
 
 ``csconform interface`` prints this contract; :func:`validate` names what an implementation lacks.
+What implementations would otherwise each write again (module trees, ``Sequential``, the ``Loss``
+arithmetic, a runner's arguments, checkpoint sections) is the kit, :mod:`csconform.interface.kit`.
 """
 
 from csconform.interface.capabilities import CAPABILITIES, CAPABILITY_NAMES, TARGETS, Capability, capability_of_path

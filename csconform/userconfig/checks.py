@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import difflib
 import math
-import numbers
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from packaging.version import Version
 
+from csconform.arguments import integer_problem, is_finite_real, is_integer
 from csconform.engine import amp, context
+from csconform.engine.context import HALF_DTYPES
+from csconform.engine.estimator_config import DEFAULT_MIN_SAVE_CHECKPOINT_STEPS
 from csconform.engine.nn.parameter import Parameter
 from csconform.engine.optim import optimizers as engine_optimizers
 from csconform.errors import CsConformError, InvalidInputError
@@ -32,10 +34,9 @@ from csconform.userconfig.schedule import SEQUENTIAL, ScheduleNotRunnable, build
 from csconform.userconfig.schedulers import class_name
 from csconform.userconfig.vocabulary import SIMILARITY, did_you_mean
 
-HALF_DTYPES = ("float16", "bfloat16", "cbfloat16")
 MAX_CSX_STEPS = (1 << 31) - 1
-# Estimator RunConfig parameters refused on the CS system (estimator-limitations#Parameters not supported), each
-# with its rule.
+# The engine's RunConfig parameters refused on the CS system (UNSUPPORTED_PARAMETERS), each with its rule
+# (estimator-limitations#Parameters not supported).
 ESTIMATOR_RULES = {
     "save_checkpoint_secs": "ESTIMATOR-007",
     "train_distribute": "ESTIMATOR-008",
@@ -45,16 +46,7 @@ ESTIMATOR_RULES = {
     "experimental_distribute": "ESTIMATOR-012",
     "experimental_max_worker_delay_secs": "ESTIMATOR-013",
 }
-MIN_CHECKPOINT_STEPS = 100  # ESTIMATOR-016's default lower bound
 CLUSTER_RULES = {"wse1": "HW-015", "wse2": "HW-009", "wse3": "HW-010"}
-
-
-def _int(value: Any) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(float(value))
 
 
 def _release_at_least(run: RunDescription, version: str) -> bool:
@@ -199,13 +191,14 @@ def check_batch(run: RunDescription, found: Findings) -> None:
     if trains(run) and batch.train is None and run.framework == "pytorch":
         found.refuse("CONFIG-010", _train_origin(run), "a training run needs a batch_size for its training data")
     for setting in (batch.train, batch.eval):
-        if setting is not None and not (_int(setting.value) and setting.value >= 1):
-            found.refuse("CONFIG-010", setting.origin, f"batch_size must be a positive integer, got {setting.value!r}")
+        problem = None if setting is None else integer_problem("batch_size", setting.value, minimum=1)
+        if setting is not None and problem is not None:
+            found.refuse("CONFIG-010", setting.origin, problem)
     if batch.drop_last is not None and batch.drop_last.value is False:
         found.warn(
             "CONFIG-015", batch.drop_last.origin, "drop_last is false: the last batch of a finite dataset is short"
         )
-    if batch.train is None or not _int(batch.train.value) or batch.train.value < 1:
+    if batch.train is None or integer_problem("batch_size", batch.train.value, minimum=1) is not None:
         return
     size, systems = int(batch.train.value), run.systems
     if size % systems:
@@ -215,9 +208,9 @@ def check_batch(run: RunDescription, found: Findings) -> None:
     micro = batch.micro_batch
     if micro is None or micro.value in ("auto", "explore") or isinstance(micro.value, dict):
         return
-    if not _int(micro.value) or not 1 <= micro.value <= size:
+    if not is_integer(micro.value) or not 1 <= micro.value <= size:
         found.refuse("CONFIG-014", micro.origin, micro_batch_size=micro.value, batch_size=size)
-    if _int(micro.value) and size % systems == 0:
+    if is_integer(micro.value) and size % systems == 0:
         per_csx = size // systems
         if micro.value < 1 or per_csx % micro.value:
             found.refuse(
@@ -300,7 +293,7 @@ def _grad_scaler_arguments(run: RunDescription) -> dict[str, Setting[Any]]:
 
 def check_loss_scaling(run: RunDescription, found: Findings) -> None:
     factor = run.loss_scaling.factor
-    if factor is not None and not (_number(factor.value) or factor.value == "dynamic"):
+    if factor is not None and not (is_finite_real(factor.value) or factor.value == "dynamic"):
         found.refuse("CONFIG-030", factor.origin, loss_scaling_factor=factor.value)
     arguments = _grad_scaler_arguments(run)
     dynamic = factor is not None and factor.value == "dynamic"
@@ -333,7 +326,7 @@ def check_clipping(run: RunDescription, found: Findings) -> None:
     for setting in (norm, value):
         if setting is None:
             continue
-        if not _number(setting.value) or setting.value < 0 or (positive_required and setting.value <= 0):
+        if not is_finite_real(setting.value) or setting.value < 0 or (positive_required and setting.value <= 0):
             bound = "a number above 0" if positive_required else "a number of at least 0 (0: no clipping)"
             found.refuse(
                 "CONFIG-032",
@@ -342,7 +335,9 @@ def check_clipping(run: RunDescription, found: Findings) -> None:
             )
     if norm is None or value is None:
         return
-    if positive_required or (_number(norm.value) and _number(value.value) and norm.value > 0 and value.value > 0):
+    if positive_required or (
+        is_finite_real(norm.value) and is_finite_real(value.value) and norm.value > 0 and value.value > 0
+    ):
         found.refuse("CONFIG-031", value.origin, max_gradient_norm=norm.value, max_gradient_value=value.value)
 
 
@@ -472,7 +467,9 @@ def _check_scheduler(config: SchedulerConfig, run: RunDescription, found: Findin
 
 def _phase_length(phase: SchedulerConfig) -> int | None:
     setting = phase.arguments.get("total_iters")
-    return setting.value if setting is not None and _int(setting.value) and setting.value >= 1 else None
+    if setting is None or integer_problem("total_iters", setting.value, minimum=1) is not None:
+        return None
+    return int(setting.value)
 
 
 def _check_sequence(config: SchedulerConfig, run: RunDescription, found: Findings) -> None:
@@ -545,16 +542,15 @@ def check_loop(run: RunDescription, found: Findings) -> None:
     if trains(run) and not lengths:
         found.refuse("CONFIG-060", _loop_origin(run), "a training run needs max_steps, num_steps or num_epochs")
     for setting in lengths:
-        if not (_int(setting.value) and setting.value >= 1):
-            found.refuse(
-                "CONFIG-060", setting.origin, f"{_key(setting)} must be a positive integer, got {setting.value!r}"
-            )
+        problem = integer_problem(_key(setting), setting.value, minimum=1)
+        if problem is not None:
+            found.refuse("CONFIG-060", setting.origin, problem)
         elif setting is not loop.num_epochs and setting.value > MAX_CSX_STEPS:
             found.refuse("CONFIG-061", setting.origin, name=_key(setting), value=setting.value)
     steps = run.steps
     checkpoint = loop.checkpoint_steps
     if checkpoint is not None:
-        if not (_int(checkpoint.value) and checkpoint.value >= 0):
+        if integer_problem("checkpoint_steps", checkpoint.value, minimum=0) is not None:
             found.refuse("CONFIG-062", checkpoint.origin, steps=checkpoint.value)
         elif steps is not None and checkpoint.value > steps:
             found.warn(
@@ -562,12 +558,12 @@ def check_loop(run: RunDescription, found: Findings) -> None:
                 checkpoint.origin,
                 f"checkpoint every {checkpoint.value} steps in a run of {steps}: only the last step is saved",
             )
-        elif 0 < checkpoint.value < MIN_CHECKPOINT_STEPS:
+        elif 0 < checkpoint.value < DEFAULT_MIN_SAVE_CHECKPOINT_STEPS:
             found.warn(
                 "CONFIG-063",
                 checkpoint.origin,
-                f"checkpoint every {checkpoint.value} steps: below the lower bound of {MIN_CHECKPOINT_STEPS} steps "
-                "(ESTIMATOR-016)",
+                f"checkpoint every {checkpoint.value} steps: below the lower bound of "
+                f"{DEFAULT_MIN_SAVE_CHECKPOINT_STEPS} steps (ESTIMATOR-016)",
             )
     if run.framework == "pytorch":
         _check_evaluation(run, found)
@@ -587,24 +583,24 @@ def _check_evaluation(run: RunDescription, found: Findings) -> None:
     if frequency is not None:
         value = frequency.value
         fraction_allowed = _release_at_least(run, "2.3.0")
-        valid = (_int(value) and value >= 1) or (fraction_allowed and isinstance(value, float) and 0.0 < value <= 1.0)
+        valid = (is_integer(value) and value >= 1) or (
+            fraction_allowed and isinstance(value, float) and 0.0 < value <= 1.0
+        )
         if not valid:
             fraction = " or a float in the range (0.0, 1.0]" if fraction_allowed else ""
             found.refuse(
                 "CONFIG-064", frequency.origin, f"`eval_frequency` must be a positive integer{fraction}. Got {value!r}"
             )
-        elif _int(value) and steps is not None and value > steps:
+        elif is_integer(value) and steps is not None and value > steps:
             found.warn(
                 "CONFIG-065",
                 frequency.origin,
                 f"eval_frequency {value} exceeds the {steps} training steps: one evaluation, at the end",
             )
-    if loop.eval_steps is not None and not (_int(loop.eval_steps.value) and loop.eval_steps.value >= 1):
-        found.refuse(
-            "CONFIG-064",
-            loop.eval_steps.origin,
-            f"eval_steps must be a positive integer, got {loop.eval_steps.value!r}",
-        )
+    eval_steps = loop.eval_steps
+    problem = None if eval_steps is None else integer_problem("eval_steps", eval_steps.value, minimum=1)
+    if eval_steps is not None and problem is not None:
+        found.refuse("CONFIG-064", eval_steps.origin, problem)
 
 
 def trains_and_evaluates(run: RunDescription) -> Setting[Any] | None:

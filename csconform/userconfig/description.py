@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from csconform.arguments import integer_problem
 from csconform.findings.finding import Location
 from csconform.spec.releases import Release
 
@@ -152,12 +153,12 @@ class RunDescription:
         """Training steps of the run: ``num_steps`` if given, else ``max_steps`` (a positive integer, else None)."""
         for setting in (self.loop.num_steps, self.loop.max_steps):
             value = None if setting is None else setting.value
-            if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-                return value
+            if value is not None and integer_problem("steps", value, minimum=1) is None:
+                return int(value)
         return None
 
     @property
     def systems(self) -> int:
         """Systems of the run (``num_csx``; 1 when not given or not a positive integer)."""
         value = self.batch.num_csx.value if self.batch.num_csx is not None else 1
-        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else 1
+        return int(value) if integer_problem("num_csx", value, minimum=1) is None else 1

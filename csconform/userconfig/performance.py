@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import PurePath
 from typing import Any
 
+from csconform.arguments import integer_problem, is_integer
 from csconform.errors import CsConformError, UnknownNameError
 from csconform.perf.execution.efficiency import calibration_record
 from csconform.perf.models.hf_config import model_from_config
@@ -83,7 +84,7 @@ def build_model(run: RunDescription, family: Family | None) -> ModelSpec:
     if run.model is None:
         raise CsConformError("the file has no model section")
     seq_len = run.model.seq_len.value if run.model.seq_len is not None else None
-    if not isinstance(seq_len, int) or isinstance(seq_len, bool):
+    if not is_integer(seq_len):
         seq_len = None
     if run.model.kind == "hf":
         return model_from_config(run.model.fields.value, seq_len=seq_len, name=PurePath(run.file).stem)
@@ -119,7 +120,7 @@ def _bands(seconds: float) -> tuple[Band, Band]:
 def plan_run(run: RunDescription, model: ModelSpec, wafer: str = "wse2") -> PlanSummary:
     """Throughput and time to train of ``model`` at the run's batch on its number of systems."""
     batch = run.batch.train.value if run.batch.train is not None else None
-    if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
+    if integer_problem("batch_size", batch, minimum=1) is not None:
         batch = None
     result = plan(model, wafer=wafer, systems=run.systems, batch=batch)
     steps = run.steps

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from csconform.engine.estimator_config import UNSUPPORTED_PARAMETERS
 from csconform.spec.releases import Release
 from csconform.userconfig.config_file import ConfigFile
 from csconform.userconfig.description import (
@@ -44,16 +45,6 @@ NOT_OPTIMIZER_ARGUMENTS = {
 }
 # 1.x optimizer spellings -> the package's argument names (PyTorchBaseModel._configure_optimizer, 1.9.1).
 OPTIMIZER_ARGUMENT_NAMES = {"weight_decay_rate": "weight_decay", "use_nesterov": "nesterov"}
-# RunConfig parameters the CerebrasEstimator refuses on the CS system (estimator-limitations#Parameters not supported).
-ESTIMATOR_UNSUPPORTED = (
-    "save_checkpoint_secs",
-    "train_distribute",
-    "device_fn",
-    "protocol",
-    "eval_distribute",
-    "experimental_distribute",
-    "experimental_max_worker_delay_secs",
-)
 
 
 def _optimizer(doc: ConfigFile) -> OptimizerConfig | None:
@@ -147,6 +138,6 @@ def read_flat(doc: ConfigFile, release: Release) -> RunDescription:
         estimator_settings={
             key: Setting(value, doc.origin(("runconfig", key)))
             for key, value in runconfig.items()
-            if key in ESTIMATOR_UNSUPPORTED and value is not None
+            if key in UNSUPPORTED_PARAMETERS and value is not None
         },
     )

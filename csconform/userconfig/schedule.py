@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from csconform.arguments import is_integer
 from csconform.engine.optim import lr_scheduler as engine
 from csconform.errors import CsConformError, InvalidInputError
 from csconform.output_guard import save_figure
@@ -60,8 +61,7 @@ class Schedule:
 
 def _length(config: SchedulerConfig) -> int | None:
     setting = config.arguments.get("total_iters")
-    value = None if setting is None else setting.value
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return int(setting.value) if setting is not None and is_integer(setting.value) else None
 
 
 def _engine_arguments(config: SchedulerConfig, cls: type, strict: bool) -> tuple[dict[str, Any], list[str]]:

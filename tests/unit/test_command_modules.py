@@ -45,3 +45,11 @@ def test_every_command_has_a_module_named_for_it() -> None:
     assert {name: module for name, (module, _help) in COMMANDS.items()} == {
         name: f"csconform.commands.{name}" for name in COMMANDS
     }
+
+
+def test_a_static_lint_imports_neither_torch_nor_tensorflow(tmp_path: Path) -> None:
+    source = tmp_path / "train.py"
+    source.write_text("import torch\nimport tensorflow as tf\nx = torch.zeros(2)\n", encoding="utf-8")
+    modules = _modules_imported_by("lint", str(source), "--isolated")
+    assert {name for name in modules if name.startswith("csconform.commands.")} == {"csconform.commands.lint"}
+    assert {"torch", "tensorflow", "cvxpy", "pandas", "matplotlib"}.isdisjoint(modules)

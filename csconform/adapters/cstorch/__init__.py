@@ -11,11 +11,6 @@ checked on a CPU (see backend.py); the matrix marks every rule checked through t
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Iterator
-from contextlib import contextmanager
-from types import ModuleType
-
 try:
     import cerebras.pytorch as cstorch
 except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -25,7 +20,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from csconform.adapters.cstorch import backend
-from csconform.errors import InvalidInputError
+from csconform.interface.kit.package import TargetSwitch, submodules_on_first_use
 
 PACKAGE = f"cerebras.pytorch {cstorch.__version__}"
 IMPLEMENTATION = PACKAGE
@@ -59,7 +54,11 @@ SUBMODULES = (
     "executor",
 )
 
-_state = {"target": "cpu"}
+_target = TargetSwitch(TARGETS, "cpu", PACKAGE)
+current_target = _target.current
+set_target = _target.set
+use_target = _target.use
+__getattr__ = submodules_on_first_use(__name__, SUBMODULES)
 
 
 def reset() -> None:
@@ -73,32 +72,4 @@ def reset() -> None:
     cstorch.amp.set_half_dtype("float16")
     cstorch.amp.enable_mixed_precision(False)
     backend.forget_components()
-    _state["target"] = "cpu"
-
-
-def set_target(name: str) -> None:
-    if name not in TARGETS:
-        raise InvalidInputError(f"unknown or unavailable target {name!r}; {PACKAGE} runs: {', '.join(TARGETS)}")
-    _state["target"] = name
-
-
-@contextmanager
-def use_target(name: str) -> Iterator[str]:
-    previous = _state["target"]
-    set_target(name)
-    try:
-        yield name
-    finally:
-        _state["target"] = previous
-
-
-def current_target() -> str:
-    return _state["target"]
-
-
-def __getattr__(name: str) -> ModuleType:
-    if name in SUBMODULES:
-        module = importlib.import_module(f"{__name__}.{name}")
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    _target.reset()

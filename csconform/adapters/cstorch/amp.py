@@ -10,6 +10,7 @@ on protocol misuse -> GradScalerUsageError), with the package's message.
 from __future__ import annotations
 
 import gc
+import inspect
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,31 +36,18 @@ def _torch_optimizer(optimizer: Any) -> Any:
 
 
 class GradScaler:
-    def __init__(
-        self,
-        loss_scale: str | float | None = None,
-        init_scale: float | None = None,
-        steps_per_increase: int | None = None,
-        min_loss_scale: float | None = None,
-        max_loss_scale: float | None = None,
-        overflow_tolerance: float = 0.0,
-        max_gradient_norm: float | None = None,
-    ) -> None:
+    def __init__(self, *arguments: Any, **options: Any) -> None:
+        """The package's GradScaler, built from the arguments as given: its signature and defaults (which
+        this constructor shows as its own) decide what they mean, and its refusals what is refused."""
         # The package's amp processing puts each optimizer in a reference cycle (bound methods of
         # itself: amp/_process_optimizer.py), so a dropped optimizer stays registered until the
         # garbage collector runs, and this GradScaler would unscale and step it too.
         gc.collect()
         backend.amp_handle()
         with backend.csx_view(), refusals({ValueError: GradScalerConfigError, TypeError: GradScalerConfigError}):
-            self.torch = cstorch.amp.GradScaler(
-                loss_scale=loss_scale,
-                init_scale=init_scale,
-                steps_per_increase=steps_per_increase,
-                min_loss_scale=min_loss_scale,
-                max_loss_scale=max_loss_scale,
-                overflow_tolerance=overflow_tolerance,
-                max_gradient_norm=max_gradient_norm,
-            )
+            self.torch = cstorch.amp.GradScaler(*arguments, **options)
+
+    __init__.__signature__ = inspect.signature(cstorch.amp.GradScaler.__init__)  # type: ignore[attr-defined]
 
     def get_scale(self) -> float:
         return float(scalar(self.torch.get_scale()))
@@ -114,23 +102,22 @@ class GradScaler:
             self.torch.load_state_dict(dict(state_dict))
 
 
-def optimizer_step(
-    loss: Loss,
-    optimizer: Any,
-    grad_scaler: GradScaler,
-    max_gradient_norm: float | None = None,
-    max_gradient_value: float | None = None,
-) -> Any:
-    """``cstorch.amp.optimizer_step`` as one iteration of the CS backend."""
+def optimizer_step(loss: Loss, optimizer: Any, grad_scaler: GradScaler, *clipping: Any, **named_clipping: Any) -> Any:
+    """``cstorch.amp.optimizer_step`` as one iteration of the CS backend; the clipping arguments
+    (``max_gradient_norm``, ``max_gradient_value``: the package's signature, which this function shows
+    as its own) go to the package as given."""
     with backend.iteration():
         with refusals({ValueError: GradScalerConfigError, RuntimeError: GradScalerUsageError}):
             result = cstorch.amp.optimizer_step(
                 loss.torch,
                 _torch_optimizer(optimizer),
                 grad_scaler.torch,
-                max_gradient_norm=max_gradient_norm,
-                max_gradient_value=max_gradient_value,
+                *clipping,
+                **named_clipping,
             )
         if isinstance(optimizer, Optimizer):
             optimizer.after_step()  # the schedule's step marks tensors in the iteration's update manager
     return result
+
+
+optimizer_step.__signature__ = inspect.signature(cstorch.amp.optimizer_step)  # type: ignore[attr-defined]

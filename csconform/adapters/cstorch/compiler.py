@@ -25,20 +25,13 @@ class System:
     program: Any
     programs_loaded: int
 
-    def __init__(self, system_id: str = "cs-0", wafer: str = "WSE-2", installation: str = "appliance") -> None:
+    def __init__(self, *_arguments: Any, **_options: Any) -> None:
         raise Unsupported(NO_COMPILER)
 
     def load(self, artifact: Any) -> NoReturn:
         raise Unsupported(NO_COMPILER)
 
 
-def compile_graph(
-    graph: Any,
-    *,
-    mode: str = "train",
-    system: System | None = None,
-    system_id: str | None = None,
-    validate_only: bool = False,
-    compile_only: bool = False,
-) -> NoReturn:
+def compile_graph(*_arguments: Any, **_options: Any) -> NoReturn:
+    """Whatever graph and options it is given: there is no compiler to run."""
     raise Unsupported(NO_COMPILER)

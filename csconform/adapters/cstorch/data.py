@@ -31,15 +31,13 @@ from torch.utils.data.datapipes.datapipe import IterDataPipe
 from torch.utils.data.datapipes.iter import Batcher, IterableWrapper, Mapper, Shuffler
 from torch.utils.data.datapipes.utils.snapshot import _simple_graph_snapshot_restoration
 
+from csconform.arguments import check_integer
 from csconform.errors import InvalidInputError
-from csconform.interface.checkpoint_sections import data_position
+from csconform.interface.kit.batching import stack
+from csconform.interface.kit.checkpoint_sections import DataPosition, data_position
 
 INFINITE = -1
 """The cardinality of a dataset that never runs out (``repeat()`` with ``count=None``)."""
-
-
-def _positive(value: Any) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool) and bool(value >= 1)
 
 
 class Dataset:
@@ -53,19 +51,16 @@ class Dataset:
         return _Slices(tensors)
 
     def shuffle(self, buffer_size: int, seed: int | None = None) -> Dataset:
-        if not _positive(buffer_size):
-            raise InvalidInputError(f"shuffle buffer_size must be a positive integer, got {buffer_size!r}")
-        return _Shuffle(self, int(buffer_size), seed)
+        buffer_size = check_integer("shuffle buffer_size", buffer_size, minimum=1)
+        if seed is not None:
+            seed = check_integer("shuffle seed", seed, minimum=0, maximum=None)
+        return _Shuffle(self, buffer_size, seed)
 
     def repeat(self, count: int | None = None) -> Dataset:
-        if count is not None and not (_positive(count) or count == 0):
-            raise InvalidInputError(f"repeat count must be None or a non-negative integer, got {count!r}")
-        return _Repeat(self, count)
+        return _Repeat(self, None if count is None else check_integer("repeat count", count, minimum=0))
 
     def batch(self, batch_size: int, drop_remainder: bool = False) -> Dataset:
-        if not _positive(batch_size):
-            raise InvalidInputError(f"batch_size must be a positive integer, got {batch_size!r}")
-        return _Batch(self, int(batch_size), bool(drop_remainder))
+        return _Batch(self, check_integer("batch_size", batch_size, minimum=1), bool(drop_remainder))
 
     def map(self, fn: Callable[..., Any]) -> Dataset:
         return _Map(self, fn)
@@ -212,17 +207,6 @@ class _Repeat(Dataset):
         return _Repeated(self.parent.datapipe(seeds), self.count)
 
 
-def _stack(elements: list[Any]) -> Any:
-    first = elements[0]
-    if first is None:
-        return None
-    if isinstance(first, tuple):
-        return tuple(_stack([e[i] for e in elements]) for i in range(len(first)))
-    if isinstance(first, dict):
-        return {key: _stack([e[key] for e in elements]) for key in first}
-    return np.stack(elements)
-
-
 @dataclass(eq=False)
 class _Batch(Dataset):
     parent: Dataset
@@ -234,7 +218,7 @@ class _Batch(Dataset):
 
     def datapipe(self, seeds: _Seeds) -> IterDataPipe:
         batches = Batcher(self.parent.datapipe(seeds), batch_size=self.batch_size, drop_last=self.drop_remainder)
-        return Mapper(batches, lambda batch: _stack(list(batch)))
+        return Mapper(batches, lambda batch: stack(list(batch)))
 
 
 @dataclass(eq=False)
@@ -247,7 +231,7 @@ class _Map(Dataset):
         return Mapper(self.parent.datapipe(seeds), lambda e: fn(*e) if isinstance(e, tuple) else fn(e))
 
 
-class DatasetIterator:
+class DatasetIterator(DataPosition):
     """One run of a Dataset's torch pipeline, whose position torch itself keeps and restores.
 
     The position is torch's own count of the samples the pipeline handed out
@@ -259,7 +243,9 @@ class DatasetIterator:
 
     def __init__(self, dataset: Dataset, seed_entropy: int | None = None) -> None:
         self.dataset = dataset
-        self.seed_entropy = int(secrets.randbits(128) if seed_entropy is None else seed_entropy)
+        self.seed_entropy = check_integer(
+            "seed_entropy", secrets.randbits(128) if seed_entropy is None else seed_entropy, minimum=0, maximum=None
+        )
         self.datapipe = dataset.datapipe(_Seeds(self.seed_entropy))
         self._elements: Iterator[Any] | None = None  # started on the first next(), or by restore()
 
@@ -274,9 +260,6 @@ class DatasetIterator:
     @property
     def elements_produced(self) -> int:
         return int(self.datapipe._number_of_samples_yielded) if self._elements is not None else 0
-
-    def state(self) -> dict[str, int]:
-        return {"seed_entropy": self.seed_entropy, "elements_produced": self.elements_produced}
 
     @classmethod
     def restore(cls, dataset: Any, state: Mapping[str, Any]) -> DatasetIterator:

@@ -29,13 +29,14 @@ from csconform.adapters.cstorch.nn import Loss, Module
 from csconform.adapters.cstorch.refusals import refusals
 from csconform.adapters.cstorch.tensors import output, tensor_of
 from csconform.errors import ExecutionContextError, InvalidInputError, Unsupported
+from csconform.interface.kit.modules import CompiledModelView
 
 _ONE_MODEL = "Only a single compiled model may be used"
 EMPTY_LOADER = "Iterating the dataloader did not return any values"
 
 
 def _leaf_modules(model: Module) -> list[torch.nn.Module]:
-    children = [child for _name, child in model.named_children()]
+    children = [child for _name, child in model.named_children() if isinstance(child, Module)]
     if not children:
         return [] if model.torch_module is None else [model.torch_module]
     return [leaf for child in children for leaf in _leaf_modules(child)]
@@ -71,7 +72,7 @@ def _tensor(value: Any) -> torch.Tensor:
     return tensor if tensor is not None else torch.as_tensor(np.asarray(value))
 
 
-class CompiledModel:
+class CompiledModel(CompiledModelView):
     """``cstorch.compile(model)``: called on an array, it runs the package's compiled forward."""
 
     def __init__(self, model: Module) -> None:
@@ -86,11 +87,6 @@ class CompiledModel:
             if _ONE_MODEL in str(exc):
                 raise ExecutionContextError(str(exc)) from exc
             raise
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "model":
-            raise AttributeError(name)
-        return getattr(self.model, name)  # train(), eval(), parameters() ... of the model
 
 
 def compile(model: Module) -> CompiledModel:  # noqa: A001 - the package's name

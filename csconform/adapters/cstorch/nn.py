@@ -26,6 +26,8 @@ from numpy.typing import ArrayLike
 from csconform.adapters.cstorch import precision
 from csconform.adapters.cstorch.tensors import output, tensor_of, to_numpy, to_torch
 from csconform.errors import InvalidInputError, Unsupported
+from csconform.interface.kit import loss as kit_loss
+from csconform.interface.kit import modules as kit_modules
 
 
 class Parameter:
@@ -84,11 +86,16 @@ def torch_parameters(params: Any) -> list[torch.nn.Parameter]:
     return tensors
 
 
-class Module:
-    """A layer or a model. Layers wrap ``self.torch_module``; a model of the user's composes layers."""
+class Module(kit_modules.ModuleTree):
+    """A layer or a model. Layers wrap ``self.torch_module``; a model of the user's composes layers.
+    The tree, its names and its state dicts are the kit's :class:`~csconform.interface.kit.modules.ModuleTree`."""
 
-    training: bool = True
     torch_module: torch.nn.Module | None = None
+
+    refuses_non_finite_weights = False
+    """The package loads whatever values a state dict holds (torch copies each parameter as given:
+    torch/nn/modules/module.py ``param.copy_(input_param)``), NaN and infinities included, and so does
+    the adapter; refusing them is the reference engine's choice (RUNNER-031, triaged reference-choice)."""
 
     def forward(self, x: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} does not implement forward")
@@ -135,85 +142,27 @@ class Module:
             tensor.grad = value if tensor.grad is None else tensor.grad + value
         return to_numpy(grads[-1]) if inputs.requires_grad and grads[-1] is not None else None
 
-    def named_children(self) -> Iterator[tuple[str, Module]]:
-        for name, value in vars(self).items():
-            if isinstance(value, Module):
-                yield name, value
-            elif isinstance(value, list | tuple):
-                for index, item in enumerate(value):
-                    if isinstance(item, Module):
-                        yield f"{name}.{index}", item
-
-    def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Parameter]]:
-        own = self.torch_module is not None and not any(True for _ in self.named_children())
-        if own:
-            assert self.torch_module is not None
-            for name, tensor in self.torch_module.named_parameters():
-                yield prefix + _interface_name(name), Parameter.of(tensor)
+    def own_parameters(self) -> Iterator[tuple[str, Parameter]]:
+        """A layer's parameters are its torch module's, under the interface's names; a model composed of
+        layers holds none itself."""
+        if self.torch_module is None or any(True for _ in self.named_children()):
             return
-        for name, child in self.named_children():
-            yield from child.named_parameters(prefix=f"{prefix}{name}.")
+        for name, tensor in self.torch_module.named_parameters():
+            yield _interface_name(name), Parameter.of(tensor)
 
-    def parameters(self) -> list[Parameter]:
-        return [param for _name, param in self.named_parameters()]
+    def assign_weights(self, weights: Mapping[str, np.ndarray]) -> None:
+        for name, param in self.named_parameters():
+            param.data = weights[name]
 
     def train(self, mode: bool = True) -> Module:
-        self.training = mode
         if self.torch_module is not None:
             self.torch_module.train(mode)
-        for _name, child in self.named_children():
-            child.train(mode)
+        super().train(mode)
         return self
 
-    def eval(self) -> Module:
-        return self.train(False)
 
-    def zero_grad(self) -> None:
-        for param in self.parameters():
-            param.grad = None
-
-    def state_dict(self) -> dict[str, np.ndarray]:
-        return {name: param.data.copy() for name, param in self.named_parameters()}
-
-    def load_state_dict(self, state: Mapping[str, ArrayLike]) -> None:
-        own = dict(self.named_parameters())
-        if set(state) != set(own):
-            raise InvalidInputError(
-                f"state dict does not match the model: missing {sorted(set(own) - set(state))}, "
-                f"unexpected {sorted(set(state) - set(own))}"
-            )
-        for name, param in own.items():
-            values = np.asarray(state[name], dtype=np.float32)
-            if values.shape != param.shape:
-                raise InvalidInputError(f"{name}: shape {values.shape} does not match {param.shape}")
-            param.data = values
-
-
-class Sequential(Module):
-    def __init__(self, *layers: Module) -> None:
-        for layer in layers:
-            if not isinstance(layer, Module):
-                raise InvalidInputError(f"Sequential takes modules, got {type(layer).__name__}")
-        self.layers = list(layers)
-
-    def __call__(self, x: Any) -> Any:
-        for layer in self.layers:
-            x = layer(x)
-        return x
-
-    def backward(self, grad_out: Any) -> np.ndarray | None:
-        grad = grad_out
-        for layer in reversed(self.layers):
-            if grad is None:
-                break
-            grad = layer.backward(grad)
-        return grad
-
-    def __getitem__(self, index: int) -> Module:
-        return self.layers[index]
-
-    def __len__(self) -> int:
-        return len(self.layers)
+class Sequential(kit_modules.Sequential, Module):
+    """Layers applied one after another; backward runs them in reverse (the kit's Sequential)."""
 
 
 # torch's parameter names inside the adapter's layers -> the interface's (the reference engine's) names
@@ -353,8 +302,8 @@ class TransformerBlock(_Layer):
         super().__init__(_torch_call(_Block, d_model, num_heads, d_ff or 4 * d_model, causal, dropout))
 
 
-class Loss:
-    """A scalar loss tensor at the interface: its value, scaling, and ``backward()``."""
+class Loss(kit_loss.Loss):
+    """A scalar loss tensor at the interface: its value, scaling, and ``backward()`` by torch autograd."""
 
     def __init__(self, tensor: torch.Tensor) -> None:
         self.torch = tensor
@@ -363,24 +312,11 @@ class Loss:
     def value(self) -> np.float32:
         return np.float32(self.torch.detach().item())
 
-    def __float__(self) -> float:
-        return float(self.value)
-
-    def item(self) -> float:
-        return float(self.value)
-
-    def __mul__(self, factor: Any) -> Loss:
-        if isinstance(factor, bool) or not isinstance(factor, int | float | np.floating | np.integer):
-            return NotImplemented
-        return Loss(self.torch * float(factor))
-
-    __rmul__ = __mul__
+    def scaled(self, factor: float) -> Loss:
+        return Loss(self.torch * factor)
 
     def backward(self) -> None:
         self.torch.backward()
-
-    def __repr__(self) -> str:
-        return f"Loss(value={self.value!r})"
 
 
 def _prediction(value: Any) -> torch.Tensor:

@@ -45,8 +45,7 @@ from __future__ import annotations
 
 import secrets
 import weakref
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -59,11 +58,10 @@ from csconform.adapters.cstorch.compiler import NO_COMPILER
 from csconform.adapters.cstorch.data import INFINITE, DatasetIterator
 from csconform.adapters.cstorch.executor import EMPTY_LOADER, CompiledModel
 from csconform.adapters.cstorch.refusals import refusals
-from csconform.errors import ExecutionModeError, InvalidInputError, Unsupported
-from csconform.interface.checkpoint_sections import restore_training_state, training_state
-
-MODES = ("train", "eval", "train_and_eval")
-"""The interface's run modes. The package has none: a step trains when it calls ``optimizer.step()``."""
+from csconform.errors import InvalidInputError, Unsupported
+from csconform.interface.kit import runs
+from csconform.interface.kit.checkpoint_sections import restore_training_state, training_state
+from csconform.interface.kit.runs import StepOutput
 
 _open_runs: weakref.WeakSet[Any] = weakref.WeakSet()
 
@@ -72,15 +70,6 @@ def close_open_runs() -> None:
     """End the runs a check left suspended, so that the backend leaves their executor."""
     for run in list(_open_runs):
         run.close()
-
-
-@dataclass(frozen=True)
-class StepOutput:
-    step: int
-    loss: float
-    loss_scale: float | None
-    global_step: int
-    checkpoint: Path | None
 
 
 class _Input:
@@ -170,34 +159,12 @@ def _dropout_generators(model: torch.nn.Module) -> Iterator[tuple[str, torch.Gen
             yield name, generator
 
 
-class Runner:
-    def __init__(
-        self,
-        model: Any,
-        loss_fn: Callable[..., Any],
-        optimizer: Any = None,
-        *,
-        grad_scaler: Any = None,
-        mode: str = "train",
-        checkpoint_steps: int | None = None,
-        checkpoint_dir: str | Path | None = None,
-    ) -> None:
-        if mode not in MODES:
-            raise InvalidInputError(f"unknown mode {mode!r}; known modes: {', '.join(MODES)}")
-        if mode != "eval" and optimizer is None:
-            raise InvalidInputError("a training run needs an optimizer")
-        if checkpoint_steps is not None and checkpoint_dir is None:
-            raise InvalidInputError("checkpoint_steps needs a checkpoint_dir to write to")
-        self.model = model
-        self.loss_fn = loss_fn
-        self.optimizer = optimizer
-        self.grad_scaler = grad_scaler
-        self.mode = mode
-        self.checkpoint_steps = checkpoint_steps
-        self.checkpoint_dir = None if checkpoint_dir is None else Path(checkpoint_dir)
-        self.compiled = CompiledModel(model)
-        self.steps_completed = 0
-        self.last_checkpoint_step: int | None = None
+class Runner(runs.Runner):
+    """The package's loop over one run (the kit's Runner checks and keeps the interface's arguments)."""
+
+    def prepare(self) -> None:
+        """The package's compiled model and traced steps of this run."""
+        self.compiled = CompiledModel(self.model)
         self._train_step = cstorch.trace(self._step)
         self._eval_step = cstorch.trace(self._evaluation)
 
@@ -234,10 +201,7 @@ class Runner:
     def train(
         self, dataset: Any, steps: int, resume_from: str | Path | None = None, data_seed: int | None = None
     ) -> Iterator[StepOutput]:
-        if self.mode == "eval":
-            raise ExecutionModeError('this run is in mode "eval"; it cannot train')
-        if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
-            raise InvalidInputError(f"steps must be a positive integer, got {steps!r}")
+        self.check_training(steps)
         source = _Input(dataset, secrets.randbits(128) if data_seed is None else int(data_seed))
         loader = _loader(source)
         if resume_from is not None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from csconform.engine.nn.checks import float_input
+from csconform.arguments import check_float_array
 from csconform.engine.nn.module import Array, Module
 from csconform.engine.precision import compute_operand
 
@@ -22,7 +22,7 @@ class ReLU(Module):
     rounding of its input and of its gradient to the operation that consumes them."""
 
     def forward(self, x: Any) -> Array:
-        x = float_input(x)
+        x = check_float_array("input", x)
         self._kept = ~(x <= 0)  # positive or NaN
         return np.where(self._kept, x, np.float32(0.0))
 
@@ -32,7 +32,7 @@ class ReLU(Module):
 
 class Tanh(Module):
     def forward(self, x: Any) -> Array:
-        self._y: Array = np.tanh(compute_operand(float_input(x)))
+        self._y: Array = np.tanh(compute_operand(check_float_array("input", x)))
         return self._y
 
     def backward(self, grad_out: Array) -> Array:
@@ -43,7 +43,7 @@ class GELU(Module):
     """GELU in its tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
 
     def forward(self, x: Any) -> Array:
-        x = compute_operand(float_input(x))
+        x = compute_operand(check_float_array("input", x))
         self._x = x
         self._t = np.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))
         return np.float32(0.5) * x * (np.float32(1.0) + self._t)

@@ -10,9 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from csconform.engine.nn.checks import flag, float_input, positive_int
+from csconform.arguments import check_flag, check_float_array
 from csconform.engine.nn.linear import Linear
 from csconform.engine.nn.module import Array, Module
+from csconform.engine.nn.parameter import layer_size
 from csconform.engine.precision import compute_operand
 from csconform.errors import InvalidInputError
 
@@ -28,17 +29,17 @@ class MultiHeadSelfAttention(Module):
     """Input and output shape (batch, seq, d_model); ``causal`` hides later positions."""
 
     def __init__(self, d_model: int, num_heads: int, causal: bool = False) -> None:
-        self.d_model = positive_int("d_model", d_model)
-        self.num_heads = positive_int("num_heads", num_heads)
+        self.d_model = layer_size("d_model", d_model)
+        self.num_heads = layer_size("num_heads", num_heads)
         if self.d_model % self.num_heads:
             raise InvalidInputError(f"d_model {d_model} is not divisible by num_heads {num_heads}")
         self.head_dim = self.d_model // self.num_heads
-        self.causal = flag("causal", causal)
+        self.causal = check_flag("causal", causal)
         self.qkv = Linear(self.d_model, 3 * self.d_model)
         self.proj = Linear(self.d_model, self.d_model)
 
     def forward(self, x: Any) -> Array:
-        x = float_input(x, last_dim=self.d_model)
+        x = check_float_array("input", x, last_dim=self.d_model)
         if x.ndim != 3:
             raise InvalidInputError(f"attention input must be (batch, seq, d_model), got shape {x.shape}")
         batch, seq, _ = x.shape

@@ -6,8 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from csconform.engine.nn.checks import float_input, probability
-from csconform.engine.nn.checks import seed as checked_seed
+from csconform.arguments import check_float_array, check_integer, check_real
 from csconform.engine.nn.module import Array, Module
 from csconform.engine.precision import compute_operand
 
@@ -16,11 +15,11 @@ class Dropout(Module):
     """Zero each element with probability ``p`` in training and scale survivors by 1/(1-p)."""
 
     def __init__(self, p: float = 0.5, seed: int = 0) -> None:
-        self.p = probability("p", p)
-        self._rng = np.random.default_rng(checked_seed("seed", seed))
+        self.p = check_real("p", p, minimum=0.0, maximum=1.0, exclusive_maximum=True)
+        self._rng = np.random.default_rng(check_integer("seed", seed, minimum=0, maximum=None))
 
     def forward(self, x: Any) -> Array:
-        x = float_input(x)
+        x = check_float_array("input", x)
         if not self.training or self.p == 0.0:
             self._scale = None
             return x

@@ -9,16 +9,16 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from csconform.arguments import check_integer
 from csconform.engine import context
-from csconform.engine.nn.checks import seed as checked_seed
-from csconform.engine.nn.checks import weight_shape
+from csconform.engine.nn.parameter import weight_shape
 
 DEFAULT_SEED = 0
 _generator = [np.random.default_rng(DEFAULT_SEED)]
 
 
 def manual_seed(seed: int) -> None:
-    _generator[0] = np.random.default_rng(checked_seed("seed", seed))
+    _generator[0] = np.random.default_rng(check_integer("seed", seed, minimum=0, maximum=None))
 
 
 def uniform(shape: tuple[int, ...], bound: float) -> NDArray[np.float32]:

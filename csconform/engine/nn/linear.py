@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from csconform.arguments import check_flag, check_float_array
 from csconform.engine.nn import init
-from csconform.engine.nn.checks import flag, float_input, positive_int
 from csconform.engine.nn.module import Array, Module
-from csconform.engine.nn.parameter import Parameter
+from csconform.engine.nn.parameter import Parameter, layer_size
 from csconform.engine.precision import compute_operand
 
 
@@ -18,14 +18,14 @@ class Linear(Module):
     """``weight`` has shape (out_features, in_features); inputs may have any leading dimensions."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True) -> None:
-        self.in_features = positive_int("in_features", in_features)
-        self.out_features = positive_int("out_features", out_features)
+        self.in_features = layer_size("in_features", in_features)
+        self.out_features = layer_size("out_features", out_features)
         bound = 1.0 / math.sqrt(self.in_features)
         self.weight = Parameter(init.uniform((self.out_features, self.in_features), bound))
-        self.bias = Parameter(init.uniform((self.out_features,), bound)) if flag("bias", bias) else None
+        self.bias = Parameter(init.uniform((self.out_features,), bound)) if check_flag("bias", bias) else None
 
     def forward(self, x: Any) -> Array:
-        x = float_input(x, last_dim=self.in_features)
+        x = check_float_array("input", x, last_dim=self.in_features)
         self._leading_shape = x.shape[:-1]
         self._x = compute_operand(x.reshape(-1, self.in_features))
         self._w = compute_operand(self.weight.data)

@@ -19,13 +19,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from csconform.engine.nn.checks import float_input, integer_input
+from csconform.arguments import check_float_array, check_integer_array
 from csconform.engine.nn.module import Array, backpropagate
 from csconform.engine.precision import compute_operand
 from csconform.errors import InvalidInputError
+from csconform.interface.kit import loss as kit
 
 
-class Loss:
+class Loss(kit.Loss):
+    """A loss value with the prediction it was computed from and the gradient of the loss by it."""
+
     def __init__(
         self, value: float | np.floating, prediction: Array, grad_fn: Callable[[np.float32], Array], scale: float = 1.0
     ) -> None:
@@ -38,18 +41,8 @@ class Loss:
     def value(self) -> np.float32:
         return np.float32(self._unscaled * self.scale)
 
-    def __float__(self) -> float:
-        return float(self.value)
-
-    def item(self) -> float:
-        return float(self.value)
-
-    def __mul__(self, factor: Any) -> Loss:
-        if isinstance(factor, bool) or not isinstance(factor, int | float | np.floating | np.integer):
-            return NotImplemented
-        return Loss(self._unscaled, self._prediction, self._grad_fn, scale=float(self.scale) * float(factor))
-
-    __rmul__ = __mul__
+    def scaled(self, factor: float) -> Loss:
+        return Loss(self._unscaled, self._prediction, self._grad_fn, scale=float(self.scale) * factor)
 
     def backward(self) -> None:
         """Accumulate scale * d(loss)/d(parameter) into every parameter's ``grad``."""
@@ -62,8 +55,8 @@ class Loss:
 def cross_entropy(logits: Any, targets: Any) -> Loss:
     """Mean softmax cross-entropy; ``logits`` (..., classes), integer ``targets`` (...)."""
     raw = logits
-    logits = float_input(logits, name="logits")
-    targets = integer_input(targets, name="targets")
+    logits = check_float_array("logits", logits)
+    targets = check_integer_array("targets", targets)
     if logits.ndim < 1 or targets.shape != logits.shape[:-1]:
         raise InvalidInputError(f"targets shape {targets.shape} must equal logits shape without the class axis")
     if targets.dtype.kind not in "iu":
@@ -90,8 +83,8 @@ def cross_entropy(logits: Any, targets: Any) -> Loss:
 def mse_loss(prediction: Any, target: Any) -> Loss:
     """Mean squared error over all elements."""
     raw = prediction
-    prediction = float_input(prediction, name="prediction")
-    target = float_input(target, name="target")
+    prediction = check_float_array("prediction", prediction)
+    target = check_float_array("target", target)
     if target.shape != prediction.shape:
         raise InvalidInputError(f"target shape {target.shape} does not match prediction shape {prediction.shape}")
     diff: NDArray[np.float32] = compute_operand(prediction) - compute_operand(target)

@@ -24,11 +24,12 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
-from csconform.engine.nn.checks import float_input
+from csconform.arguments import check_float_array
 from csconform.engine.nn.parameter import Parameter
 from csconform.errors import InvalidInputError
+from csconform.interface.kit import modules as kit
 
 Array = NDArray[np.float32]
 
@@ -73,6 +74,7 @@ def forward_pass(forward: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any
         self._output_shape = output.shape if isinstance(output, np.ndarray) else None
         return output
 
+    run.checks_shapes = True  # type: ignore[attr-defined]
     return run
 
 
@@ -85,27 +87,33 @@ def _backward_checked(backward: Callable[[Any, Array], Any]) -> Callable[[Any, A
         shape = getattr(self, "_output_shape", None)
         if shape is None:
             raise InvalidInputError(f"{type(self).__name__}.backward() needs a forward pass first")
-        grad = float_input(grad_out, name="grad_out")
+        grad = check_float_array("grad_out", grad_out)
         if grad.shape != shape:
             raise InvalidInputError(
                 f"{type(self).__name__}.backward(): grad_out has shape {grad.shape}, the forward output {shape}"
             )
         return backward(self, grad)
 
+    run.checks_shapes = True  # type: ignore[attr-defined]
     return run
 
 
-class Module:
-    """Base class of layers and models (PyTorch-like: parameters, train/eval, state dicts)."""
+class Module(kit.ModuleTree):
+    """Base class of layers and models (PyTorch-like: parameters, train/eval, state dicts; the tree and
+    the state dicts are the kit's :class:`~csconform.interface.kit.modules.ModuleTree`)."""
 
-    training: bool = True
+    refuses_non_finite_weights = True
+    """A Parameter's values are finite (``Parameter`` refuses others too), so a state dict holding NaN
+    or an infinity is refused: the reference engine's choice of RUNNER-031."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Wrap the class's forward and backward passes, its own or inherited from a mixin (the kit's
+        Sequential), unless a base class has wrapped them already."""
         super().__init_subclass__(**kwargs)
-        if "forward" in cls.__dict__:
-            setattr(cls, "forward", forward_pass(cls.__dict__["forward"]))  # noqa: B010 - replaces the method
-        if "backward" in cls.__dict__:
-            setattr(cls, "backward", _backward_checked(cls.__dict__["backward"]))  # noqa: B010
+        for name, wrap in (("forward", forward_pass), ("backward", _backward_checked)):
+            method = getattr(cls, name)
+            if method is not getattr(Module, name) and not getattr(method, "checks_shapes", False):
+                setattr(cls, name, wrap(method))
 
     def forward(self, x: Any) -> Array:
         raise NotImplementedError(f"{type(self).__name__} does not implement forward")
@@ -123,106 +131,13 @@ class Module:
             _record(output, self, x)
         return output
 
-    # --- structure ---
+    def own_parameters(self) -> Iterator[tuple[str, Parameter]]:
+        return ((name, value) for name, value in vars(self).items() if isinstance(value, Parameter))
 
-    def named_children(self) -> Iterator[tuple[str, Module]]:
-        for name, value in vars(self).items():
-            if isinstance(value, Module):
-                yield name, value
-            elif isinstance(value, list | tuple):
-                for index, item in enumerate(value):
-                    if isinstance(item, Module):
-                        yield f"{name}.{index}", item
-
-    def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Parameter]]:
-        if not isinstance(prefix, str):
-            raise InvalidInputError(f"prefix must be a string, got {type(prefix).__name__}")
-        for name, value in vars(self).items():
-            if isinstance(value, Parameter):
-                yield prefix + name, value
-        for name, child in self.named_children():
-            yield from child.named_parameters(prefix=f"{prefix}{name}.")
-
-    def parameters(self) -> list[Parameter]:
-        return [parameter for _name, parameter in self.named_parameters()]
-
-    def train(self, mode: bool = True) -> Module:
-        self.training = mode
-        for _name, child in self.named_children():
-            child.train(mode)
-        return self
-
-    def eval(self) -> Module:
-        return self.train(False)
-
-    def zero_grad(self) -> None:
-        for parameter in self.parameters():
-            parameter.grad = None
-
-    # --- checkpoints ---
-
-    def state_dict(self) -> dict[str, Array]:
-        """Copies of all weights, by dotted name (float32)."""
-        return {name: parameter.data.copy() for name, parameter in self.named_parameters()}
-
-    def load_state_dict(self, state: dict[str, ArrayLike]) -> None:
-        """Copy weights in place; names and shapes must match exactly and every value be finite.
-
-        Every weight is checked before any is copied, so a refused state dict changes nothing.
-        """
-        self._assign_weights(self._checked_weights(state))
-
-    def _checked_weights(self, state: Mapping[str, ArrayLike]) -> dict[str, Array]:
-        """The weights of ``state`` as float32 arrays, by name, once all are checked against the model."""
-        if not isinstance(state, Mapping):
-            raise InvalidInputError(f"a state dict must be a mapping of names to arrays, got {type(state).__name__}")
-        own = dict(self.named_parameters())
-        if set(state) != set(own):
-            missing = sorted(set(own) - set(state))
-            unexpected = sorted(map(str, set(state) - set(own)))
-            raise InvalidInputError(f"state dict does not match the model: missing {missing}, unexpected {unexpected}")
-        checked = {}
-        for name, parameter in own.items():
-            try:
-                values = np.asarray(state[name], dtype=np.float32)
-            except (TypeError, ValueError) as exc:
-                raise InvalidInputError(f"{name}: not an array of numbers ({exc})") from None
-            if values.shape != parameter.shape:
-                raise InvalidInputError(f"{name}: shape {values.shape} does not match {parameter.shape}")
-            if not np.isfinite(values).all():
-                raise InvalidInputError(f"{name}: holds non-finite values; parameter values must be finite")
-            checked[name] = values
-        return checked
-
-    def _assign_weights(self, weights: Mapping[str, Array]) -> None:
+    def assign_weights(self, weights: Mapping[str, Array]) -> None:
         for name, parameter in self.named_parameters():
             parameter.data[...] = weights[name]
 
 
-class Sequential(Module):
-    """Layers applied one after another; backward runs them in reverse."""
-
-    def __init__(self, *layers: Module) -> None:
-        for layer in layers:
-            if not isinstance(layer, Module):
-                raise InvalidInputError(f"Sequential takes modules, got {type(layer).__name__}")
-        self.layers = list(layers)
-
-    def forward(self, x: Any) -> Array:
-        for layer in self.layers:
-            x = layer(x)
-        return x
-
-    def backward(self, grad_out: Array) -> Array | None:
-        grad: Array | None = grad_out
-        for layer in reversed(self.layers):
-            if grad is None:
-                break
-            grad = layer.backward(grad)
-        return grad
-
-    def __getitem__(self, index: int) -> Module:
-        return self.layers[index]
-
-    def __len__(self) -> int:
-        return len(self.layers)
+class Sequential(kit.Sequential, Module):
+    """Layers applied one after another; backward runs them in reverse (the kit's Sequential)."""

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from csconform.engine.nn.checks import float_input, positive_int, positive_real
+from csconform.arguments import check_float_array, check_real
 from csconform.engine.nn.module import Array, Module, forward_pass
-from csconform.engine.nn.parameter import Parameter
+from csconform.engine.nn.parameter import Parameter, layer_size
 from csconform.engine.precision import compute_operand
 
 
@@ -16,13 +16,13 @@ class LayerNorm(Module):
     """y = (x - mean) / sqrt(var + eps) * weight + bias, statistics over the last dimension."""
 
     def __init__(self, normalized_shape: int, eps: float = 1e-5) -> None:
-        self.size = positive_int("normalized_shape", normalized_shape)
-        self.eps = np.float32(positive_real("eps", eps))
+        self.size = layer_size("normalized_shape", normalized_shape)
+        self.eps = np.float32(check_real("eps", eps, minimum=0.0, exclusive_minimum=True))
         self.weight = Parameter(np.ones(self.size, dtype=np.float32))
         self.bias = Parameter(np.zeros(self.size, dtype=np.float32))
 
     def forward(self, x: Any) -> Array:
-        return self.forward_rounded(compute_operand(float_input(x, last_dim=self.size)))
+        return self.forward_rounded(compute_operand(check_float_array("input", x, last_dim=self.size)))
 
     @forward_pass
     def forward_rounded(self, x: Array) -> Array:

@@ -1,11 +1,33 @@
-"""Trainable weights: float32 master copies with a float32 gradient slot."""
+"""Trainable weights: float32 master copies with a float32 gradient slot, and the sizes they may have."""
 
 from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from csconform.arguments import check_integer
 from csconform.errors import InvalidInputError
+
+MAX_PARAMETER_ELEMENTS = 2**31
+"""Most elements one weight may hold (8 GiB of float32): sizes are checked against it before the
+weight is allocated, so a mistyped size is a clear error instead of a MemoryError."""
+
+
+def layer_size(name: str, value: object) -> int:
+    """A layer's size argument (features, heads, a vocabulary): an integer in 1..MAX_PARAMETER_ELEMENTS."""
+    return check_integer(name, value, minimum=1, maximum=MAX_PARAMETER_ELEMENTS)
+
+
+def weight_shape(name: str, *sizes: int) -> tuple[int, ...]:
+    """``sizes`` if a weight of that shape stays within MAX_PARAMETER_ELEMENTS elements."""
+    elements = 1
+    for size in sizes:
+        elements *= size
+    if elements > MAX_PARAMETER_ELEMENTS:
+        raise InvalidInputError(
+            f"{name}: a weight of shape {sizes} would hold {elements} elements; at most {MAX_PARAMETER_ELEMENTS}"
+        )
+    return sizes
 
 
 class Parameter:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from csconform.arguments import check_float_array
 from csconform.engine.nn.activations import GELU
 from csconform.engine.nn.attention import MultiHeadSelfAttention
-from csconform.engine.nn.checks import float_input, positive_int
 from csconform.engine.nn.dropout import Dropout
 from csconform.engine.nn.linear import Linear
 from csconform.engine.nn.module import Array, Module
 from csconform.engine.nn.normalization import LayerNorm
+from csconform.engine.nn.parameter import layer_size
 from csconform.engine.precision import compute_operand
 
 
@@ -23,8 +24,8 @@ class TransformerBlock(Module):
     def __init__(
         self, d_model: int, num_heads: int, d_ff: int | None = None, causal: bool = False, dropout: float = 0.0
     ) -> None:
-        d_model = positive_int("d_model", d_model)
-        d_ff = 4 * d_model if d_ff is None else positive_int("d_ff", d_ff)
+        d_model = layer_size("d_model", d_model)
+        d_ff = 4 * d_model if d_ff is None else layer_size("d_ff", d_ff)
         self.d_model = d_model
         self.ln1 = LayerNorm(d_model)
         self.attn = MultiHeadSelfAttention(d_model, num_heads, causal=causal)
@@ -36,7 +37,7 @@ class TransformerBlock(Module):
         self.mlp_dropout = Dropout(dropout, seed=2)
 
     def forward(self, x: Any) -> Array:
-        x = compute_operand(float_input(x, last_dim=self.d_model))  # read by ln1 and the residual
+        x = compute_operand(check_float_array("input", x, last_dim=self.d_model))  # read by ln1 and the residual
         h = x + compute_operand(self.attn_dropout(self.attn(self.ln1.forward_rounded(x))))
         h = compute_operand(h)  # read by ln2 and the residual
         mlp = self.mlp_dropout(self.fc2(self.act(self.fc1(self.ln2.forward_rounded(h)))))

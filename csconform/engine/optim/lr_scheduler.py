@@ -17,13 +17,13 @@ Bad arguments raise :class:`csconform.errors.InvalidInputError` naming the argum
 from __future__ import annotations
 
 import abc
-import math
 import numbers
 from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 
+from csconform.arguments import check_flag, check_integer, check_real
 from csconform.errors import InvalidInputError
 
 __all__ = [
@@ -53,40 +53,11 @@ Rates = npt.NDArray[np.float64]
 # --- argument checks ----------------------------------------------------------------------------
 
 
-def _real(name: str, value: object, *, minimum: float | None = None, strict: bool = False) -> float:
-    """A finite real number, optionally bounded below (``strict``: the bound itself is refused)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidInputError(f"{name} must be a real number, got {value!r}")
-    number = float(value)
-    if not math.isfinite(number):
-        raise InvalidInputError(f"{name} must be finite, got {number!r}")
-    if minimum is not None and (number < minimum or (strict and number == minimum)):
-        relation = ">" if strict else ">="
-        raise InvalidInputError(f"{name} must be {relation} {minimum}, got {number!r}")
-    return number
-
-
-def _integer(name: str, value: object, *, minimum: int) -> int:
-    """A Python or NumPy integer (not a bool) no smaller than ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise InvalidInputError(f"{name} must be an integer, got {value!r}")
-    number = int(value)
-    if number < minimum:
-        raise InvalidInputError(f"{name} must be >= {minimum}, got {number}")
-    return number
-
-
-def _flag(name: str, value: object) -> bool:
-    if not isinstance(value, bool | np.bool_):
-        raise InvalidInputError(f"{name} must be a bool, got {value!r}")
-    return bool(value)
-
-
 def _milestones(name: str, values: object) -> tuple[int, ...]:
     """Strictly increasing positive integer steps."""
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence | np.ndarray):
         raise InvalidInputError(f"{name} must be a sequence of integers, got {values!r}")
-    steps = tuple(_integer(f"{name}[{i}]", v, minimum=1) for i, v in enumerate(values))
+    steps = tuple(check_integer(f"{name}[{i}]", v, minimum=1) for i, v in enumerate(values))
     if any(later <= earlier for earlier, later in zip(steps, steps[1:], strict=False)):
         raise InvalidInputError(f"{name} must be strictly increasing, got {list(steps)}")
     return steps
@@ -155,7 +126,7 @@ class ConstantLR(LRScheduler):
     """``lr(t) = learning_rate`` for every step."""
 
     def __init__(self, learning_rate: float) -> None:
-        self.learning_rate = _real("learning_rate", learning_rate, minimum=0.0)
+        self.learning_rate = check_real("learning_rate", learning_rate, minimum=0.0)
 
     def _rates(self, steps: Steps) -> Rates:
         return np.full(steps.shape, self.learning_rate)
@@ -178,13 +149,11 @@ class PolynomialLR(LRScheduler):
         power: float = 1.0,
         cycle: bool = False,
     ) -> None:
-        self.initial_learning_rate = _real("initial_learning_rate", initial_learning_rate, minimum=0.0)
-        self.end_learning_rate = _real("end_learning_rate", end_learning_rate, minimum=0.0)
-        self.total_iters = _integer("total_iters", total_iters, minimum=1)
-        self.power = _real("power", power, minimum=0.0)
-        if not isinstance(cycle, bool | np.bool_):
-            raise InvalidInputError(f"cycle must be a bool, got {cycle!r}")
-        self.cycle = bool(cycle)
+        self.initial_learning_rate = check_real("initial_learning_rate", initial_learning_rate, minimum=0.0)
+        self.end_learning_rate = check_real("end_learning_rate", end_learning_rate, minimum=0.0)
+        self.total_iters = check_integer("total_iters", total_iters, minimum=1)
+        self.power = check_real("power", power, minimum=0.0)
+        self.cycle = check_flag("cycle", cycle)
 
     def _rates(self, steps: Steps) -> Rates:
         t = steps.astype(np.float64)
@@ -220,10 +189,10 @@ class ExponentialLR(LRScheduler):
         decay_rate: float,
         staircase: bool = False,
     ) -> None:
-        self.initial_learning_rate = _real("initial_learning_rate", initial_learning_rate, minimum=0.0)
-        self.total_iters = _integer("total_iters", total_iters, minimum=1)
-        self.decay_rate = _real("decay_rate", decay_rate, minimum=0.0, strict=True)
-        self.staircase = _flag("staircase", staircase)
+        self.initial_learning_rate = check_real("initial_learning_rate", initial_learning_rate, minimum=0.0)
+        self.total_iters = check_integer("total_iters", total_iters, minimum=1)
+        self.decay_rate = check_real("decay_rate", decay_rate, minimum=0.0, exclusive_minimum=True)
+        self.staircase = check_flag("staircase", staircase)
 
     def _rates(self, steps: Steps) -> Rates:
         exponent = steps / self.total_iters
@@ -243,11 +212,11 @@ class InverseExponentialTimeDecayLR(LRScheduler):
         decay_rate: float,
         staircase: bool = False,
     ) -> None:
-        self.initial_learning_rate = _real("initial_learning_rate", initial_learning_rate, minimum=0.0)
-        self.step_exponent = _real("step_exponent", step_exponent, minimum=0.0)
-        self.total_iters = _integer("total_iters", total_iters, minimum=1)
-        self.decay_rate = _real("decay_rate", decay_rate, minimum=0.0)
-        self.staircase = _flag("staircase", staircase)
+        self.initial_learning_rate = check_real("initial_learning_rate", initial_learning_rate, minimum=0.0)
+        self.step_exponent = check_real("step_exponent", step_exponent, minimum=0.0)
+        self.total_iters = check_integer("total_iters", total_iters, minimum=1)
+        self.decay_rate = check_real("decay_rate", decay_rate, minimum=0.0)
+        self.staircase = check_flag("staircase", staircase)
 
     def _rates(self, steps: Steps) -> Rates:
         with np.errstate(over="ignore"):
@@ -267,9 +236,9 @@ class InverseSquareRootDecayLR(LRScheduler):
         scale: float = 1.0,
         warmup_steps: int = 1,
     ) -> None:
-        self.initial_learning_rate = _real("initial_learning_rate", initial_learning_rate, minimum=0.0)
-        self.scale = _real("scale", scale, minimum=0.0)
-        self.warmup_steps = _integer("warmup_steps", warmup_steps, minimum=1)
+        self.initial_learning_rate = check_real("initial_learning_rate", initial_learning_rate, minimum=0.0)
+        self.scale = check_real("scale", scale, minimum=0.0)
+        self.warmup_steps = check_integer("warmup_steps", warmup_steps, minimum=1)
 
     def _rates(self, steps: Steps) -> Rates:
         return self.initial_learning_rate * self.scale / np.sqrt(np.maximum(steps, self.warmup_steps))
@@ -279,9 +248,9 @@ class CosineDecayLR(LRScheduler):
     """``lr(t) = end + (init - end) * 0.5 * (1 + cos(pi * min(t, T) / T))``: half a cosine, then flat."""
 
     def __init__(self, initial_learning_rate: float, end_learning_rate: float, total_iters: int) -> None:
-        self.initial_learning_rate = _real("initial_learning_rate", initial_learning_rate, minimum=0.0)
-        self.end_learning_rate = _real("end_learning_rate", end_learning_rate, minimum=0.0)
-        self.total_iters = _integer("total_iters", total_iters, minimum=1)
+        self.initial_learning_rate = check_real("initial_learning_rate", initial_learning_rate, minimum=0.0)
+        self.end_learning_rate = check_real("end_learning_rate", end_learning_rate, minimum=0.0)
+        self.total_iters = check_integer("total_iters", total_iters, minimum=1)
 
     def _rates(self, steps: Steps) -> Rates:
         progress = np.minimum(steps, self.total_iters) / self.total_iters
@@ -297,9 +266,9 @@ class CosineAnnealingLR(LRScheduler):
     """
 
     def __init__(self, initial_learning_rate: float, T_max: int, eta_min: float = 0.0) -> None:  # noqa: N803
-        self.initial_learning_rate = _real("initial_learning_rate", initial_learning_rate, minimum=0.0)
-        self.T_max = _integer("T_max", T_max, minimum=1)
-        self.eta_min = _real("eta_min", eta_min, minimum=0.0)
+        self.initial_learning_rate = check_real("initial_learning_rate", initial_learning_rate, minimum=0.0)
+        self.T_max = check_integer("T_max", T_max, minimum=1)
+        self.eta_min = check_real("eta_min", eta_min, minimum=0.0)
 
     def _rates(self, steps: Steps) -> Rates:
         span = self.initial_learning_rate - self.eta_min
@@ -313,9 +282,9 @@ class StepLR(LRScheduler):
     """``lr(t) = init * gamma ** floor(t / step_size)``."""
 
     def __init__(self, initial_learning_rate: float, step_size: int, gamma: float) -> None:
-        self.initial_learning_rate = _real("initial_learning_rate", initial_learning_rate, minimum=0.0)
-        self.step_size = _integer("step_size", step_size, minimum=1)
-        self.gamma = _real("gamma", gamma, minimum=0.0)
+        self.initial_learning_rate = check_real("initial_learning_rate", initial_learning_rate, minimum=0.0)
+        self.step_size = check_integer("step_size", step_size, minimum=1)
+        self.gamma = check_real("gamma", gamma, minimum=0.0)
 
     def _rates(self, steps: Steps) -> Rates:
         return _scaled_power(self.initial_learning_rate, self.gamma, steps // self.step_size)
@@ -325,8 +294,8 @@ class MultiStepLR(LRScheduler):
     """``lr(t) = init * gamma ** (number of milestones <= t)``; milestones strictly increasing."""
 
     def __init__(self, initial_learning_rate: float, gamma: float, milestones: Sequence[int]) -> None:
-        self.initial_learning_rate = _real("initial_learning_rate", initial_learning_rate, minimum=0.0)
-        self.gamma = _real("gamma", gamma, minimum=0.0)
+        self.initial_learning_rate = check_real("initial_learning_rate", initial_learning_rate, minimum=0.0)
+        self.gamma = check_real("gamma", gamma, minimum=0.0)
         self.milestones = _milestones("milestones", milestones)
 
     def _rates(self, steps: Steps) -> Rates:
@@ -342,8 +311,8 @@ class MultiplicativeLR(LRScheduler):
     """
 
     def __init__(self, initial_learning_rate: float, multiplier: float) -> None:
-        self.initial_learning_rate = _real("initial_learning_rate", initial_learning_rate, minimum=0.0)
-        self.multiplier = _real("multiplier", multiplier, minimum=0.0, strict=True)
+        self.initial_learning_rate = check_real("initial_learning_rate", initial_learning_rate, minimum=0.0)
+        self.multiplier = check_real("multiplier", multiplier, minimum=0.0, exclusive_minimum=True)
 
     def _rates(self, steps: Steps) -> Rates:
         return _scaled_power(self.initial_learning_rate, self.multiplier, steps)
@@ -391,7 +360,7 @@ class PiecewiseConstantLR(LRScheduler):
         if isinstance(learning_rates, (str, bytes)) or not isinstance(learning_rates, Sequence | np.ndarray):
             raise InvalidInputError(f"learning_rates must be a sequence of numbers, got {learning_rates!r}")
         self.learning_rates = tuple(
-            _real(f"learning_rates[{i}]", rate, minimum=0.0) for i, rate in enumerate(learning_rates)
+            check_real(f"learning_rates[{i}]", rate, minimum=0.0) for i, rate in enumerate(learning_rates)
         )
         self.milestones = _milestones("milestones", milestones)
         if len(self.learning_rates) != len(self.milestones) + 1:
@@ -427,22 +396,26 @@ class CyclicLR(LRScheduler):
         mode: str = "triangular",
         gamma: float = 1.0,
     ) -> None:
-        self.base_lr = _real("base_lr", base_lr, minimum=0.0)
-        self.max_lr = _real("max_lr", max_lr, minimum=0.0)
-        self.step_size_up = _integer("step_size_up", step_size_up, minimum=1)
+        self.base_lr = check_real("base_lr", base_lr, minimum=0.0)
+        self.max_lr = check_real("max_lr", max_lr, minimum=0.0)
+        self.step_size_up = check_integer("step_size_up", step_size_up, minimum=1)
         self.step_size_down = (
-            self.step_size_up if step_size_down is None else _integer("step_size_down", step_size_down, minimum=1)
+            self.step_size_up if step_size_down is None else check_integer("step_size_down", step_size_down, minimum=1)
         )
         if not isinstance(mode, str) or mode not in self.MODES:
             raise InvalidInputError(f"unknown CyclicLR mode {mode!r}; known modes: {', '.join(self.MODES)}")
         self.mode = mode
-        self.gamma = _real("gamma", gamma, minimum=0.0, strict=True)
+        self.gamma = check_real("gamma", gamma, minimum=0.0, exclusive_minimum=True)
 
     def _rates(self, steps: Steps) -> Rates:
         cycle_steps = self.step_size_up + self.step_size_down
         rise_ratio = self.step_size_up / cycle_steps
-        # integer division first: steps beyond float64's integers (2**53) keep their exact phase
-        completed, within = np.divmod(steps, cycle_steps)
+        # integer division first: steps beyond float64's integers (2**53) keep their exact phase; a cycle
+        # longer than int64 holds every step in its first pass
+        if cycle_steps <= _INT64.max:
+            completed, within = np.divmod(steps, cycle_steps)
+        else:
+            completed, within = np.zeros_like(steps), steps
         cycle = completed.astype(np.float64) + 1.0
         x = within / cycle_steps
         factor = np.where(x <= rise_ratio, x / rise_ratio, (x - 1.0) / (rise_ratio - 1.0))
@@ -478,14 +451,14 @@ class OneCycleLR(LRScheduler):
         three_phase: bool = False,
         anneal_strategy: str = "cos",
     ) -> None:
-        self.initial_learning_rate = _real("initial_learning_rate", initial_learning_rate, minimum=0.0)
-        self.max_lr = _real("max_lr", max_lr, minimum=0.0)
-        self.total_steps = _integer("total_steps", total_steps, minimum=2)
-        self.pct_start = _real("pct_start", pct_start, minimum=0.0, strict=True)
+        self.initial_learning_rate = check_real("initial_learning_rate", initial_learning_rate, minimum=0.0)
+        self.max_lr = check_real("max_lr", max_lr, minimum=0.0)
+        self.total_steps = check_integer("total_steps", total_steps, minimum=2)
+        self.pct_start = check_real("pct_start", pct_start, minimum=0.0, exclusive_minimum=True)
         if self.pct_start >= 1.0:
             raise InvalidInputError(f"pct_start must be < 1, got {self.pct_start}")
-        self.final_div_factor = _real("final_div_factor", final_div_factor, minimum=0.0, strict=True)
-        self.three_phase = _flag("three_phase", three_phase)
+        self.final_div_factor = check_real("final_div_factor", final_div_factor, minimum=0.0, exclusive_minimum=True)
+        self.three_phase = check_flag("three_phase", three_phase)
         if not isinstance(anneal_strategy, str) or anneal_strategy not in self.ANNEAL_STRATEGIES:
             raise InvalidInputError(
                 f"unknown anneal_strategy {anneal_strategy!r}; known: {', '.join(self.ANNEAL_STRATEGIES)}"

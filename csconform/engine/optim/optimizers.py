@@ -19,15 +19,14 @@ must skip a step (the GradScaler after a non-finite gradient) simply does not ca
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from csconform.arguments import check_callable, check_flag, check_integer, check_mapping, check_real, is_real
 from csconform.engine import context
-from csconform.engine.arguments import function, mapping
 from csconform.engine.nn.parameter import Parameter
 from csconform.engine.optim.lr_scheduler import ConstantLR
 from csconform.engine.optim.rounding import multiply_add
@@ -45,15 +44,10 @@ _SCALAR_LR_MESSAGE = (
 )
 
 
-def _is_number(value: object) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-
 def _check_lr(value: object) -> object:
     """A learning rate is a non-negative finite number or a callable schedule of the global step."""
-    if _is_number(value):
-        if not np.isfinite(float(value)) or float(value) < 0.0:  # type: ignore[arg-type]
-            raise InvalidInputError(f"learning rate must be a finite number >= 0, got {value!r}")
+    if is_real(value):
+        check_real("learning rate", value, minimum=0.0)
         return value
     if callable(value):
         return value
@@ -72,7 +66,7 @@ class ParamGroup(MutableMapping):
     def __setitem__(self, key: str, value: Any) -> None:
         if key == "lr":
             value = _check_lr(value)
-            if _is_number(value) and context.on_cs():
+            if is_real(value) and context.on_cs():
                 raise LRSchedulerError(_SCALAR_LR_MESSAGE)
         self._values[key] = value
 
@@ -108,7 +102,7 @@ class Optimizer:
 
     @staticmethod
     def _as_schedule(lr: object) -> object:
-        return ConstantLR(learning_rate=float(lr)) if _is_number(lr) else lr  # type: ignore[arg-type]
+        return ConstantLR(learning_rate=float(lr)) if is_real(lr) else lr  # type: ignore[arg-type]
 
     @staticmethod
     def _groups(params: Any) -> list[Mapping[str, Any]]:
@@ -154,7 +148,7 @@ class Optimizer:
     @staticmethod
     def _group_lr(group: Mapping[str, Any], step: int) -> np.float32:
         lr = group["lr"]
-        value = np.float32(lr if _is_number(lr) else lr(step))
+        value = np.float32(lr if is_real(lr) else lr(step))
         if not (np.isfinite(value) and value >= 0):
             raise InvalidInputError(f"the learning rate schedule gave {value!r} at global step {step}; need >= 0")
         return value
@@ -174,7 +168,7 @@ class Optimizer:
         As in PyTorch, a ``closure`` is called first (it may recompute the loss and the gradients)
         and its result is returned.
         """
-        result = None if closure is None else function("closure", closure)()
+        result = None if closure is None else check_callable("closure", closure)()
         planned = []
         for index, param, group in self._indexed():
             if param.grad is None:
@@ -227,15 +221,14 @@ class Optimizer:
         self, state_dict: Mapping[str, Any]
     ) -> tuple[int, dict[int, dict[str, Any]], list[dict[str, Any]]]:
         """(global step, per-parameter state, each group's hyperparameters) of ``state_dict``, checked."""
-        mapping("state_dict", state_dict)
+        check_mapping("state_dict", state_dict)
         try:
             global_step = state_dict["global_step"]
             groups = state_dict["param_groups"]
             state = state_dict["state"]
         except (KeyError, TypeError) as exc:
             raise InvalidInputError(f"not an optimizer state dict: missing {exc}") from exc
-        if isinstance(global_step, bool) or not isinstance(global_step, numbers.Integral) or global_step < 0:
-            raise InvalidInputError(f"global_step must be a non-negative integer, got {global_step!r}")
+        check_integer("global_step", global_step, minimum=0)
         if not isinstance(state, Mapping) or not isinstance(groups, list | tuple):
             raise InvalidInputError("not an optimizer state dict: 'state' must be a mapping, 'param_groups' a list")
         if (
@@ -273,16 +266,6 @@ class Optimizer:
         self.global_step = global_step
 
 
-def _real_in(name: str, value: object, low: float, high: float, high_open: bool = True) -> float:
-    if not _is_number(value) or not np.isfinite(float(value)):  # type: ignore[arg-type]
-        raise InvalidInputError(f"{name} must be a finite number, got {value!r}")
-    number = float(value)  # type: ignore[arg-type]
-    if number < low or number > high or (high_open and number == high):
-        bracket = ")" if high_open else "]"
-        raise InvalidInputError(f"{name} must lie in [{low}, {high}{bracket}, got {number!r}")
-    return number
-
-
 class SGD(Optimizer):
     """SGD with optional momentum (buffer = momentum*buffer + g, from a zero buffer), Nesterov and L2
     weight decay; without momentum a parameter keeps no state."""
@@ -293,10 +276,9 @@ class SGD(Optimizer):
         super().__init__(params, {"lr": lr, "momentum": momentum, "weight_decay": weight_decay, "nesterov": nesterov})
 
     def _check_hyperparameters(self, group: Mapping[str, Any]) -> None:
-        momentum = _real_in("momentum", group["momentum"], 0.0, 1.0, high_open=False)
-        _real_in("weight_decay", group["weight_decay"], 0.0, np.inf)
-        if not isinstance(group["nesterov"], bool | np.bool_):
-            raise InvalidInputError(f"nesterov must be True or False, got {group['nesterov']!r}")
+        momentum = check_real("momentum", group["momentum"], minimum=0.0, maximum=1.0)
+        check_real("weight_decay", group["weight_decay"], minimum=0.0)
+        check_flag("nesterov", group["nesterov"])
         if group["nesterov"] and momentum == 0.0:
             raise InvalidInputError("nesterov momentum requires momentum > 0")
 
@@ -340,10 +322,10 @@ class Adam(Optimizer):
         betas = group["betas"]
         if not isinstance(betas, tuple | list) or len(betas) != 2:
             raise InvalidInputError(f"betas must be a pair of numbers in [0, 1), got {betas!r}")
-        _real_in("betas[0]", betas[0], 0.0, 1.0)
-        _real_in("betas[1]", betas[1], 0.0, 1.0)
-        _real_in("eps", group["eps"], 0.0, np.inf)
-        _real_in("weight_decay", group["weight_decay"], 0.0, np.inf)
+        check_real("betas[0]", betas[0], minimum=0.0, maximum=1.0, exclusive_maximum=True)
+        check_real("betas[1]", betas[1], minimum=0.0, maximum=1.0, exclusive_maximum=True)
+        check_real("eps", group["eps"], minimum=0.0)
+        check_real("weight_decay", group["weight_decay"], minimum=0.0)
 
     def _update(
         self, data: Array, grad: Array, state: dict[str, Any], lr: np.float32, group: Mapping[str, Any]

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 import csconform.engine as _reference
 from csconform.engine import compiler as _compiler
-from csconform.errors import InvalidInputError
+from csconform.interface.kit import runs as _runs
 
-
-def _check_mode_without_the_cs_refusal(mode: str) -> None:
-    if mode not in _compiler.MODES:
-        raise InvalidInputError(f"unknown mode {mode!r}; known modes: {', '.join(_compiler.MODES)}")
-
-
-_compiler.check_mode = _check_mode_without_the_cs_refusal
+_compiler.check_mode = _runs.check_mode  # the interface's modes, without the CS system's refusal
 
 
 def __getattr__(name: str):

@@ -11,7 +11,6 @@ which differs only after a skipped step.
 
 from __future__ import annotations
 
-import numbers
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
@@ -26,13 +25,10 @@ from csconform.adapters.cstorch.optim import lr_scheduler
 from csconform.adapters.cstorch.optim.lr_scheduler import LRScheduler
 from csconform.adapters.cstorch.refusals import refusals
 from csconform.adapters.cstorch.tensors import scalar
+from csconform.arguments import is_real
 from csconform.errors import InvalidInputError
 
 __all__ = ["SGD", "Adam", "AdamW", "Optimizer", "lr_scheduler"]
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 class _GroupView(MutableMapping[str, Any]):
@@ -64,7 +60,7 @@ class _GroupView(MutableMapping[str, Any]):
 
 def _as_schedule(lr: Any) -> Any:
     """A number is the package's ``ConstantLR``, a Python function of the step its ``LambdaLR``."""
-    if _is_number(lr):
+    if is_real(lr):
         return lr_scheduler.ConstantLR(learning_rate=lr)
     if lr_scheduler.is_function_of_step(lr):
         return lr_scheduler.FunctionLR(lr)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from csconform.errors import CheckpointError, InvalidInputError
 
@@ -71,6 +71,22 @@ def saved_optimizer_state(saved: Mapping[str, Any], optimizer: Any) -> dict[str,
         "state": {int(index): entries for index, entries in saved["optimizer"]["state"].items()},
         "param_groups": optimizer.state_dict()["param_groups"],
     }
+
+
+class _Positioned(Protocol):
+    seed_entropy: int
+
+    @property
+    def elements_produced(self) -> int: ...
+
+
+class DataPosition:
+    """A data iterator's position, its ``state()`` (the checkpoint's ``data`` section): the seed of its
+    random stream and how many elements it has handed out; ``data_position`` reads one back."""
+
+    def state(self: _Positioned) -> dict[str, int]:
+        """Where this iterator is: enough to resume it exactly (its ``restore``)."""
+        return {"seed_entropy": self.seed_entropy, "elements_produced": self.elements_produced}
 
 
 def data_position(state: Mapping[str, Any]) -> tuple[int, int]:

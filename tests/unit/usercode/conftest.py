@@ -1,0 +1,17 @@
+"""Session fixtures of the lint tests: the spec and the release catalogue."""
+
+from __future__ import annotations
+
+import pytest
+
+from csconform.spec import Catalogue, Spec, default_specs_dir, load_catalogue, load_spec
+
+
+@pytest.fixture(scope="session")
+def spec() -> Spec:
+    return load_spec()
+
+
+@pytest.fixture(scope="session")
+def catalogue() -> Catalogue:
+    return load_catalogue(default_specs_dir())
