@@ -21,7 +21,7 @@ from csconform.perf.execution.efficiency import calibration_record
 from csconform.perf.models.hf_config import model_from_config
 from csconform.perf.models.model_spec import ModelSpec
 from csconform.perf.models.zoo_section import ZOO_FAMILIES, model_from_zoo_section
-from csconform.perf.plan import plan
+from csconform.perf.plan import Plan, plan
 from csconform.userconfig.description import RunDescription
 from csconform.userconfig.families import Family, family_from_path, flat_families_release, infer_family
 
@@ -53,6 +53,13 @@ class PlanSummary:
     time_to_train_s: float | None
     band: Band | None
     worst_band: Band | None
+    binding_limit: str
+    """What sets the samples/s: ``compute``, ``fabric communication``, ``pipeline fill``, ``input pipeline``,
+    ``weight streaming I/O`` or ``per-layer latency``."""
+    binding_detail: str
+    """The figures behind ``binding_limit`` (each candidate's share or rate)."""
+    systems_source: str
+    """Where the number of systems came from: the option, the file's key, or what was assumed and why."""
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def as_dict(self) -> dict[str, Any]:
@@ -127,6 +134,7 @@ def plan_run(run: RunDescription, model: ModelSpec, wafer: str = "wse2") -> Plan
     seconds = steps * result.batch / result.samples_per_s if steps is not None else None
     band, worst = _bands(seconds) if seconds is not None else (None, None)
     tokens = result.samples_per_s * model.seq_len if model.seq_len else None
+    limit, detail = binding_limit(result)
     return PlanSummary(
         model=result.model,
         family=model.family,
@@ -144,5 +152,61 @@ def plan_run(run: RunDescription, model: ModelSpec, wafer: str = "wse2") -> Plan
         time_to_train_s=seconds,
         band=band,
         worst_band=worst,
+        binding_limit=limit,
+        binding_detail=detail,
+        systems_source=systems_source(run),
         notes=tuple(model.notes) + tuple(result.notes),
     )
+
+
+def binding_limit(result: Plan) -> tuple[str, str]:
+    """The limit that sets the plan's samples/s, and the figures that show it.
+
+    Weight streaming: the input workers when they set the step, else the largest share of the step among
+    compute, the I/O that compute does not hide (weights in, gradients out, SwarmX) and the fixed per-layer
+    latencies. Pipelined: the input when it is slower than the wafer, else the pipeline fill when it takes
+    most of a batch's time, else the slowest kernel's communication or compute."""
+    if result.mode == "weight_streaming":
+        streaming = result.streaming
+        if streaming.input_bound:
+            feed = streaming.systems * streaming.input_samples_per_s
+            return "input pipeline", f"the input workers feed {feed:,.4g} samples/s; the wafer would run faster"
+        shares = {
+            "compute": streaming.compute_s,
+            "weight streaming I/O": streaming.io_exposed_s,
+            "per-layer latency": streaming.latency_s,
+        }
+        detail = ", ".join(f"{name} {share / streaming.step_s:.1%}" for name, share in shares.items())
+        return max(shares, key=lambda name: shares[name]), f"{detail} of the step"
+    pipeline = result.pipeline
+    if pipeline.input_samples_per_s <= pipeline.wafer_samples_per_s:
+        return "input pipeline", (
+            f"the input feeds {pipeline.input_samples_per_s:,.4g} samples/s, the wafer would take "
+            f"{pipeline.wafer_samples_per_s:,.4g}"
+        )
+    fill_share = pipeline.fill_latency_s / pipeline.batch_s
+    if fill_share > 0.5:
+        return (
+            "pipeline fill",
+            f"filling the pipeline takes {fill_share:.0%} of a batch's time (a larger batch hides it)",
+        )
+    slowest = max(pipeline.kernels, key=lambda k: k.cycles_per_sample)
+    if slowest.communication_cycles_per_sample > slowest.compute_cycles_per_sample:
+        return (
+            "fabric communication",
+            f"the slowest kernel, {slowest.name}, waits on its fabric links more than it computes",
+        )
+    return "compute", f"the slowest kernel, {slowest.name}, is compute-bound"
+
+
+def systems_source(run: RunDescription) -> str:
+    """Where the plan's number of systems came from, or why one system was assumed."""
+    setting = run.batch.num_csx
+    if setting is None:
+        return "assumed: the file sets no num_csx"
+    where = setting.origin.key or "num_csx"
+    if integer_problem("num_csx", setting.value, minimum=1) is not None:
+        return f"assumed 1: {where} {setting.value!r} is not a positive integer"
+    if where.startswith("--"):
+        return f"from {where}"
+    return f"from {where}" + (f" (line {setting.origin.line})" if setting.origin.line else "")
