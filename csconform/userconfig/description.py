@@ -106,6 +106,8 @@ class OptimizerConfig:
     name: Setting[Any]
     arguments: Mapping[str, Setting[Any]]
     origin: Location
+    lr_adjustment: Setting[Any] | None = None
+    """``adjust_learning_rate``: learning-rate factors per group of layers (muP), not an optimizer argument."""
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,8 @@ def _optimizer(doc: ConfigFile) -> OptimizerConfig | None:
         betas = [0.9 if beta1 is None else beta1.value, 0.999 if beta2 is None else beta2.value]
         arguments["betas"] = Setting(betas, (beta1 or beta2).origin)  # type: ignore[union-attr]
     name = doc.setting(("optimizer", "optimizer_type")) or Setting(None, doc.origin(("optimizer",)))
-    return OptimizerConfig(name, arguments, doc.origin(("optimizer",)))
+    adjustment = doc.setting(("optimizer", "adjust_learning_rate"))
+    return OptimizerConfig(name, arguments, doc.origin(("optimizer",)), adjustment)
 
 
 def _family(doc: ConfigFile) -> Setting[str] | None:

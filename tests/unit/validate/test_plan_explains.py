@@ -1,4 +1,5 @@
-"""A plan says which limit binds it and where its number of systems came from, in text and JSON."""
+"""A verdict explains itself: the limit that binds the plan and where its number of systems came from (text
+and JSON), the layers muP trains at other rates, a learning rate asked for past the end of training."""
 
 from __future__ import annotations
 
@@ -59,3 +60,31 @@ def test_text_and_json_both_name_the_limit_and_the_systems(capsys: pytest.Captur
     (entry,) = json.loads(capsys.readouterr().out)["files"]
     assert entry["plan"]["binding_limit"] == "input pipeline" and entry["plan"]["binding_detail"]
     assert entry["plan"]["systems_source"] == "assumed: the file sets no num_csx"
+
+
+BTLM = MODELZOO / "2.10.0/src/cerebras/modelzoo/models/nlp/btlm/configs/params_btlm_2p7b_8k.yaml"
+GPT3_XL = MODELZOO / "1.9.1/modelzoo/transformers/pytorch/gpt3/configs/params_gpt3_xl.yaml"
+
+
+def test_mup_s_per_layer_rates_are_shown_beside_the_schedule(tmp_path: Path, spec: Spec, catalogue: Catalogue) -> None:
+    """BTLM's muP widths (base 256 of 2560, base 682.6 of 6826) scale its hidden layers' rates by 0.1;
+    a 1.x file's adjust_learning_rate names its factors (neither is an optimizer argument)."""
+    btlm = validate_file(BTLM, spec, release_options(catalogue, "2.10.0", plan=False))
+    mup = [note for note in btlm.notes if note.startswith("muP:")]
+    assert len(mup) == 2 and all(note.split("=")[-1].startswith(" 0.1;") for note in mup)
+    text = GPT3_XL.read_text(encoding="utf-8").replace(
+        "\noptimizer:\n", "\noptimizer:\n    adjust_learning_rate:\n        decoder_kernel: 0.125\n", 1
+    )
+    adjusted = tmp_path / "xl_mup.yaml"
+    adjusted.write_text(text, encoding="utf-8")
+    verdict = validate_file(adjusted, spec, release_options(catalogue, "1.9.1", plan=False))
+    assert any("adjust_learning_rate" in note and "decoder_kernel x0.125" in note for note in verdict.notes)
+    assert not [f for f in verdict.warnings if f.key and "adjust_learning_rate" in f.key]
+    plain = validate_file(GPT3_XL, spec, release_options(catalogue, "1.9.1", plan=False))
+    assert not [note for note in plain.notes if "adjust_learning_rate" in note or note.startswith("muP")]
+
+
+def test_a_learning_rate_asked_past_the_last_step_says_so(spec: Spec, catalogue: Catalogue) -> None:
+    verdict = validate_file(BTLM, spec, release_options(catalogue, "2.10.0", plan=False, lr_at=(95, 159635, 159636)))
+    (note,) = [note for note in verdict.notes if note.startswith("--lr-at")]
+    assert note.startswith("--lr-at 159636:") and "max_steps 159636" in note
