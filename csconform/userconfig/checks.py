@@ -83,11 +83,10 @@ def check_layout(run: RunDescription, found: Findings) -> None:
         found.warn(
             "CONFIG-005",
             Location(),
-            f"flat-layout params file: release {run.release} converts it to the trainer layout on load ({once}; "
-            "csconform validate --convert-to NEW writes the converted file)",
-            fix=f"convert it with {command} or csconform validate --convert-to NEW"
+            f"flat-layout params file: release {run.release} converts it to the trainer layout on load ({once})",
+            fix=f"convert it with {command}"
             if command
-            else "convert it with csconform validate --convert-to NEW",
+            else "keep it (the release converts it on load) or write the trainer layout",
         )
 
 

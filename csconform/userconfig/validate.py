@@ -28,6 +28,7 @@ from csconform.spec.releases import Catalogue, Release
 from csconform.userconfig.checks import run_checks
 from csconform.userconfig.config_file import ConfigFile
 from csconform.userconfig.description import RunDescription, Setting
+from csconform.userconfig.fixes import with_edits
 from csconform.userconfig.performance import PlanSummary, build_model, model_family, plan_run
 from csconform.userconfig.read_flat import read_flat
 from csconform.userconfig.read_hf import TrainingOptions, read_hf
@@ -229,7 +230,7 @@ def validate_file(path: Path | str, spec: Spec, options: ValidateOptions) -> Ver
     _run_schedule(run, options, verdict)
     if run.model is not None:
         _plan(run, options, verdict, found)
-    verdict.violations, verdict.warnings = found.violations, found.warnings
+    verdict.violations, verdict.warnings = with_edits(found.violations, path), with_edits(found.warnings, path)
     return verdict
 
 
