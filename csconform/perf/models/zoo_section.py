@@ -461,15 +461,21 @@ def _dpr(f: Fields, seq_len: int | None) -> list[Layer]:
             final_norm=False,
             position_table=longest,
         )
-        layers += [replace(layer, name=f"{name}.{layer.name}") for layer in trunk(t)]
-        if pooled:
-            layers += [replace(layer, name=f"{name}.{layer.name}") for layer in pooler(t, True)]
+        encoder_layers = trunk(t) + (pooler(t, True) if pooled else [])
+        layers += [_prefixed(layer, name) for layer in encoder_layers]
         f.notes += encoder.notes
     f.notes.append(
         f"DPR: {' and '.join(names)} counted, each a BERT encoder"
         + (" with a pooler (ffn_pooler)" if pooled else " without a pooler (pooler_type cls or mean)")
     )
     return layers
+
+
+def _prefixed(layer: Layer, encoder: str) -> Layer:
+    """A layer of one of DPR's encoders, its name and kernel group prefixed with the encoder's (the two
+    encoders' kernels stay apart)."""
+    group = f"{encoder}.{layer.group}" if layer.group else ""
+    return replace(layer, name=f"{encoder}.{layer.name}", group=group)
 
 
 def _fc_mnist(f: Fields) -> list[Layer]:

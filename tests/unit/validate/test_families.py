@@ -103,3 +103,11 @@ def test_a_flat_file_matching_no_family_says_what_would_make_it_plannable(
     verdict = judge(path, spec, catalogue, "1.9.1")
     (note,) = [n for n in verdict.notes if n.startswith("model not planned")]
     assert "1.9.1" in note and "--model-family" in note and "PERF-025" not in {f.rule for f in verdict.warnings}
+
+
+def test_dpr_s_two_encoders_are_planned_apart(spec: Spec, catalogue: Catalogue) -> None:
+    path = MODELZOO / "2.10.0/src/cerebras/modelzoo/models/nlp/dpr/configs/params_dpr_base_nq.yaml"
+    verdict = validate_file(path, spec, release_options(catalogue, "2.10.0"))
+    assert verdict.plan is not None and verdict.plan.parameters == evaluate(
+        FAMILY_COUNTS["dpr/configs/params_dpr_base_nq.yaml"]
+    )
