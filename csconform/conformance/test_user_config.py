@@ -463,6 +463,9 @@ def test_from_2_0_2_the_optimizer_is_a_class_of_the_package(tmp_path: Path) -> N
     finding = only(judge(unused, "2.10.0").warnings, "CONFIG-041")
     assert finding.key == "trainer.init.optimizer.Adam.correct_bias"
     assert judge(with_optimizer({"adamw": {"correct_bias": True}}, "c.yaml"), "2.10.0").warnings == []
+    # the param groups the trainer builds from the section (configure_param_groups) are no argument
+    grouped = with_optimizer({"AdamW": {"params": [{"params": ["*.bias"], "weight_decay": 0.0}]}}, "g.yaml")
+    assert judge(grouped, "2.3.0").warnings == [] and judge(grouped, "2.10.0").warnings == []
     bad_betas = with_optimizer({"AdamW": {"betas": [0.9, 1.5]}}, "b.yaml")
     assert only(judge(bad_betas, "2.10.0").warnings, "OPTIM-011").level == "reference"
 

@@ -385,7 +385,7 @@ def check_optimizer(run: RunDescription, found: Findings) -> None:
     if run.layout == "trainer":
         for argument, setting in optimizer.arguments.items():
             named = release.argument_name(argument, signature.arguments)
-            if named not in signature.arguments:
+            if named not in signature.arguments and argument not in release.param_group_keys:
                 found.warn(
                     "CONFIG-041",
                     setting.origin,

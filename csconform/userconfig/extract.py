@@ -13,6 +13,9 @@ writes ``data/modelzoo-releases.json``, one entry per release with its commit:
 * ``model_configs``: the fields of every model config class (a ``name: Literal[...]`` field names
   the model) with what the class does with an unknown key (``extra``: ``forbid`` refuses it), from
   the releases whose configs are pydantic classes;
+* ``param_group_keys``: the keys of the optimizer section that the trainer's ``configure_param_groups``
+  (``common/optim_utils.py``) reads besides the optimizer's arguments (``params``: the param groups,
+  ``adjust_learning_rate``), from the releases with the trainer layout;
 * ``optimizers_1x``: the keys the 1.x ``PyTorchBaseModel._configure_optimizer`` reads for each
   optimizer type, and those it reads for every type (other keys are silently ignored);
 * ``families``: for each model folder, the data processors and model keys its own params files use
@@ -164,6 +167,33 @@ def optimizer_aliases(tree: Tree) -> dict[str, str]:
                         if keyword.arg == "alias" and isinstance(keyword.value, ast.Constant):
                             aliases[str(keyword.value.value)] = str(key.elts[1].value)
     return dict(sorted(aliases.items()))
+
+
+OPTIM_UTILS = "src/cerebras/modelzoo/common/optim_utils.py"
+TRAINER_UTILS = "src/cerebras/modelzoo/trainer/utils.py"
+
+
+def param_group_keys(tree: Tree) -> list[str]:
+    """Keys read from ``optimizer_params`` (the optimizer section) by ``common/optim_utils.py``, in the
+    releases whose trainer builds its param groups with it (``trainer/utils.py`` calls
+    ``configure_param_groups``)."""
+    if OPTIM_UTILS not in tree.paths or "configure_param_groups" not in (tree.read(TRAINER_UTILS) or ""):
+        return []
+    module = tree.parse(OPTIM_UTILS)
+    keys: set[str] = set()
+    for node in ast.walk(module) if module else ():
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            reads = isinstance(node.func.value, ast.Name) and node.func.value.id == "optimizer_params"
+            if reads and node.func.attr in ("get", "pop") and node.args and isinstance(node.args[0], ast.Constant):
+                keys.add(str(node.args[0].value))
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "optimizer_params"
+            and isinstance(node.slice, ast.Constant)
+        ):
+            keys.add(str(node.slice.value))
+    return sorted(keys)
 
 
 # --- model config classes -----------------------------------------------------------------------------
@@ -463,6 +493,7 @@ def release_knowledge(mirror: Path, release: Release) -> dict[str, Any]:
             "legacy_conversion": legacy_conversion(tree),
             "optimizer_aliases": optimizer_aliases(tree),
             "model_configs": model_configs(tree),
+            "param_group_keys": param_group_keys(tree),
             "optimizers_1x": optimizers_1x(tree),
             "families": families(tree),
         }

@@ -39,6 +39,8 @@ class ReleaseKnowledge:
     legacy_conversion: Mapping[str, Any] | None
     optimizer_aliases: Mapping[str, str]
     model_configs: Mapping[str, Any]
+    param_group_keys: frozenset[str]
+    """Optimizer-section keys the trainer reads to build param groups (``params``), not optimizer arguments."""
     optimizers_1x: Mapping[str, Any] | None
     families: Mapping[str, Mapping[str, list[str]]]
 
@@ -97,6 +99,7 @@ def knowledge(release: str) -> ReleaseKnowledge:
         legacy_conversion=entry["legacy_conversion"],
         optimizer_aliases=entry["optimizer_aliases"],
         model_configs=entry["model_configs"],
+        param_group_keys=frozenset(entry["param_group_keys"]),
         optimizers_1x=entry["optimizers_1x"],
         families=entry["families"],
     )
