@@ -44,9 +44,9 @@ import yaml
 from csconform.errors import InvalidInputError
 from csconform.spec.loader import default_specs_dir
 from csconform.spec.releases import Release, load_catalogue
+from csconform.userconfig.release_data import DATA_FILE
 from csconform.userconfig.vocabulary import is_model_params_file
 
-DATA_FILE = "modelzoo-releases.json"
 ENTRY_POINT = re.compile(r"^\s*(?P<name>[\w-]+)\s*=\s*\\?\s*(?P<target>[\w.]+:\w+)\s*$", re.S)
 TRAINER_UTILS = "src/cerebras/modelzoo/trainer/utils.py"
 TRAINER_VALIDATE = "src/cerebras/modelzoo/trainer/validate.py"

@@ -14,9 +14,10 @@ from importlib import resources
 from typing import Any
 
 from csconform.errors import InvalidInputError
-from csconform.userconfig.extract import DATA_FILE
 
 CONVERT_SUBCOMMAND = "convert_legacy"
+DATA_FILE = "modelzoo-releases.json"
+"""The per-release data :mod:`.extract` writes, shipped in ``csconform/userconfig/data``."""
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import pytest
 from zoo_data import CLONE
 
 from csconform.spec import default_specs_dir, load_catalogue
-from csconform.userconfig import extract, vocabulary
+from csconform.userconfig import extract, release_data, vocabulary
 from csconform.userconfig import package_api as api
 from csconform.userconfig.release_data import knowledge
 
@@ -53,7 +53,7 @@ def test_the_vocabulary_is_current(release: str) -> None:
 
 
 def test_the_extracted_knowledge_covers_every_release_with_its_commit() -> None:
-    stored = json.loads((resources.files("csconform.userconfig") / "data" / extract.DATA_FILE).read_text())
+    stored = json.loads((resources.files("csconform.userconfig") / "data" / release_data.DATA_FILE).read_text())
     catalogue = load_catalogue(default_specs_dir())
     assert [(r["name"], r["commit"]) for r in stored["releases"]] == [(r.name, r.commit) for r in catalogue.releases]
     assert knowledge("2.3.1").convert_command is None and knowledge("2.4.0").convert_command == (
@@ -72,7 +72,7 @@ def test_the_extracted_knowledge_covers_every_release_with_its_commit() -> None:
 @pytest.mark.parametrize("release", ["1.7.0", "2.3.1", "2.4.0", "2.10.0"])
 def test_the_extracted_knowledge_is_current(release: str) -> None:
     """Releases at the edges of what changed, re-read from the clone (all: python -m csconform.userconfig.extract)."""
-    stored = json.loads((resources.files("csconform.userconfig") / "data" / extract.DATA_FILE).read_text())
+    stored = json.loads((resources.files("csconform.userconfig") / "data" / release_data.DATA_FILE).read_text())
     entry = next(r for r in stored["releases"] if r["name"] == release)
     assert extract.release_knowledge(Path(str(CLONE)), load_catalogue(default_specs_dir()).get(release)) == entry
 
