@@ -43,7 +43,7 @@ def make_estimator(engine, workers=1, params=None, seen=None):
     return engine.estimator.CerebrasEstimator(model_fn, config=config, params=params, env=TF_CONFIG), w
 
 
-def refused_before_training(estimator, w, input_fn, steps: int, match: str | None = None) -> Exception:  # noqa: ANN001
+def refused_before_training(estimator, w, input_fn, steps: int, match: str | None = None) -> Exception:
     """Training ``steps`` steps on ``input_fn`` is refused (UnsupportedTensorFlowError, its message
     matching ``match``) before the weights ``w`` change; returns the refusal."""
     with pytest.raises(UnsupportedTensorFlowError, match=match) as refused:

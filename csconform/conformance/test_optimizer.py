@@ -69,7 +69,7 @@ def run(engine, optimizer, params, steps, rng):
     return history
 
 
-def step_in_lockstep(optimizer, twin, params, clones, rng, steps: int) -> None:  # noqa: ANN001
+def step_in_lockstep(optimizer, twin, params, clones, rng, steps: int) -> None:
     """Give ``params`` and their ``clones`` the same fresh random gradients and step both optimizers,
     ``steps`` times; then the two sets of weights must be bit-identical."""
     for _ in range(steps):
