@@ -18,13 +18,17 @@ LLAMA2_7B = MODELZOO / "2.10.0/src/cerebras/modelzoo/models/nlp/llama/configs/pa
 
 
 def test_an_input_bound_bert_says_so_on_every_wafer(spec: Spec, catalogue: Catalogue) -> None:
-    """BERT-base at sequence 128 is fed slower than any wafer computes: the same samples/s on WSE-1, -2, -3."""
+    """BERT-base at sequence 128 is fed slower than a WSE-2 or WSE-3 computes in weight streaming: the same
+    samples/s on both. A WSE-1 runs it pipelined, at the pipelined efficiency fitted on the measured pipelined
+    runs (csconform/perf/calibration/calibration.json), which its compute binds below that input rate."""
     plans = [
         validate_file(BERT_BASE, spec, release_options(catalogue, "1.9.1", wafer=wafer)).plan
         for wafer in ("wse1", "wse2", "wse3")
     ]
-    assert all(plan is not None and plan.binding_limit == "input pipeline" for plan in plans)
-    assert len({plan.samples_per_s for plan in plans if plan is not None}) == 1
+    assert all(plan is not None for plan in plans)
+    wse1, wse2, wse3 = plans
+    assert wse2.binding_limit == wse3.binding_limit == "input pipeline" and wse2.samples_per_s == wse3.samples_per_s
+    assert wse1.mode == "pipelined" and wse1.binding_limit == "compute" and wse1.samples_per_s < wse2.samples_per_s
 
 
 def test_a_large_model_is_bound_by_compute_with_the_shares_shown(spec: Spec, catalogue: Catalogue) -> None:
