@@ -33,6 +33,8 @@ from csconform.userconfig.schedulers import class_name
 from csconform.userconfig.vocabulary import did_you_mean
 
 MAX_CSX_STEPS = (1 << 31) - 1
+SUGGESTED_KEYS = 100
+"""Unknown keys of one file that get a did-you-mean (the first ones; each scan costs milliseconds)."""
 # The 1.x releases' supported optimizers (PyTorchBaseModel.SUPPORTED_OPTIMIZERS, 1.6.0-1.9.1).
 SUPPORTED_OPTIMIZERS_1X = (
     "Adadelta",
@@ -103,15 +105,17 @@ def check_keys(run: RunDescription, found: Findings) -> None:
     if run.layout == "hf":
         return
     reported = {f.key for f in (*found.violations, *found.warnings)}
-    for use in run.keys:
-        if use.name not in _vocabulary(run) and use.path not in reported:
-            suggestion = did_you_mean(use.name, run.release.name)
-            hint = f"; did you mean {suggestion!r}?" if suggestion else ""
-            found.warn(
-                "CONFIG-002",
-                Location(use.path, use.line),
-                f"release {run.release} does not know the key {use.name!r}{hint}",
-            )
+    unknown = [use for use in run.keys if use.name not in _vocabulary(run) and use.path not in reported]
+    for index, use in enumerate(unknown):
+        # a did-you-mean scans the whole vocabulary: only the first keys get one (a file of thousands
+        # of unknown keys is not a typo, and must not take minutes)
+        suggestion = did_you_mean(use.name, run.release.name) if index < SUGGESTED_KEYS else None
+        hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+        found.warn(
+            "CONFIG-002",
+            Location(use.path, use.line),
+            f"release {run.release} does not know the key {use.name!r}{hint}",
+        )
     for use in run.duplicate_keys:
         found.warn(
             "CONFIG-003", Location(use.path, use.line), f"key {use.name!r} is given twice; the second value wins"
