@@ -259,3 +259,11 @@ def positive_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(
             f"expected a positive number of seconds up to {MAX_SECONDS:g} (a week), got {text!r}"
         ) from None
+
+
+def positive_count(text: str) -> int:
+    """A whole number of at least 1 on the command line (steps, iterations), at most int64."""
+    try:
+        return check_integer("a count", int(text), minimum=1)
+    except (ValueError, InvalidInputError):
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}") from None

@@ -76,6 +76,12 @@ class TimeLimitError(CsConformError):
     """The time limit ran out before the command had a result to give."""
 
 
+class ScriptRunError(CsConformError):
+    """A user's training script, run on CPU to observe its step (``lint --run``), stopped before its
+    first step or never called a step that could be observed; the message names the script, where
+    it stopped and why."""
+
+
 class UnknownNameError(InvalidInputError):
     """An unknown model, wafer, engine, ... name; the message lists the known names."""
 

@@ -2,7 +2,7 @@
 
     csconform lint PATH [PATH ...] [--release 2.10] [--format text|json|sarif|github] [--json [OUT]]
                    [--fix [--in-place]] [--config pyproject.toml | --isolated]
-    csconform lint [PATH ...] --run SCRIPT [--steps N] [--timeout S] -- SCRIPT_ARGS ...
+    csconform lint [PATH ...] --run SCRIPT [--steps N] [--timeout S] [--step NAME] -- SCRIPT_ARGS ...
 
 Reads Python files (a folder: every .py file under it) and reports, by line and column, what the
 documents forbid in training code: Python control flow on a tensor's value or a tensor read inside
@@ -16,24 +16,23 @@ shows. Exit status 0: no rule broken (warnings allowed); 1: a rule is broken; 2:
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 
 from csconform import output_guard
-from csconform.errors import InvalidInputError
+from csconform.arguments import positive_count, positive_seconds
+from csconform.documents import read_text
+from csconform.errors import InvalidInputError, UnreadableDocumentError
+from csconform.findings.config import ProjectConfig
 from csconform.findings.finding import FileReport
 from csconform.findings.output import add_output_options, check_output_paths, emit, project_config
+from csconform.findings.suppress import suppress
 from csconform.spec.loader import default_specs_dir, load_spec
 from csconform.spec.model import Spec
 from csconform.spec.releases import Release, load_catalogue
 from csconform.usercode.lint import lint_paths
 
-DEFAULT_STEPS = 3
+DEFAULT_STEPS = 5
 DEFAULT_TIMEOUT_S = 120.0
-
-
-class RunNotAvailableError(InvalidInputError):
-    """``lint --run`` asked of a build without the CPU run (``csconform.usercode.runtime``)."""
 
 
 def run(arguments: argparse.Namespace) -> int:
@@ -53,29 +52,35 @@ def run(arguments: argparse.Namespace) -> int:
     with output_guard.protect([("PATH", path) for path in paths]):
         reports = lint_paths(paths, spec, release, settings)
         if arguments.run is not None:
-            reports = _merged(reports, _run(arguments, spec, release))
+            reports = _merged(reports, _run(arguments, spec, release, settings))
         return emit(reports, arguments, spec, "lint", release=release.name)
 
 
-def _run(arguments: argparse.Namespace, spec: Spec, release: Release) -> list[FileReport]:
-    """The findings of the CPU run of ``--run`` (imported here: a static lint never imports torch)."""
-    try:
-        from csconform.usercode.runtime import lint_run
-    except ModuleNotFoundError as exc:
-        if exc.name is None or not exc.name.startswith("csconform.usercode.runtime"):
-            raise
-        raise RunNotAvailableError(
-            "lint --run is not available in this build of csconform (no csconform.usercode.runtime); "
-            "the static checks ran without it"
-        ) from None
-    return lint_run(
+def _run(arguments: argparse.Namespace, spec: Spec, release: Release, settings: ProjectConfig) -> list[FileReport]:
+    """The findings of the CPU run of ``--run``, silenced as the static ones are (imported here: a
+    static lint never imports torch)."""
+    from csconform.usercode.runtime import lint_run
+
+    reports = lint_run(
         Path(arguments.run),
         list(arguments.script_args),
         spec=spec,
         release=release,
         steps=arguments.steps,
         timeout_s=arguments.timeout,
+        step=arguments.step,
     )
+    for report in reports:
+        suppress(report, _text_or_none(report.path), settings.ignores(report.path).__contains__)
+    return reports
+
+
+def _text_or_none(path: str) -> str | None:
+    """The file's text, for its ``csconform: ignore`` comments (None when it cannot be read: its report says why)."""
+    try:
+        return read_text(path, what="Python file")
+    except UnreadableDocumentError:
+        return None
 
 
 def _merged(static: list[FileReport], ran: list[FileReport]) -> list[FileReport]:
@@ -94,21 +99,6 @@ def _merged(static: list[FileReport], ran: list[FileReport]) -> list[FileReport]
     return merged
 
 
-def _positive(kind: Callable[[str], float]) -> Callable[[str], float]:
-    """An argparse type: a number of ``kind`` above zero."""
-
-    def parse(text: str) -> float:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-        return value
-
-    return parse
-
-
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``lint`` subparser; its handler is stored as ``handler``."""
     parser = subparsers.add_parser(
@@ -121,14 +111,19 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     running = parser.add_argument_group("the run on CPU")
     running.add_argument("--run", metavar="SCRIPT", help="also run SCRIPT's training step for a few steps on CPU")
     running.add_argument(
-        "--steps", type=_positive(int), default=DEFAULT_STEPS, help=f"steps to run (default {DEFAULT_STEPS})"
+        "--steps", type=positive_count, default=DEFAULT_STEPS, help=f"steps to run (default {DEFAULT_STEPS})"
     )
     running.add_argument(
         "--timeout",
-        type=_positive(float),
+        type=positive_seconds,
         default=DEFAULT_TIMEOUT_S,
         metavar="S",
         help=f"seconds the run may take (default {DEFAULT_TIMEOUT_S:g})",
+    )
+    running.add_argument(
+        "--step",
+        metavar="NAME",
+        help="the step function, FUNCTION or MODULE:FUNCTION (default: the first one the script compiles or traces)",
     )
     add_output_options(parser)
     parser.set_defaults(handler=run, script_args=[], passthrough="script_args")

@@ -52,8 +52,8 @@ SUPPORTED_OPTIMIZERS_1X = (
     "Rprop",
     "SGD",
 )
-# The engine's RunConfig parameters refused on the CS system (UNSUPPORTED_PARAMETERS; estimator-limitations#
-# Parameters not supported), each with its rule.
+# The engine's RunConfig parameters refused on the CS system (UNSUPPORTED_PARAMETERS), each with its rule
+# (estimator-limitations#Parameters not supported).
 ESTIMATOR_RULES = {
     "save_checkpoint_secs": "ESTIMATOR-007",
     "train_distribute": "ESTIMATOR-008",

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from csconform.findings.finding import Location
 from csconform.arguments import integer_problem
+from csconform.findings.finding import Location
 from csconform.spec.releases import Release
 
 T = TypeVar("T")

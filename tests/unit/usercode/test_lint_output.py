@@ -5,7 +5,6 @@ after ``--`` for the run on CPU, and the typed refusal while that run is not par
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import jsonschema
@@ -86,7 +85,7 @@ def test_the_release_comes_from_the_option_or_the_project(tmp_path: Path, capsys
 def test_arguments_after_the_double_dash_go_to_the_script(script: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     seen = {}
 
-    def fake_run(arguments, spec, release):  # type: ignore[no-untyped-def]
+    def fake_run(arguments, spec, release, settings):  # type: ignore[no-untyped-def]
         seen.update(script=arguments.run, args=arguments.script_args, steps=arguments.steps)
         return []
 
@@ -96,12 +95,17 @@ def test_arguments_after_the_double_dash_go_to_the_script(script: Path, monkeypa
     assert seen == {"script": str(script), "args": ["--lr", "0.1", "--", "x"], "steps": 2}
 
 
-def test_the_run_on_cpu_is_refused_by_type_while_it_is_not_built(
-    script: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("option", "value"), [("--steps", "0"), ("--steps", "2.5"), ("--timeout", "0"), ("--timeout", "nan")]
+)
+def test_a_count_or_a_timeout_that_is_not_positive_is_refused_before_the_script_runs(
+    script: Path, option: str, value: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(sys.modules, "csconform.usercode.runtime", None)  # as if the module did not exist
-    assert cli_main(["lint", "--run", str(script), "--isolated"]) == 2
-    assert "lint --run is not available" in capsys.readouterr().err
+    monkeypatch.setattr("csconform.commands.lint._run", lambda *a: pytest.fail("the script ran"))
+    with pytest.raises(SystemExit) as exited:
+        cli_main(["lint", "--run", str(script), option, value, "--isolated"])
+    assert exited.value.code == 2
+    assert option in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
