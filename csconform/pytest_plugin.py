@@ -48,8 +48,8 @@ from csconform.conformance import SUITE_DIR, suite_test_id
 from csconform.errors import CsConformError, Unsupported
 from csconform.interface import CAPABILITY_NAMES, declaration_of, validate
 from csconform.interface.gate import ImplementationUnderTest
-from csconform.interface.load import import_implementation
-from csconform.output_guard import write_text
+from csconform.interface.load import implementation_sources, import_implementation
+from csconform.output_guard import check_output, write_text
 from csconform.spec import LEVELS, load_spec, spec_digest
 from csconform.spec.matrix import EMULATED_PROPERTY, RULES_PROPERTY, UNSUPPORTED_PROPERTY, VIOLATED_PROPERTY, Matrix
 from csconform.spec.traceability import rules_by_test
@@ -221,6 +221,12 @@ class CsConformPlugin:
             raise pytest.UsageError(f"csconform: {exc}") from None
         xfails = config.getoption("csconform_expected_failures") or os.environ.get("CSCONFORM_EXPECTED_FAILURES")
         self.expected = ExpectedFailures.read(Path(xfails), self.engine_name) if xfails else None
+        path = config.getoption("csconform_json")
+        if path:  # refused before any test runs
+            try:
+                check_output(path, "--conformance-json", extra_inputs=self._inputs())
+            except CsConformError as exc:
+                raise pytest.UsageError(f"csconform: {exc}") from None
         self.hypothesis_profile = register_hypothesis_profiles()
         self.engine = self._import_engine()
         declaration = self.engine.declaration
@@ -236,6 +242,12 @@ class CsConformPlugin:
             {"csconform": __version__, "spec_sha256": spec_digest(specs_dir)},
         )
         self.gate_problems: list[str] = []
+
+    def _inputs(self) -> list[tuple[str, Path]]:
+        """The files the run reads that the matrix must not be written over: the expected failures and
+        the implementation's own source."""
+        inputs = [("--expected-failures", self.expected.path)] if self.expected is not None else []
+        return inputs + [("--engine", source) for source in implementation_sources(self.engine_name)]
 
     # -- the implementation under test -------------------------------------------------------------
 
@@ -450,9 +462,8 @@ class CsConformPlugin:
             matrix = self.matrix.to_json()
             if expected is not None:
                 matrix["expected_failures"] = expected
-            inputs = [("--expected-failures", self.expected.path)] if self.expected is not None else []
             document = json.dumps(matrix, indent=2, sort_keys=True) + "\n"
-            write_text(path, document, "--conformance-json", extra_inputs=inputs)
+            write_text(path, document, "--conformance-json", extra_inputs=self._inputs())
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         counts = self.spec.counts()
