@@ -111,7 +111,16 @@ def kgraph(kernels: int, width: int = 633, height: int = 633, fields: str = "W=8
     return "\n".join(lines) + "\n"
 
 
+def alias_bomb(levels: int, width: int) -> str:
+    """A YAML "billion laughs": each anchor a list of ``width`` aliases of the one before."""
+    lines = ["l0: &l0 [lol]"]
+    for level in range(1, levels + 1):
+        lines.append(f"l{level}: &l{level} [{', '.join([f'*l{level - 1}'] * width)}]")
+    return "\n".join(lines) + "\n"
+
+
 GENERATORS = {
+    "alias_bomb": lambda spec: alias_bomb(int(spec["levels"]), int(spec["width"])),
     "kgraph": lambda spec: kgraph(int(spec["kernels"]), int(spec.get("width", 633)), int(spec.get("height", 633))),
     "nested_json": lambda spec: nested_json(int(spec["depth"]), spec.get("leaf", "1")),
     "nested_yaml": lambda spec: nested_yaml(int(spec["depth"])),
@@ -389,10 +398,15 @@ def violations(case: Case, outcome: Outcome, changed: list[str], shipped_changed
         problems.append(f"a Python warning reached the user: {warnings[0]}")
     if outcome.status == 2 and outcome.crash is None:
         said = any(line.startswith("csconform") and "error:" in line for line in lines)
-        if case.argv[:1] == ["validate"]:  # its documented exit 2: the verdict "unreadable", with why
-            said = said or "unreadable" in outcome.stdout
+        if case.argv[:1] in (["validate"], ["lint"]):
+            # their documented exit 2: a file's verdict "unreadable", with why, in the report (printed in
+            # any format, or written to the --output file)
+            report = outcome.stdout.lower()
+            said = said or "unreadable" in report or "not found" in report or "--output" in case.argv
         if not said:
-            problems.append("a refusal must say 'csconform ... error: ...' (validate: its verdict 'unreadable')")
+            problems.append(
+                "a refusal must say 'csconform ... error: ...' (validate, lint: 'unreadable' in the report)"
+            )
         elif case.stderr and case.stderr.lower() not in (outcome.stderr + outcome.stdout).lower():
             problems.append(f"the refusal does not say {case.stderr!r}")
     if changed:
