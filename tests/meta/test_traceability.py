@@ -129,6 +129,14 @@ def test_conforming_engine_passes_and_writes_the_matrix(project: pytest.Pytester
     assert "DEMO-004" not in matrix["rules"]
 
 
+def test_the_matrix_is_never_written_over_the_engine_s_source(project: pytest.Pytester) -> None:
+    source = project.path / "fake_engine.py"
+    before = source.read_bytes()
+    result = run(project, "--engine", "fake_engine", "--conformance-json", "fake_engine.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and source.read_bytes() == before
+    result.stderr.fnmatch_lines(["*--conformance-json fake_engine.py is the input --engine*"])
+
+
 def test_a_rule_fails_when_any_of_its_tests_fails(project: pytest.Pytester) -> None:
     result = run(project, "--engine", "broken_engine", "--conformance-json", "matrix.json")
     result.assert_outcomes(passed=3, failed=2)
