@@ -348,12 +348,17 @@ def read_expected_failures(path: Path, implementation: str) -> tuple[list[str], 
         triage = load_triage(path)
         installed = check_applies(triage, implementation)
         return triage.expected_failures(), f"{triage.package} {installed}"
-    entries = []
+    lines: dict[str, int] = {}
     for number, line in enumerate(read_text(path, what="list of expected failures").splitlines(), start=1):
         entry = line.split("#", 1)[0].strip()
         if not entry:
             continue
         if any(character.isspace() for character in entry) or not entry.isprintable():
             raise InstanceFormatError(f"{path}:{number}: expected one rule or test id per line, got {entry[:60]!r}")
-        entries.append(entry)
-    return entries, ""
+        if entry in lines:  # one id, one entry, as in a triage file
+            places = (f"line {lines[entry]}", f"line {number}")
+            raise ConflictingTriageError(
+                f"{path}: {places[0]} and {places[1]} both name {entry}: one id, one entry", key=entry, places=places
+            )
+        lines[entry] = number
+    return list(lines), ""

@@ -229,6 +229,12 @@ def test_a_plain_list_of_ids_names_no_release(tmp_path: Path) -> None:
         read_expected_failures(write(tmp_path, "A-001 B-001\n", "x.txt"), "anything")
 
 
+def test_one_id_on_two_lines_of_a_plain_list_is_refused_naming_both(tmp_path: Path) -> None:
+    with pytest.raises(ConflictingTriageError, match=r"x\.txt: line 1 and line 3 both name A-001") as refused:
+        read_expected_failures(write(tmp_path, "A-001\nB-001\nA-001  # again\n", "x.txt"), "anything")
+    assert refused.value.key == "A-001"
+
+
 def _package(folder: Path) -> types.ModuleType:
     module = types.ModuleType("my_runtime.adapter")
     module.__path__ = [str(folder)]
