@@ -7,6 +7,7 @@ marked ``subprocess`` runs the console entry point in a child process instead. A
 - the exit status is 0, 1 or 2 (and one the case allows);
 - stderr holds at most :data:`MAX_STDERR_LINES` lines, no traceback and no Python warning, and a
   refusal (status 2) ends with a ``csconform`` line saying what was wrong;
+- every ``.json`` file the command wrote is strict JSON (no NaN, no Infinity);
 - every file the case brought into the folder is byte-identical afterwards (and keeps its mode),
   whatever the outputs are named (an output that is an input, or a link to one, must be refused);
   new files appear only at or under the named outputs; the files the package ships (specs,
@@ -372,8 +373,25 @@ def check_case(case: Case, folder: Path) -> Outcome:
     # input, or a link to one, must be refused); new files may appear only where outputs are named
     changed = [path for path in changes(before, after) if path in before or not _covered(path, case.outputs, after)]
     problems = violations(case, outcome, changed, changes(shipped_before, shipped_after))
+    written = [
+        path for path in changes(before, after) if path.endswith(".json") and after.get(path, ("",))[0] == "file"
+    ]
+    problems += [f"{path}: {why}" for path in written if (why := not_strict_json((folder / path).read_bytes()))]
     assert not problems, f"case {case.name} ({case.kind}) {case.argv}:\n  " + "\n  ".join(problems)
     return outcome
+
+
+def not_strict_json(data: bytes) -> str:
+    """Why ``data`` is not strict JSON (NaN and Infinity are not JSON), or ''."""
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"{constant} is not JSON")
+
+    try:
+        json.loads(data.decode("utf-8"), parse_constant=refuse)
+    except (UnicodeDecodeError, ValueError) as exc:
+        return f"not strict JSON: {exc}"
+    return ""
 
 
 def violations(case: Case, outcome: Outcome, changed: list[str], shipped_changed: list[str]) -> list[str]:
