@@ -71,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
         if row["verdict"] in FAILING:
             print(f"\n{row['verdict'].upper()}: {row['signature']}\n  {row['note']}")
             print("\n".join(f"    {line}" for line in row["repro"].splitlines()))
+            if row.get("found"):
+                print(f"  A: {row['a']}\n  B: {row['b']}")
             if row["verdict"] == "untriaged":
                 where = triage_path or f"a new triage file for this release, under triage/ beside {args.against}"
                 print(f"  an entry to fill in under differential: ({where}):")

@@ -108,6 +108,16 @@ def test_an_untriaged_class_fails_the_run(untriaged: tuple[int, dict]) -> None:
     assert rows[expected]["note"] == "no triage file for this release"
 
 
+def test_the_console_shows_what_each_side_returned_for_a_failing_class(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, report = _diff(tmp_path, None)
+    out = capsys.readouterr().out
+    row = next(row for row in report["classes"] if row["signature"] == str(CAUGHT["scaler_starts_halved"][1]))
+    assert code == 1
+    assert f"  A: {row['a']}\n  B: {row['b']}" in out
+
+
 def test_triaged_classes_pass_and_stale_entries_fail(
     tmp_path: Path, untriaged: tuple[int, dict], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -3,8 +3,8 @@
 The kind is what a class signature records, so it is a category, never a number: ``type``,
 ``dtype``, ``shape``, ``layout`` (a mapping with other keys), ``nan`` (NaN on one side only),
 ``inf`` (an infinity on one side only), ``value``, ``signed zero``, ``nan payload``, ``rounding``
-(a relative difference within :data:`ROUNDING_RTOL` of the values' magnitude: float32 arithmetic in
-another order). Kinds are ordered by :data:`SEVERITY`; a comparison reports the most severe.
+(every element within :data:`ROUNDING_RTOL` of its own magnitude: float32 arithmetic in another
+order). Kinds are ordered by :data:`SEVERITY`; a comparison reports the most severe.
 
 Python numbers and NumPy scalars compare by value (a NumPy ``float64`` is a ``float``); lists and
 tuples are different types; a mapping that is not a dict (a param group) compares as a dict;
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 ROUNDING_RTOL = 1e-5
-"""Differences up to this fraction of the magnitude are rounding (about 80 float32 ulps)."""
+"""Differences up to this fraction of an element's magnitude are rounding (about 80 float32 ulps)."""
 
 SEVERITY = ("layout", "rounding", "nan payload", "signed zero", "value", "inf", "nan", "shape", "dtype", "type")
 """Kinds from the least to the most severe."""
@@ -149,11 +149,10 @@ def _floats(a: np.ndarray, b: np.ndarray) -> str | None:
         if np.any(np.signbit(x) != np.signbit(y)):
             return "signed zero"
         return None
-    magnitude = max(
-        float(np.max(np.abs(x[np.isfinite(x)]), initial=0.0)), float(np.max(np.abs(y[np.isfinite(y)]), initial=0.0))
-    )
-    gap = np.abs(x - y)
-    gap = gap[np.isfinite(gap)]
-    if gap.size and float(np.max(gap)) <= ROUNDING_RTOL * magnitude:
+    # element by element: a difference is rounding only against the magnitude of the element it is
+    # in (an error of 1% in a small element is not rounding because a huge one sits beside it)
+    finite = np.isfinite(x)
+    magnitude = np.maximum(np.abs(x[finite]), np.abs(y[finite]))
+    if np.all(np.abs(x[finite] - y[finite]) <= ROUNDING_RTOL * magnitude):
         return "rounding"
     return "value"

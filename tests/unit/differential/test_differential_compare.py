@@ -32,7 +32,11 @@ def bits(*patterns: int) -> np.ndarray:
         (np.array([1e38], dtype=F32), np.array([math.inf], dtype=F32), "inf"),
         (0.1, 0.2, "value"),
         (1.0, 1.0 + 1e-7, "rounding"),
-        (np.array([1.0, 1e-9], dtype=F32), np.array([1.0, 2e-9], dtype=F32), "rounding"),
+        (np.array([1.0, 1e-9], dtype=F32), np.array([1.0, 1e-9 * (1 + 1e-6)], dtype=F32), "rounding"),
+        # judged element by element: an element off by half is a value, whatever sits beside it
+        (np.array([1.0, 1e-9], dtype=F32), np.array([1.0, 2e-9], dtype=F32), "value"),
+        (np.array([3.4e38, 1.0], dtype=F32), np.array([3.4e38, 1.0078125], dtype=F32), "value"),
+        (np.array([0.0, 1.0], dtype=F32), np.array([1e-30, 1.0], dtype=F32), "value"),
         (np.array([0.0], dtype=F32), np.array([-0.0], dtype=F32), "signed zero"),
         (bits(0x7FC00000), bits(0x7FC00001), "nan payload"),
         (bits(0x7FC00000), bits(0x7FC00000), None),
