@@ -622,7 +622,8 @@ def test_the_command_exits_0_1_2_and_names_every_unreadable_file(
     capsys.readouterr()
     assert cli_main(["lint", str(good), str(broken), "--isolated"]) == 2
     out = capsys.readouterr().out
-    assert f"{broken}: cannot read: {broken}: line 1: not valid Python" in out
+    (unreadable,) = [line for line in out.splitlines() if line.startswith(f"{broken}:")]
+    assert "line 1" in unreadable  # the wording: tests/unit/findings and tests/unit/usercode
     assert cli_main(["lint", str(tmp_path / "missing_folder"), "--isolated"]) == 2
     assert "missing_folder" in capsys.readouterr().out
     if hasattr(os, "mkfifo"):

@@ -123,7 +123,7 @@ def test_a_conforming_matrix_says_so() -> None:
     }
     rules[next(r.id for r in SPEC.active() if r.level == "reference" and r.status == "checked")]["outcome"] = "failed"
     matrix = {"engine": "e", "rules": rules, "levels": levels_summary(SPEC, rules)}
-    assert level_lines(matrix)[-1] == "e conforms: every applicable documented and public rule must pass"
+    assert level_lines(matrix)[-1].startswith("e conforms: ")  # wording: the summary test
     assert level_lines({"engine": "e", "rules": rules}) == []  # a matrix from before levels: no lines
 
 
@@ -147,7 +147,7 @@ def test_a_level_with_no_rule_in_the_run_says_so() -> None:
     documented = next(r for r in SPEC.active() if r.level == "documented" and r.status == "checked")
     rules = {documented.id: {"outcome": "passed", "tests": 1}}
     lines = level_lines({"engine": "e", "rules": rules, "levels": levels_summary(SPEC, rules)})
-    assert lines[0] == "  documented (binding): 1 of 1 applicable rules pass (1 passed)"
+    assert lines[0].startswith("  documented (binding): 1 of 1 ")  # wording: the summary test
     assert lines[1] == "  public (binding): no public rule in this run"
     assert lines[2] == "  reference (informative): no reference rule in this run"
     assert "()" not in "".join(lines)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from csconform.errors import CsConformError
+from csconform.errors import CsConformError, UnreadableDocumentError
 from csconform.report.cstorch import (
     MATRIX_FILE,
     PRODUCED_BY,
@@ -252,9 +252,9 @@ def test_an_expected_failures_block_without_stale_entries_or_details_says_so():
 
 def test_a_matrix_that_is_missing_or_not_a_matrix_says_how_to_produce_it(tmp_path):
     missing = tmp_path / "absent.json"
-    with pytest.raises(CsConformError) as refused:
+    with pytest.raises(UnreadableDocumentError) as unreadable:  # the reader's template: tests/unit/files
         read_matrix(missing)
-    assert str(refused.value) == f"{missing}: file not found (expected a conformance matrix (JSON))"
+    assert unreadable.value.source == str(missing) and "conformance matrix (JSON)" in str(unreadable.value)
     broken = tmp_path / MATRIX_FILE
     broken.write_text('{"rules": {}}', encoding="utf-8")
     with pytest.raises(CsConformError) as refused:

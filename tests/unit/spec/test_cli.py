@@ -39,7 +39,9 @@ def test_unknown_level_is_refused_by_the_command_line(spec_dir: Path, capsys: py
     with pytest.raises(SystemExit) as exited:
         main(["spec", "--specs-dir", str(spec_dir), "list", "--level", "normative"])
     assert exited.value.code == 2
-    assert "invalid choice: 'normative' (choose from 'documented', 'public', 'reference')" in capsys.readouterr().err
+    (refusal,) = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]  # argparse words it
+    assert "--level" in refusal and "normative" in refusal
+    assert all(level in refusal for level in ("documented", "public", "reference"))
 
 
 def test_unknown_area_is_a_clear_error(spec_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -69,7 +71,8 @@ def test_check_reports_problems_and_uncovered_sections(spec_dir: Path, capsys: p
     assert "rule DEMO-001: kind 'wish'" in capsys.readouterr().out
     (spec_dir / "demo.yaml").write_text(VALID_AREA.replace("    level: public\n", ""), encoding="utf-8")
     assert main(["spec", "--specs-dir", str(spec_dir), "check"]) == 1
-    assert "rule DEMO-002: missing required key 'level'" in capsys.readouterr().out
+    problem = next(line for line in capsys.readouterr().out.splitlines() if "DEMO-002" in line)
+    assert "'level'" in problem  # the wording is checked in test_loader.py
 
 
 def test_repository_spec_passes_its_own_check(capsys: pytest.CaptureFixture[str]) -> None:
