@@ -224,6 +224,7 @@ def test_expected_failures_turn_into_xfails_and_stale_entries_fail_the_run(proje
         "unexpected_passes": {"tests/conformance/test_demo.py::test_one": ["DEMO-001"]},
         "unmatched": ["tests/conformance/test_demo.py::test_gone"],
         "not_applied": {},
+        "observed": {},
         "stale": 2,
     }
 
