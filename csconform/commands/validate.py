@@ -161,7 +161,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--num-csx", type=int, help="systems in the cluster (overrides the file's num_csx)")
     parser.add_argument("--wafer", default="wse2", help="system to plan on: wse1, wse2 or wse3 (default wse2)")
     parser.add_argument(
-        "--model-family", help="Model Zoo model of a 1.x params file outside its zoo folder (gpt3, llama, ...)"
+        "--model-family",
+        help="the Model Zoo model to plan the file as (gpt3, llama, bert/qa, ...); overrides the section's name, "
+        "its folder and what validate infers",
     )
     parser.add_argument("--no-plan", action="store_true", help="skip the performance model")
     training = parser.add_argument_group("training options for a config.json")

@@ -139,14 +139,21 @@ def test_checkpoint_cadence_fixed_cases(engine, num_steps, every, expected):
     assert checkpoint_run(engine, num_steps=num_steps, checkpoint_steps=every) == expected
 
 
+def logging_closure(decorator, log: list, label: str):
+    """A function made a step or checkpoint closure by ``decorator`` that appends ``(label, its
+    argument)`` to ``log`` when it runs."""
+
+    @decorator
+    def record(value):
+        log.append((label, value))
+
+    return record
+
+
 @pytest.mark.spec("EXECUTOR-004")
 def test_a_checkpoint_closure_called_outside_a_run_waits_for_the_next_run(engine):
     log = []
-
-    @engine.executor.checkpoint_closure
-    def save(tag):
-        log.append(("save", tag))
-
+    save = logging_closure(engine.executor.checkpoint_closure, log, "save")
     save("initial")
     assert log == []  # not outside a run
     for step, _batch in enumerate(engine.executor.DataExecutor(loader(engine, 2), num_steps=3, checkpoint_steps=5)):
@@ -160,15 +167,8 @@ def test_a_checkpoint_closure_called_outside_a_run_waits_for_the_next_run(engine
 @pytest.mark.spec("EXECUTOR-005")
 def test_step_closures_run_at_the_end_of_their_step_in_order(engine):
     log = []
-
-    @engine.executor.step_closure
-    def first(step):
-        log.append(("first", step))
-
-    @engine.executor.step_closure
-    def second(step):
-        log.append(("second", step))
-
+    first = logging_closure(engine.executor.step_closure, log, "first")
+    second = logging_closure(engine.executor.step_closure, log, "second")
     for step, _batch in enumerate(engine.executor.DataExecutor(loader(engine, 2), num_steps=3)):
         log.append(("begin", step))
         first(step)

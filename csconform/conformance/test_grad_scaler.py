@@ -58,6 +58,22 @@ def set_scaled(params, grads, scale) -> None:  # noqa: ANN001
             param.grad = np.asarray(grad, dtype=np.float32) * np.float32(scale)
 
 
+def scaled_setup(engine, **scaler_options):  # noqa: ANN001, ANN003, ANN201
+    """make_setup's parameters and optimizer, and a GradScaler made with ``scaler_options`` whose scale
+    multiplies the parameters' unit gradients, as after a scaled backward."""
+    params, optimizer = make_setup(engine)
+    scaler = engine.amp.GradScaler(**scaler_options)
+    set_scaled(params, unit_grads(), scaler.get_scale())
+    return params, optimizer, scaler
+
+
+def seeded_fc_mnist(engine, seed: int, hidden: int = 8, inputs: int = 6, classes: int = 3):  # noqa: ANN001, ANN201
+    """A small fc_mnist whose weights are drawn after ``manual_seed(seed)``: two built with one seed start
+    identical, so two ways of training them can be compared bit for bit."""
+    engine.nn.manual_seed(seed)
+    return engine.nn.fc_mnist(hidden=hidden, inputs=inputs, classes=classes)
+
+
 def iteration(scaler, params, optimizer, finite: bool = True):  # noqa: ANN001, ANN201
     """One loop iteration with the current scale applied to known gradients; returns step's result."""
     set_scaled(params, unit_grads() if finite else overflow_grads(), scaler.get_scale())
@@ -75,6 +91,17 @@ def snapshot(params, optimizer):  # noqa: ANN001, ANN201
     """The training state a skipped or refused step must leave alone: weights, per-parameter optimizer
     state (momentum, moments) and the global step."""
     return [p.data.copy() for p in params], copy.deepcopy(optimizer.state_dict()["state"]), int(optimizer.global_step)
+
+
+def dynamic_state(loss_scale: float, *, steps: int, overflows: int, skipped: int) -> dict[str, float]:
+    """A dynamic scaler's whole state_dict: the scale, the updates and overflows since the last
+    rescale, and the steps skipped in all."""
+    return {
+        "loss_scale": loss_scale,
+        "steps_since_rescale": steps,
+        "overflows_since_rescale": overflows,
+        "num_skipped_steps": skipped,
+    }
 
 
 # --- the shipped state machine ----------------------------------------------------------------------
@@ -311,9 +338,7 @@ def test_the_largest_finite_float32_is_a_valid_scale(engine):
 @pytest.mark.parametrize("new_scale", [1024.0, 0.0])  # 0 is a new scale too, not "none given"
 @pytest.mark.parametrize("loss_scale", ["dynamic", 8.0])
 def test_update_with_new_scale_is_refused(engine, loss_scale, new_scale):
-    params, optimizer = make_setup(engine)
-    scaler = engine.amp.GradScaler(loss_scale=loss_scale, init_scale=4.0)
-    set_scaled(params, unit_grads(), scaler.get_scale())
+    params, optimizer, scaler = scaled_setup(engine, loss_scale=loss_scale, init_scale=4.0)
     scaler.step(optimizer)
     before = scaler.state_dict()
     with pytest.raises(GradScalerUsageError):
@@ -325,9 +350,7 @@ def test_update_with_new_scale_is_refused(engine, loss_scale, new_scale):
 @pytest.mark.spec("GRADSCALER-037")
 @pytest.mark.parametrize("loss_scale", ["dynamic", None])
 def test_step_twice_before_update_is_refused(engine, loss_scale):
-    params, optimizer = make_setup(engine)
-    scaler = engine.amp.GradScaler(loss_scale=loss_scale, init_scale=4.0)
-    set_scaled(params, unit_grads(), scaler.get_scale())
+    params, optimizer, scaler = scaled_setup(engine, loss_scale=loss_scale, init_scale=4.0)
     scaler.step(optimizer)
     state = snapshot(params, optimizer)
     with pytest.raises(GradScalerUsageError) as caught:
@@ -341,9 +364,7 @@ def test_step_twice_before_update_is_refused(engine, loss_scale):
 
 @pytest.mark.spec("GRADSCALER-038")
 def test_step_if_finite_after_step_or_without_a_check_is_refused(engine):
-    params, optimizer = make_setup(engine)
-    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=4.0)
-    set_scaled(params, unit_grads(), 4.0)
+    params, optimizer, scaler = scaled_setup(engine, loss_scale="dynamic", init_scale=4.0)
     with pytest.raises(GradScalerUsageError):
         scaler.step_if_finite(optimizer)
     scaler.step(optimizer)
@@ -357,9 +378,7 @@ def test_step_if_finite_after_step_or_without_a_check_is_refused(engine):
 @pytest.mark.spec("GRADSCALER-044")
 @pytest.mark.parametrize("loss_scale", ["dynamic", 8.0])
 def test_step_after_step_if_finite_is_refused(engine, loss_scale):
-    params, optimizer = make_setup(engine)
-    scaler = engine.amp.GradScaler(loss_scale=loss_scale, init_scale=4.0)
-    set_scaled(params, unit_grads(), scaler.get_scale())
+    params, optimizer, scaler = scaled_setup(engine, loss_scale=loss_scale, init_scale=4.0)
     scaler.unscale_(optimizer)
     assert scaler.clip_gradients_and_return_isfinite([optimizer]) is True
     scaler.step_if_finite(optimizer)
@@ -394,18 +413,14 @@ def test_scale_after_unscale_or_step_is_refused(engine, loss_scale, after):
 
 @pytest.mark.spec("GRADSCALER-045")
 def test_a_static_scale_of_one_scales_at_any_time(engine):
-    params, optimizer = make_setup(engine)
-    scaler = engine.amp.GradScaler()
-    set_scaled(params, unit_grads(), 1.0)
+    params, optimizer, scaler = scaled_setup(engine)
     scaler.unscale_(optimizer)
     assert float(scaler.scale(np.float32(3.0))) == 3.0
 
 
 @pytest.mark.spec("GRADSCALER-009")
 def test_unscale_after_step_is_refused(engine):
-    params, optimizer = make_setup(engine)
-    scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=4.0)
-    set_scaled(params, unit_grads(), scaler.get_scale())
+    params, optimizer, scaler = scaled_setup(engine, loss_scale="dynamic", init_scale=4.0)
     scaler.step(optimizer)
     grads = [p.grad.copy() for p in params]
     with pytest.raises(GradScalerUsageError):
@@ -416,9 +431,7 @@ def test_unscale_after_step_is_refused(engine):
 @pytest.mark.spec("GRADSCALER-036")
 @pytest.mark.parametrize("loss_scale", ["dynamic", 16.0])
 def test_unscaling_twice_divides_once(engine, loss_scale):
-    params, optimizer = make_setup(engine)
-    scaler = engine.amp.GradScaler(loss_scale=loss_scale, init_scale=16.0)
-    set_scaled(params, unit_grads(), scaler.get_scale())
+    params, optimizer, scaler = scaled_setup(engine, loss_scale=loss_scale, init_scale=16.0)
     scaler.unscale_(optimizer)
     scaler.unscale_(optimizer)
     assert all(bitwise_equal(p.grad, g) for p, g in zip(params, unit_grads(), strict=True))
@@ -782,9 +795,7 @@ def test_gcc_adds_its_epsilon_to_a_small_norm(engine):
 
 @pytest.mark.spec("GRADSCALER-019")
 def test_max_gradient_norm_has_no_effect_without_dls(engine):
-    params, optimizer = make_setup(engine)
-    scaler = engine.amp.GradScaler(loss_scale=8.0, max_gradient_norm=0.01)
-    set_scaled(params, unit_grads(), 8.0)
+    params, optimizer, scaler = scaled_setup(engine, loss_scale=8.0, max_gradient_norm=0.01)
     scaler.unscale_(optimizer)
     assert all(bitwise_equal(p.grad, g) for p, g in zip(params, unit_grads(), strict=True))
 
@@ -800,12 +811,7 @@ def test_overflow_halves_the_scale_and_resets_counters(engine):
         iteration(scaler, params, optimizer)
     assert scaler.state_dict()["steps_since_rescale"] == 3
     iteration(scaler, params, optimizer, finite=False)
-    assert scaler.state_dict() == {
-        "loss_scale": 2.0**9,
-        "steps_since_rescale": 0,
-        "overflows_since_rescale": 0,
-        "num_skipped_steps": 1,
-    }
+    assert scaler.state_dict() == dynamic_state(2.0**9, steps=0, overflows=0, skipped=1)
 
 
 @pytest.mark.spec("GRADSCALER-020")
@@ -904,12 +910,7 @@ def test_dynamic_state_dict_round_trip_of_a_known_run(engine):
     for clean in (True, False, True):
         iteration(original, params, optimizer, finite=clean)
     saved = original.state_dict()
-    assert saved == {
-        "loss_scale": 2.0**8,
-        "steps_since_rescale": 3,
-        "overflows_since_rescale": 1,
-        "num_skipped_steps": 1,
-    }
+    assert saved == dynamic_state(2.0**8, steps=3, overflows=1, skipped=1)
     restored = engine.amp.GradScaler(**config)
     restored.load_state_dict(copy.deepcopy(saved))
     assert restored.state_dict() == saved and restored.get_scale() == 2.0**8
@@ -917,12 +918,7 @@ def test_dynamic_state_dict_round_trip_of_a_known_run(engine):
         iteration(original, params, optimizer, finite=clean)
         iteration(restored, params, optimizer, finite=clean)
         assert restored.state_dict() == original.state_dict()
-    assert restored.state_dict() == {
-        "loss_scale": 2.0**7,
-        "steps_since_rescale": 1,
-        "overflows_since_rescale": 0,
-        "num_skipped_steps": 3,
-    }
+    assert restored.state_dict() == dynamic_state(2.0**7, steps=1, overflows=0, skipped=3)
 
 
 @pytest.mark.spec("GRADSCALER-023")
@@ -966,16 +962,16 @@ def test_mismatched_state_is_refused(engine, state, problem):
 
 @pytest.mark.spec("GRADSCALER-024")
 def test_dynamic_state_into_static_scaler_is_refused_and_old_states_load(engine):
-    dynamic_state = {"loss_scale": 8.0, "steps_since_rescale": 3, "overflows_since_rescale": 1}
+    older_state = {"loss_scale": 8.0, "steps_since_rescale": 3, "overflows_since_rescale": 1}
     static = engine.amp.GradScaler(loss_scale=4.0)
     with pytest.raises(GradScalerConfigError, match=r"\bstatic\b.*\bsteps_since_rescale\b"):
-        static.load_state_dict(dynamic_state)  # the refusal names the scaler's mode and the keys that differ
+        static.load_state_dict(older_state)  # the refusal names the scaler's mode and the keys that differ
     assert static.state_dict() == {"loss_scale": 4.0}
     with pytest.raises(GradScalerConfigError, match=r"\bdynamic\b.*\bsteps_since_rescale\b"):
         engine.amp.GradScaler(loss_scale="dynamic").load_state_dict({"loss_scale": 8.0})
     scaler = engine.amp.GradScaler(loss_scale="dynamic")
-    scaler.load_state_dict(dynamic_state)  # an older release's state, without num_skipped_steps
-    assert scaler.state_dict() == {**dynamic_state, "num_skipped_steps": 0}
+    scaler.load_state_dict(older_state)  # an older release's state, without num_skipped_steps
+    assert scaler.state_dict() == dynamic_state(8.0, steps=3, overflows=1, skipped=0)
 
 
 # --- overflow at the minimum scale ----------------------------------------------------------------------
@@ -1021,12 +1017,7 @@ def test_one_update_after_several_optimizers(engine):
     assert scaler.step(second) is None
     assert first.global_step == 1 and bitwise_equal(snapshot(second_params, second), second_before)
     scaler.update()
-    assert scaler.state_dict() == {
-        "loss_scale": 8.0,
-        "steps_since_rescale": 0,
-        "overflows_since_rescale": 0,
-        "num_skipped_steps": 1,
-    }
+    assert scaler.state_dict() == dynamic_state(8.0, steps=0, overflows=0, skipped=1)
 
 
 @pytest.mark.spec("GRADSCALER-026")
@@ -1050,8 +1041,7 @@ def classification_data(rng: np.random.Generator, samples: int, features: int, c
 
 @pytest.mark.spec("GRADSCALER-027")
 def test_documented_loop_with_unscale_and_clipping(engine):
-    engine.nn.manual_seed(1)
-    model = engine.nn.fc_mnist(hidden=16, inputs=8, classes=3)
+    model = seeded_fc_mnist(engine, seed=1, hidden=16, inputs=8, classes=3)
     optimizer = engine.optim.SGD(model.parameters(), lr=0.1)
     scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=2.0**12)
     x, y = classification_data(np.random.default_rng(0), 64, 8, 3)
@@ -1077,8 +1067,7 @@ def test_assigned_gradients_are_treated_as_scaled(engine, exponent):
     x, y = classification_data(np.random.default_rng(2), 16, 6, 3)
     results = []
     for assign in (False, True):
-        engine.nn.manual_seed(3)
-        model = engine.nn.fc_mnist(hidden=8, inputs=6, classes=3)
+        model = seeded_fc_mnist(engine, seed=3)
         optimizer = engine.optim.SGD(model.parameters(), lr=0.05)
         scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=scale)
         scaled_loss = scaler.scale(engine.nn.cross_entropy(model(x), y))
@@ -1097,8 +1086,7 @@ def test_assigned_gradients_are_treated_as_scaled(engine, exponent):
 
 @pytest.mark.spec("GRADSCALER-028")
 def test_fc_mnist_like_model_trains_under_dls_with_injected_overflows(engine):
-    engine.nn.manual_seed(7)
-    model = engine.nn.fc_mnist(hidden=32, inputs=20, classes=4)
+    model = seeded_fc_mnist(engine, seed=7, hidden=32, inputs=20, classes=4)
     optimizer = engine.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=2.0**15, steps_per_increase=10)
     rng = np.random.default_rng(11)
@@ -1151,8 +1139,7 @@ def test_optimizer_step_matches_the_manual_sequence(engine, norm_limit, value_li
     x, y = classification_data(np.random.default_rng(5), 24, 6, 3)
     trained = []
     for use_helper in (True, False):
-        engine.nn.manual_seed(4)
-        model = engine.nn.fc_mnist(hidden=8, inputs=6, classes=3)
+        model = seeded_fc_mnist(engine, seed=4)
         optimizer = engine.optim.SGD(model.parameters(), lr=0.1)
         scaler = engine.amp.GradScaler(loss_scale="dynamic", init_scale=2.0**8, steps_per_increase=1)
         for _ in range(4):

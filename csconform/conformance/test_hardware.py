@@ -30,38 +30,35 @@ def close(value: float, target: float, rel: float) -> bool:
     return math.isclose(value, target, rel_tol=rel)
 
 
+FIGURES = ("fabric_width", "fabric_height", "on_chip_memory_bytes", "memory_bytes_per_s", "fabric_bits_per_s")
+
+
+def assert_published_figures(name: str, cores: float, cores_rel: float, figures: tuple[float, ...]) -> None:
+    """The preset ``name`` has the published core count (within ``cores_rel``) and ``figures``, the
+    values of FIGURES in order."""
+    w = get_wafer(name)
+    assert close(w.published_cores, cores, cores_rel)
+    assert {figure: getattr(w, figure) for figure in FIGURES} == dict(zip(FIGURES, figures, strict=True))
+
+
 @pytest.mark.spec("HW-001")
 def test_wse1_figures():
-    w = get_wafer("wse1")
-    assert close(w.published_cores, 400e3, 0.02)
-    assert (w.fabric_width, w.fabric_height) == (633, 633)
-    assert w.memory_per_core_bytes == 48 * 1024
-    assert w.on_chip_memory_bytes == 18 * GB
-    assert w.memory_bytes_per_s == 9e15
-    assert w.fabric_bits_per_s == 100e15
+    assert_published_figures("wse1", 400e3, 0.02, (633, 633, 18 * GB, 9e15, 100e15))
+    assert get_wafer("wse1").memory_per_core_bytes == 48 * 1024
 
 
 @pytest.mark.spec("HW-002")
 def test_wse2_figures():
-    w = get_wafer("WSE-2")
-    assert w.published_cores == 850_000
-    assert (w.fabric_width, w.fabric_height) == (750, 994)
+    assert_published_figures("WSE-2", 850_000, 0.0, (750, 994, 40 * GB, 20e15, 220e15))
+    w = get_wafer("wse2")
     assert w.fabric_width <= 757 and w.fabric_height <= 996
     assert w.memory_per_core_bytes == 48 * 1024
-    assert w.on_chip_memory_bytes == 40 * GB
-    assert w.memory_bytes_per_s == 20e15
-    assert w.fabric_bits_per_s == 220e15
 
 
 @pytest.mark.spec("HW-003")
 def test_wse3_figures():
-    w3, w2 = get_wafer("wse3"), get_wafer("wse2")
-    assert w3.published_cores == 900_000
-    assert (w3.fabric_width, w3.fabric_height) == (762, 1172)
-    assert w3.on_chip_memory_bytes == 44 * GB
-    assert w3.memory_bytes_per_s == 21e15
-    assert w3.fabric_bits_per_s == 214e15
-    assert w3.flops_per_core_per_cycle == 2 * w2.flops_per_core_per_cycle
+    assert_published_figures("wse3", 900_000, 0.0, (762, 1172, 44 * GB, 21e15, 214e15))
+    assert get_wafer("wse3").flops_per_core_per_cycle == 2 * get_wafer("wse2").flops_per_core_per_cycle
 
 
 @pytest.mark.spec("HW-004")

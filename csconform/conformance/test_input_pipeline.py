@@ -43,6 +43,15 @@ def make_estimator(engine, workers=1, params=None, seen=None):
     return engine.estimator.CerebrasEstimator(model_fn, config=config, params=params, env=TF_CONFIG), w
 
 
+def refused_before_training(estimator, w, input_fn, steps: int, match: str | None = None) -> Exception:
+    """Training ``steps`` steps on ``input_fn`` is refused (UnsupportedTensorFlowError, its message
+    matching ``match``) before the weights ``w`` change; returns the refusal."""
+    with pytest.raises(UnsupportedTensorFlowError, match=match) as refused:
+        estimator.train(input_fn, steps=steps)
+    assert not np.any(w)
+    return refused.value
+
+
 def both_targets(engine, check):
     check(on_cs=True)
     engine.reset()
@@ -79,9 +88,7 @@ def test_finite_input_refused_on_cs_stops_early_on_cpu(engine, count):
     def check(on_cs):
         estimator, w = make_estimator(engine)
         if on_cs:
-            with pytest.raises(UnsupportedTensorFlowError, match="repeat"):
-                estimator.train(input_fn, steps=available + 1)
-            assert not np.any(w)
+            refused_before_training(estimator, w, input_fn, available + 1, match="repeat")
             assert estimator.train(input_fn, steps=available).steps_run == available
         else:
             assert estimator.train(input_fn, steps=available + 5).steps_run == available
@@ -122,9 +129,7 @@ def test_identical_worker_streams_refused_on_cs(engine, seed):
     def check(on_cs):
         estimator, w = make_estimator(engine, workers=3)
         if on_cs:
-            with pytest.raises(UnsupportedTensorFlowError, match="shuffle"):
-                estimator.train(input_fn, steps=3)
-            assert not np.any(w)
+            refused_before_training(estimator, w, input_fn, 3, match="shuffle")
             single, _w = make_estimator(engine, workers=1)
             assert single.train(input_fn, steps=3).steps_run == 3
         else:
@@ -143,10 +148,7 @@ def test_input_fn_must_return_a_dataset(engine):
     def check(on_cs):
         estimator, w = make_estimator(engine)
         if on_cs:
-            with pytest.raises(UnsupportedTensorFlowError) as refused:
-                estimator.train(tuple_input, steps=2)
-            assert str(refused.value).startswith(RETURN_PREFIX)
-            assert not np.any(w)
+            assert str(refused_before_training(estimator, w, tuple_input, 2)).startswith(RETURN_PREFIX)
         else:
             assert estimator.train(tuple_input, steps=2).steps_run == 2
 
@@ -239,10 +241,7 @@ def test_drop_remainder_required_on_cs(engine, samples):
         estimator, w = make_estimator(engine, seen=seen)
         steps = -(-2 * samples // 8)
         if on_cs:
-            with pytest.raises(UnsupportedTensorFlowError) as refused:
-                estimator.train(input_fn, steps=steps)
-            assert str(refused.value) == BATCH_MESSAGE
-            assert not np.any(w)
+            assert str(refused_before_training(estimator, w, input_fn, steps)) == BATCH_MESSAGE
         else:
             assert estimator.train(input_fn, steps=steps).steps_run == steps
             assert {len(batch) for batch in seen} == ({8} if samples % 8 == 0 else {8, 2 * samples % 8})

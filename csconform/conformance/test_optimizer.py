@@ -69,6 +69,18 @@ def run(engine, optimizer, params, steps, rng):
     return history
 
 
+def step_in_lockstep(optimizer, twin, params, clones, rng, steps: int) -> None:
+    """Give ``params`` and their ``clones`` the same fresh random gradients and step both optimizers,
+    ``steps`` times; then the two sets of weights must be bit-identical."""
+    for _ in range(steps):
+        for clone, g in zip(clones, give_grads(params, rng), strict=True):
+            clone.grad = g.copy()
+        optimizer.step()
+        twin.step()
+    for p, c in zip(params, clones, strict=True):
+        assert np.array_equal(p.data.view(np.uint32), c.data.view(np.uint32))
+
+
 @pytest.mark.spec("OPTIM-001")
 def test_scalar_lr_assignment_refused_on_cs_accepted_on_cpu(engine):
     rng = np.random.default_rng(1)
@@ -321,14 +333,7 @@ def test_state_dict_round_trips_bit_exactly(engine, kind, kwargs):
     restored.load_state_dict(saved)
     assert restored.global_step == 3
 
-    for _ in range(3):
-        grads = [rng.standard_normal(p.shape).astype(np.float32) for p in params]
-        for p, c, g in zip(params, clones, grads, strict=True):
-            p.grad, c.grad = g, g.copy()
-        optimizer.step()
-        restored.step()
-    for p, c in zip(params, clones, strict=True):
-        assert np.array_equal(p.data.view(np.uint32), c.data.view(np.uint32))
+    step_in_lockstep(optimizer, restored, params, clones, rng, steps=3)
     original, copy = optimizer.state_dict(), restored.state_dict()
     assert original["global_step"] == copy["global_step"] == 6
     for index, entries in original["state"].items():
@@ -346,13 +351,7 @@ def test_a_state_dict_brings_its_hyperparameters(engine):
     restored = engine.optim.SGD(clones, lr=0.5, momentum=0.1)  # other hyperparameters, replaced by the saved ones
     restored.load_state_dict(optimizer.state_dict())
     assert restored.lr_at(5) == optimizer.lr_at(5)
-    for _ in range(2):
-        for clone, g in zip(clones, give_grads(params, rng), strict=True):
-            clone.grad = g.copy()
-        optimizer.step()
-        restored.step()
-    for p, c in zip(params, clones, strict=True):
-        assert np.array_equal(p.data.view(np.uint32), c.data.view(np.uint32))
+    step_in_lockstep(optimizer, restored, params, clones, rng, steps=2)
 
 
 @pytest.mark.spec("OPTIM-010")
@@ -365,12 +364,7 @@ def test_state_dict_of_a_fresh_optimizer_round_trips(engine, kind):
     restored = getattr(engine.optim, kind)(clones, lr=decaying)
     restored.load_state_dict(optimizer.state_dict())  # global step 0, no state yet
     assert restored.global_step == 0
-    for c, g in zip(clones, give_grads(params, rng), strict=True):
-        c.grad = g.copy()
-    optimizer.step()
-    restored.step()
-    for p, c in zip(params, clones, strict=True):
-        assert np.array_equal(p.data.view(np.uint32), c.data.view(np.uint32))
+    step_in_lockstep(optimizer, restored, params, clones, rng, steps=1)
 
 
 @pytest.mark.spec("OPTIM-011")

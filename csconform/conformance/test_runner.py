@@ -311,8 +311,17 @@ def test_resume_is_bit_exact(engine, tmp_path_factory, steps, every, data):
     assert resumed_losses == losses[len(losses) - len(resumed_losses) :]
 
 
-def interrupted_and_resumed_equals_uninterrupted(engine, directory, make_run) -> None:
-    """Train 4 steps with checkpoints every 2; stop after 3 and resume from step 1's checkpoint."""
+def interrupted_and_resumed_equals_uninterrupted(engine, directory, make_training) -> None:
+    """Train 4 steps with checkpoints every 2, without a GradScaler; stop after 3 and resume from step
+    1's checkpoint. ``make_training()`` gives a fresh model and its optimizer."""
+
+    def make_run(directory):  # noqa: ANN202
+        model, optimizer = make_training()
+        runner = engine.runner.Runner(
+            model, engine.nn.cross_entropy, optimizer, checkpoint_steps=2, checkpoint_dir=directory
+        )
+        return model, optimizer, runner
+
     model, optimizer, runner = make_run(directory / "whole")
     losses = [o.loss for o in runner.train(make_dataset(engine), 4, data_seed=9)]
     whole = snapshot(model, optimizer, engine.amp.GradScaler())
@@ -327,19 +336,16 @@ def interrupted_and_resumed_equals_uninterrupted(engine, directory, make_run) ->
 
 @pytest.mark.spec("RUNNER-006")
 def test_resume_is_bit_exact_without_a_grad_scaler(engine, tmp_path):
-    def make_run(directory):  # noqa: ANN202
+    def make_training():  # noqa: ANN202
         model, optimizer, _scaler, _runner = build(engine)
-        runner = engine.runner.Runner(
-            model, engine.nn.cross_entropy, optimizer, checkpoint_steps=2, checkpoint_dir=directory
-        )
-        return model, optimizer, runner
+        return model, optimizer
 
-    interrupted_and_resumed_equals_uninterrupted(engine, tmp_path, make_run)
+    interrupted_and_resumed_equals_uninterrupted(engine, tmp_path, make_training)
 
 
 @pytest.mark.spec("RUNNER-006")
 def test_resume_is_bit_exact_with_several_dropout_layers(engine, tmp_path):
-    def make_run(directory):  # noqa: ANN202
+    def make_training():  # noqa: ANN202
         engine.nn.manual_seed(0)
         model = engine.nn.Sequential(
             engine.nn.Linear(FEATURES, 6),
@@ -350,12 +356,9 @@ def test_resume_is_bit_exact_with_several_dropout_layers(engine, tmp_path):
             engine.nn.Linear(6, CLASSES),
         )
         optimizer = engine.optim.SGD(model.parameters(), lr=0.1)
-        runner = engine.runner.Runner(
-            model, engine.nn.cross_entropy, optimizer, checkpoint_steps=2, checkpoint_dir=directory
-        )
-        return model, optimizer, runner
+        return model, optimizer
 
-    interrupted_and_resumed_equals_uninterrupted(engine, tmp_path, make_run)
+    interrupted_and_resumed_equals_uninterrupted(engine, tmp_path, make_training)
 
 
 @pytest.mark.spec("RUNNER-007")

@@ -11,6 +11,8 @@ Everything is skipped cleanly when torch is not installed.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -146,11 +148,12 @@ def test_norm_overflow_with_finite_elements_differs_from_torch(engine):
 # --- LR schedules ---------------------------------------------------------------------------------------
 
 
-def torch_trajectory(make_scheduler, base_lr: float, steps: int) -> np.ndarray:  # noqa: ANN001
-    """The learning rate torch uses for optimizer steps 0 .. steps - 1."""
+def torch_trajectory(scheduler_name: str, base_lr: float, steps: int, /, **options: Any) -> np.ndarray:
+    """The learning rate torch uses for optimizer steps 0 .. steps - 1 under its scheduler
+    ``torch.optim.lr_scheduler.<scheduler_name>(optimizer, **options)`` over plain SGD."""
     param = torch.nn.Parameter(torch.zeros(1))
     optimizer = torch.optim.SGD([param], lr=base_lr)
-    scheduler = make_scheduler(optimizer)
+    scheduler = getattr(torch.optim.lr_scheduler, scheduler_name)(optimizer, **options)
     rates = []
     for _ in range(steps):
         rates.append(optimizer.param_groups[0]["lr"])
@@ -165,6 +168,13 @@ def assert_same_trajectory(ours, theirs: np.ndarray, rtol: float = 2e-5) -> None
     np.testing.assert_allclose(rates, theirs, rtol=rtol, atol=rtol * scale)
 
 
+def assert_same_as_torch(engine, name: str, init: float, rtol: float = 2e-5, **arguments: Any) -> None:  # noqa: ANN001
+    """Our scheduler ``name`` from ``init`` follows torch's of the same name over 200 steps, given the
+    same ``arguments`` (where the two take the same ones and mean the same by them)."""
+    ours = getattr(engine.optim.lr_scheduler, name)(initial_learning_rate=init, **arguments)
+    assert_same_trajectory(ours, torch_trajectory(name, init, 200, **arguments), rtol=rtol)
+
+
 RATE = st.floats(1e-3, 1.0)
 
 
@@ -172,20 +182,14 @@ RATE = st.floats(1e-3, 1.0)
 @settings(max_examples=10)
 @given(init=RATE, step_size=st.integers(1, 40), gamma=st.floats(0.1, 1.0))
 def test_step_lr_matches_torch(engine, init, step_size, gamma):
-    ours = engine.optim.lr_scheduler.StepLR(initial_learning_rate=init, step_size=step_size, gamma=gamma)
-    theirs = torch_trajectory(lambda o: torch.optim.lr_scheduler.StepLR(o, step_size=step_size, gamma=gamma), init, 200)
-    assert_same_trajectory(ours, theirs)
+    assert_same_as_torch(engine, "StepLR", init, step_size=step_size, gamma=gamma)
 
 
 @pytest.mark.spec("LR-015")
 @settings(max_examples=10)
 @given(init=RATE, gamma=st.floats(0.1, 1.0), milestones=st.sets(st.integers(1, 199), max_size=5).map(sorted))
 def test_multi_step_lr_matches_torch(engine, init, gamma, milestones):
-    ours = engine.optim.lr_scheduler.MultiStepLR(initial_learning_rate=init, gamma=gamma, milestones=milestones)
-    theirs = torch_trajectory(
-        lambda o: torch.optim.lr_scheduler.MultiStepLR(o, milestones=milestones, gamma=gamma), init, 200
-    )
-    assert_same_trajectory(ours, theirs)
+    assert_same_as_torch(engine, "MultiStepLR", init, milestones=milestones, gamma=gamma)
 
 
 @pytest.mark.spec("LR-009")
@@ -194,7 +198,7 @@ def test_multi_step_lr_matches_torch(engine, init, gamma, milestones):
 def test_continuous_exponential_lr_matches_torch_with_gamma_root(engine, init, total, rate):
     ours = engine.optim.lr_scheduler.ExponentialLR(initial_learning_rate=init, total_iters=total, decay_rate=rate)
     gamma = rate ** (1.0 / total)
-    theirs = torch_trajectory(lambda o: torch.optim.lr_scheduler.ExponentialLR(o, gamma=gamma), init, 200)
+    theirs = torch_trajectory("ExponentialLR", init, 200, gamma=gamma)
     assert_same_trajectory(ours, theirs, rtol=1e-4)
 
 
@@ -202,12 +206,7 @@ def test_continuous_exponential_lr_matches_torch_with_gamma_root(engine, init, t
 @settings(max_examples=10)
 @given(init=RATE, eta_fraction=st.floats(0.0, 0.5), t_max=st.integers(1, 80))
 def test_cosine_annealing_lr_matches_torch(engine, init, eta_fraction, t_max):
-    eta_min = init * eta_fraction
-    ours = engine.optim.lr_scheduler.CosineAnnealingLR(initial_learning_rate=init, T_max=t_max, eta_min=eta_min)
-    theirs = torch_trajectory(
-        lambda o: torch.optim.lr_scheduler.CosineAnnealingLR(o, T_max=t_max, eta_min=eta_min), init, 200
-    )
-    assert_same_trajectory(ours, theirs, rtol=1e-4)
+    assert_same_as_torch(engine, "CosineAnnealingLR", init, T_max=t_max, eta_min=init * eta_fraction, rtol=1e-4)
 
 
 @pytest.mark.spec("LR-006")
@@ -217,9 +216,7 @@ def test_polynomial_lr_to_zero_matches_torch(engine, init, total, power):
     ours = engine.optim.lr_scheduler.PolynomialLR(
         initial_learning_rate=init, end_learning_rate=0.0, total_iters=total, power=power
     )
-    theirs = torch_trajectory(
-        lambda o: torch.optim.lr_scheduler.PolynomialLR(o, total_iters=total, power=power), init, 200
-    )
+    theirs = torch_trajectory("PolynomialLR", init, 200, total_iters=total, power=power)
     assert_same_trajectory(ours, theirs, rtol=1e-4)
 
 
@@ -230,9 +227,7 @@ def test_linear_lr_matches_torch(engine, init, start, end, total):
     ours = engine.optim.lr_scheduler.LinearLR(
         initial_learning_rate=init * start, end_learning_rate=init * end, total_iters=total
     )
-    theirs = torch_trajectory(
-        lambda o: torch.optim.lr_scheduler.LinearLR(o, start_factor=start, end_factor=end, total_iters=total), init, 200
-    )
+    theirs = torch_trajectory("LinearLR", init, 200, start_factor=start, end_factor=end, total_iters=total)
     assert_same_trajectory(ours, theirs, rtol=1e-4)
 
 
@@ -241,9 +236,7 @@ def test_linear_lr_matches_torch(engine, init, start, end, total):
 @given(init=RATE, multiplier=st.floats(0.9, 1.0))
 def test_multiplicative_lr_matches_torch(engine, init, multiplier):
     ours = engine.optim.lr_scheduler.MultiplicativeLR(initial_learning_rate=init, multiplier=multiplier)
-    theirs = torch_trajectory(
-        lambda o: torch.optim.lr_scheduler.MultiplicativeLR(o, lr_lambda=lambda _epoch: multiplier), init, 200
-    )
+    theirs = torch_trajectory("MultiplicativeLR", init, 200, lr_lambda=lambda _epoch: multiplier)
     assert_same_trajectory(ours, theirs, rtol=1e-4)
 
 
@@ -258,23 +251,9 @@ def test_multiplicative_lr_matches_torch(engine, init, multiplier):
     gamma=st.floats(0.95, 1.0),
 )
 def test_cyclic_lr_matches_torch(engine, base, peak, up, down, mode, gamma):
-    ours = engine.optim.lr_scheduler.CyclicLR(
-        base_lr=base, max_lr=peak, step_size_up=up, step_size_down=down, mode=mode, gamma=gamma
-    )
-    theirs = torch_trajectory(
-        lambda o: torch.optim.lr_scheduler.CyclicLR(
-            o,
-            base_lr=base,
-            max_lr=peak,
-            step_size_up=up,
-            step_size_down=down,
-            mode=mode,
-            gamma=gamma,
-            cycle_momentum=False,
-        ),
-        base,
-        200,
-    )
+    cycle = {"base_lr": base, "max_lr": peak, "step_size_up": up, "step_size_down": down, "mode": mode, "gamma": gamma}
+    ours = engine.optim.lr_scheduler.CyclicLR(**cycle)
+    theirs = torch_trajectory("CyclicLR", base, 200, **cycle, cycle_momentum=False)
     assert_same_trajectory(ours, theirs)
 
 
@@ -290,30 +269,17 @@ def test_cyclic_lr_matches_torch(engine, base, peak, up, down, mode, gamma):
     strategy=st.sampled_from(["cos", "linear"]),
 )
 def test_one_cycle_lr_matches_torch(engine, peak, div, final_div, total, pct, three_phase, strategy):
-    ours = engine.optim.lr_scheduler.OneCycleLR(
-        initial_learning_rate=peak / div,
-        max_lr=peak,
-        total_steps=total,
-        pct_start=pct,
-        final_div_factor=final_div,
-        three_phase=three_phase,
-        anneal_strategy=strategy,
-    )
-    theirs = torch_trajectory(
-        lambda o: torch.optim.lr_scheduler.OneCycleLR(
-            o,
-            max_lr=peak,
-            total_steps=total,
-            pct_start=pct,
-            div_factor=div,
-            final_div_factor=final_div,
-            three_phase=three_phase,
-            anneal_strategy=strategy,
-            cycle_momentum=False,
-        ),
-        peak,
-        total,
-    )
+    # the same arguments in both; torch starts at max_lr / div_factor, ours at initial_learning_rate
+    cycle = {
+        "max_lr": peak,
+        "total_steps": total,
+        "pct_start": pct,
+        "final_div_factor": final_div,
+        "three_phase": three_phase,
+        "anneal_strategy": strategy,
+    }
+    ours = engine.optim.lr_scheduler.OneCycleLR(initial_learning_rate=peak / div, **cycle)
+    theirs = torch_trajectory("OneCycleLR", peak, total, div_factor=div, **cycle, cycle_momentum=False)
     assert_same_trajectory(ours, theirs)
 
 

@@ -251,6 +251,21 @@ def test_a_flat_file_is_legacy_from_2_3_0(tmp_path: Path) -> None:
     path = write(tmp_path, flat())
     assert "CONFIG-005" in rules(judge(path, "2.3.0").warnings)
     assert "CONFIG-005" not in rules(judge(path, "2.2.1").warnings)
+    # the remedy names the release's own command only where the release ships it (cszoo, from 2.4.0)
+    assert "cszoo" not in only(judge(path, "2.3.1").warnings, "CONFIG-005").message
+    assert "cszoo config convert_legacy" in only(judge(path, "2.4.0").warnings, "CONFIG-005").message
+
+
+@pytest.mark.spec("CONFIG-008")
+def test_from_2_4_0_a_model_key_its_config_class_does_not_define_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, trainer(init_model={"name": "btlm", "hiden_size": 64}))
+    finding = only(judge(path, "2.4.0").violations, "CONFIG-008")
+    assert (finding.key, finding.line) == ("trainer.init.model.hiden_size", line_of(path, "hiden_size"))
+    assert "did you mean 'hidden_size'?" in finding.message
+    assert "CONFIG-008" not in rules(judge(path, "2.3.1").violations)  # no config classes before 2.4.0
+    # a flat file's model keys that the conversion moves elsewhere (mixed_precision) are not the model's
+    flat_named = write(tmp_path, flat(model={"name": "gpt3", "fp16_type": "bfloat16"}), "f.yaml")
+    assert "CONFIG-008" not in rules(judge(flat_named, "2.10.0").violations)
 
 
 @pytest.mark.spec("CONFIG-006")
@@ -448,8 +463,35 @@ def test_from_2_0_2_the_optimizer_is_a_class_of_the_package(tmp_path: Path) -> N
     finding = only(judge(unused, "2.10.0").warnings, "CONFIG-041")
     assert finding.key == "trainer.init.optimizer.Adam.correct_bias"
     assert judge(with_optimizer({"adamw": {"correct_bias": True}}, "c.yaml"), "2.10.0").warnings == []
+    # the param groups the trainer builds from the section (configure_param_groups) are no argument
+    grouped = with_optimizer({"AdamW": {"params": [{"params": ["*.bias"], "weight_decay": 0.0}]}}, "g.yaml")
+    assert judge(grouped, "2.3.0").warnings == [] and judge(grouped, "2.10.0").warnings == []
     bad_betas = with_optimizer({"AdamW": {"betas": [0.9, 1.5]}}, "b.yaml")
     assert only(judge(bad_betas, "2.10.0").warnings, "OPTIM-011").level == "reference"
+
+
+@pytest.mark.spec("CONFIG-041")
+def test_from_2_4_0_learning_rate_is_the_optimizer_s_lr(tmp_path: Path) -> None:
+    data = trainer()
+    data["trainer"]["init"]["optimizer"] = {"AdamW": {"learning_rate": 1.0e-4, "weight_decay": 0.1}}
+    path = write(tmp_path, data)
+    assert "CONFIG-041" not in rules(judge(path, "2.4.0").warnings)  # the config classes' alias
+    assert "CONFIG-041" in rules(judge(path, "2.3.1").warnings)  # no alias before the config classes
+    data["trainer"]["init"]["optimizer"] = {"AdamW": {"learning_rate": -1.0}}
+    refused = only(judge(write(tmp_path, data, "n.yaml"), "2.10.0").warnings, "OPTIM-011")  # judged as lr
+    assert refused.key == "trainer.init.optimizer.AdamW.learning_rate"
+
+
+@pytest.mark.spec("CONFIG-042")
+def test_before_2_0_2_an_optimizer_key_the_type_never_reads_is_a_warning(tmp_path: Path) -> None:
+    path = write(tmp_path, flat(optimizer={"epsilon": 1.0e-8}))
+    finding = only(judge(path, "1.7.0").warnings, "CONFIG-042")
+    assert (finding.key, finding.line) == ("optimizer.epsilon", line_of(path, "epsilon"))
+    assert "'eps'" not in finding.message and "eps," in finding.message  # it names what AdamW reads
+    assert "CONFIG-042" not in rules(
+        judge(write(tmp_path, flat(optimizer={"eps": 1.0e-8}), "e.yaml"), "1.7.0").warnings
+    )
+    assert "CONFIG-042" not in rules(judge(path, "2.0.2").warnings)
 
 
 @pytest.mark.spec("CONFIG-050")
@@ -639,6 +681,6 @@ def test_the_model_is_planned_with_time_to_train_and_its_band(tmp_path: Path) ->
         (plan.time_to_train_s / factor, plan.time_to_train_s * factor)
     )
     assert plan.model_flops_per_step > 6 * expected * 64 * 128  # 6N per token plus attention
-    unknown = judge(write(tmp_path, trainer(init_model={"name": "llava"}), "u.yaml"), "2.10.0")
+    unknown = judge(write(tmp_path, trainer(init_model={"name": "llava"}), "u.yaml"), "2.3.1")
     assert unknown.violations == [] and unknown.plan is None and any("model not planned" in n for n in unknown.notes)
     assert np.isfinite(plan.samples_per_s) and plan.samples_per_s > 0

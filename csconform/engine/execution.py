@@ -38,6 +38,15 @@ MAX_BATCH_SIZE = 2**31
 """Largest batch the capacity checks take; a larger one is a mistyped size, refused as such."""
 OPTIMIZER_SLOTS_PER_WEIGHT = {"SGD": 1, "Adam": 2, "AdamW": 2}
 """FP32 values an optimizer keeps per weight (SGD momentum: 1; Adam: 2 moments)."""
+PIPELINED_TOO_LARGE = (
+    "the model needs {needed} on chip in pipelined mode (FP32 weights, gradients and optimizer state plus "
+    "activations) but {wafer} has {available}; use weight streaming execution for models this large"
+)
+STREAMED_LAYER_TOO_LARGE = (
+    "even one layer at a time the model needs {needed} on chip but {wafer} has {available}; use a smaller "
+    "batch or split the layer"
+)
+"""The refusals of a model the wafer cannot hold, by execution mode (``{needed}`` and ``{available}`` in GB)."""
 
 
 @dataclass(frozen=True)
@@ -88,12 +97,6 @@ def footprint_of(model: Module, step_graph: Graph, batch_size: int, optimizer: A
     return Footprint(parameters, per_sample, slots, largest)
 
 
-def _check_fit_arguments(footprint: Footprint, batch_size: int, system: System) -> None:
-    check_type("footprint", footprint, Footprint, "a Footprint (footprint_of)")
-    check_integer("batch_size", batch_size, minimum=1, maximum=MAX_BATCH_SIZE)
-    check_type("system", system, System, "a System")
-
-
 def check_mode_supported(mode: str, system: System) -> None:
     if mode not in EXECUTION_MODES:
         raise InvalidInputError(f"unknown execution mode {mode!r}; known: {', '.join(EXECUTION_MODES)}")
@@ -106,24 +109,32 @@ def check_mode_supported(mode: str, system: System) -> None:
 
 def check_pipelined_fits(footprint: Footprint, batch_size: int, system: System) -> None:
     """Refuse (on cs) a model whose pipelined footprint exceeds the wafer's on-chip memory."""
-    _check_fit_arguments(footprint, batch_size, system)
-    needed = footprint.on_chip_bytes(batch_size)
-    if context.on_cs() and needed > system.sram_bytes:
-        raise CapacityError(
-            f"the model needs {needed / 1e9:.1f} GB on chip in pipelined mode (FP32 weights, gradients and "
-            f"optimizer state plus activations) but {system.wafer} has {system.sram_bytes / 1e9:.0f} GB; "
-            "use weight streaming execution for models this large"
-        )
+    _check_fits(footprint, batch_size, system, Footprint.on_chip_bytes, PIPELINED_TOO_LARGE)
 
 
 def check_weight_streaming_fits(footprint: Footprint, batch_size: int, system: System) -> None:
     """Refuse (on cs) a model whose largest layer and one batch of activations exceed the wafer."""
-    _check_fit_arguments(footprint, batch_size, system)
-    needed = footprint.streaming_bytes(batch_size)
+    _check_fits(footprint, batch_size, system, Footprint.streaming_bytes, STREAMED_LAYER_TOO_LARGE)
+
+
+def _check_fits(
+    footprint: Footprint,
+    batch_size: int,
+    system: System,
+    needed_bytes: Callable[[Footprint, int], float],
+    refusal: str,
+) -> None:
+    """The arguments checked, then on cs a CapacityError when ``needed_bytes(footprint, batch_size)``
+    exceed the wafer's on-chip memory: ``refusal`` with ``{needed}``, ``{wafer}`` and ``{available}``."""
+    check_type("footprint", footprint, Footprint, "a Footprint (footprint_of)")
+    check_integer("batch_size", batch_size, minimum=1, maximum=MAX_BATCH_SIZE)
+    check_type("system", system, System, "a System")
+    needed = needed_bytes(footprint, batch_size)
     if context.on_cs() and needed > system.sram_bytes:
         raise CapacityError(
-            f"even one layer at a time the model needs {needed / 1e9:.1f} GB on chip but {system.wafer} has "
-            f"{system.sram_bytes / 1e9:.0f} GB; use a smaller batch or split the layer"
+            refusal.format(
+                needed=f"{needed / 1e9:.1f} GB", wafer=system.wafer, available=f"{system.sram_bytes / 1e9:.0f} GB"
+            )
         )
 
 

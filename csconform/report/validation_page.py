@@ -33,6 +33,10 @@ from csconform.report.validation import (  # noqa: E402
 )
 
 BAND = 1.25  # the +-25 % band of the parity plot
+MODELED_LINES = {  # the batch figure's lines of the model, one per execution mode: column -> (style, mode)
+    "weight_streaming_samples_per_s": ("x--", "weight streaming"),
+    "pipelined_samples_per_s": (":", "pipelined"),
+}
 CSV_NAMES = {  # table -> the CSV that holds it whole
     "runs": "performance_validation.csv",
     "parameters": "performance_validation_parameters.csv",
@@ -89,20 +93,10 @@ def _batch_figure(modes: pd.DataFrame, out: Path) -> Path:
     figure, axes = plt.subplots(figsize=(6, 4))
     for name, group in modes.groupby("model", sort=False):
         (line,) = axes.plot(group["global_batch"], group["measured_samples_per_s"], "o-", label=f"{name} measured")
-        axes.plot(
-            group["global_batch"],
-            group["weight_streaming_samples_per_s"],
-            "x--",
-            color=line.get_color(),
-            label=f"{name} weight streaming (model)",
-        )
-        axes.plot(
-            group["global_batch"],
-            group["pipelined_samples_per_s"],
-            ":",
-            color=line.get_color(),
-            label=f"{name} pipelined (model)",
-        )
+        for column, (style, mode) in MODELED_LINES.items():
+            axes.plot(
+                group["global_batch"], group[column], style, color=line.get_color(), label=f"{name} {mode} (model)"
+            )
     axes.set_xscale("log", base=2)
     axes.set_yscale("log")
     axes.set_xlabel("global batch (sequences of 128 tokens)")

@@ -9,6 +9,7 @@ release being judged; a check with behaviour that differs between releases compa
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -29,30 +30,14 @@ from csconform.findings.finding import Location
 from csconform.perf.hardware import check_cluster_size, get_wafer
 from csconform.userconfig.description import RunDescription, SchedulerConfig, Setting
 from csconform.userconfig.package_api import package_api
+from csconform.userconfig.release_data import ModelConfigClass, knowledge
 from csconform.userconfig.schedule import SEQUENTIAL, Schedule, ScheduleNotRunnable, build, evaluation_steps
 from csconform.userconfig.schedulers import class_name
-from csconform.userconfig.vocabulary import did_you_mean
+from csconform.userconfig.vocabulary import SIMILARITY, did_you_mean
 
 MAX_CSX_STEPS = (1 << 31) - 1
 SUGGESTED_KEYS = 100
 """Unknown keys of one file that get a did-you-mean (the first ones; each scan costs milliseconds)."""
-# The 1.x releases' supported optimizers (PyTorchBaseModel.SUPPORTED_OPTIMIZERS, 1.6.0-1.9.1).
-SUPPORTED_OPTIMIZERS_1X = (
-    "Adadelta",
-    "Adafactor",
-    "Adagrad",
-    "Adam",
-    "AdamW",
-    "Adamax",
-    "ASGD",
-    "Lamb",
-    "Lion",
-    "NAdam",
-    "RAdam",
-    "RMSprop",
-    "Rprop",
-    "SGD",
-)
 # The engine's RunConfig parameters refused on the CS system (UNSUPPORTED_PARAMETERS), each with its rule
 # (estimator-limitations#Parameters not supported).
 ESTIMATOR_RULES = {
@@ -92,11 +77,19 @@ def check_layout(run: RunDescription, found: Findings) -> None:
             "CONFIG-004", Location("trainer", 1), f"the trainer layout is read from release 2.3.0 on, not {run.release}"
         )
     elif run.layout == "flat":
+        command = knowledge(run.release.name).convert_command
+        once = (
+            f"{command} FILE -o NEW converts it once"
+            if command
+            else f"release {run.release} ships no command that converts it once"
+        )
         found.warn(
             "CONFIG-005",
             Location(),
-            f"flat-layout params file: release {run.release} converts it to the trainer layout on load "
-            "(cszoo config convert_legacy converts it once)",
+            f"flat-layout params file: release {run.release} converts it to the trainer layout on load ({once})",
+            fix=f"convert it with {command}"
+            if command
+            else "keep it (the release converts it on load) or write the trainer layout",
         )
 
 
@@ -106,7 +99,11 @@ def check_keys(run: RunDescription, found: Findings) -> None:
     if run.layout == "hf":
         return
     reported = {f.key for f in (*found.violations, *found.warnings)}
-    unknown = [use for use in run.keys if use.name not in _vocabulary(run) and use.path not in reported]
+    unknown = [
+        use
+        for use in run.keys
+        if use.name not in _vocabulary(run) and use.path not in reported and not _in_model_section(run, use.path)
+    ]
     for index, use in enumerate(unknown):
         # a did-you-mean scans the whole vocabulary: only the first keys get one (a file of thousands
         # of unknown keys is not a typo, and must not take minutes)
@@ -129,6 +126,63 @@ def check_keys(run: RunDescription, found: Findings) -> None:
             f"{use.name} is read as the text {use.name!r} by YAML 1.1 (PyYAML); write {mantissa}.0e{exponent} "
             "so that every release reads a number",
         )
+
+
+def _in_model_section(run: RunDescription, path: str) -> bool:
+    """Whether ``path`` is a key of a model section whose config class judges its keys (CONFIG-008)."""
+    config = _model_config(run)
+    return config is not None and config.extra == "forbid" and path.startswith(f"{run.model.fields.origin.key}.")  # type: ignore[union-attr]
+
+
+def _model_config(run: RunDescription) -> ModelConfigClass | None:
+    if run.model is None or run.model.kind != "zoo" or run.model.family is None:
+        return None
+    return knowledge(run.release.name).model_config(run.model.family.value)
+
+
+def check_model_keys(run: RunDescription, found: Findings) -> None:
+    """CONFIG-008: a key of the model section that the model's config class does not define, where the
+    class forbids extra keys (the release's pydantic configs, from 2.4.0)."""
+    config = _model_config(run)
+    if config is None or config.extra != "forbid" or run.model is None:
+        return
+    section = run.model.fields.origin.key
+    moved = _moved_out_of_model(run)
+    for key in run.model.fields.value:
+        if str(key) in config.fields or str(key) in moved:
+            continue
+        path = f"{section}.{key}"
+        line = next((use.line for use in run.keys if use.path == path), None)
+        close = difflib.get_close_matches(str(key), sorted(config.fields), n=1, cutoff=SIMILARITY)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        found.refuse(
+            "CONFIG-008",
+            Location(path, line),
+            f"{config.class_name} ({run.model.family.value!r}, release {run.release}) has no field {str(key)!r} "  # type: ignore[union-attr]
+            f"and refuses it{hint}",
+        )
+
+
+def _moved_out_of_model(run: RunDescription) -> set[str]:
+    """Model keys of a flat-layout file that the release's conversion moves to another section
+    (``model.mixed_precision`` to ``precision.enabled``); the model's config class never sees them."""
+    conversion = knowledge(run.release.name).legacy_conversion
+    if run.layout != "flat" or conversion is None:
+        return set()
+    moved: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+        elif isinstance(node, str) and node.startswith("model.") and node != "model.*":
+            moved.add(node.split(".")[1])
+
+    walk(conversion["to_trainer"])
+    return moved
 
 
 def _vocabulary(run: RunDescription) -> frozenset[str]:
@@ -322,10 +376,12 @@ def check_optimizer(run: RunDescription, found: Findings) -> None:
             )
         return
     name = optimizer.name.value
-    supported_1x = {n.lower() for n in SUPPORTED_OPTIMIZERS_1X}
-    if not _release_at_least(run, "2.0.2") and (not isinstance(name, str) or name.lower() not in supported_1x):
-        found.refuse("CONFIG-040", optimizer.name.origin, optimizer_type=name, supported=list(SUPPORTED_OPTIMIZERS_1X))
+    supported = knowledge(run.release.name).supported_optimizers
+    if supported and (not isinstance(name, str) or name.lower() not in {n.lower() for n in supported}):
+        found.refuse("CONFIG-040", optimizer.name.origin, optimizer_type=name, supported=list(supported))
         return
+    if not _release_at_least(run, "2.0.2") and isinstance(name, str):
+        _check_1x_optimizer_keys(run, name, found)
     signature = package_api().optimizer(name) if isinstance(name, str) else None
     if signature is None:
         known = ", ".join(sorted(package_api().optimizers))
@@ -333,15 +389,33 @@ def check_optimizer(run: RunDescription, found: Findings) -> None:
             "CONFIG-041", optimizer.name.origin, f"unknown optimizer {name!r}; the package's optimizers: {known}"
         )
         return
+    release = knowledge(run.release.name)
+    arguments = {release.argument_name(a, signature.arguments): s for a, s in optimizer.arguments.items()}
     if run.layout == "trainer":
         for argument, setting in optimizer.arguments.items():
-            if argument not in signature.arguments and argument != "adjust_learning_rate":
+            named = release.argument_name(argument, signature.arguments)
+            if named not in signature.arguments and argument not in release.param_group_keys:
                 found.warn(
                     "CONFIG-041",
                     setting.origin,
                     f"{signature.name} takes no argument {argument!r}; the release ignores it",
                 )
-    _check_with_engine_optimizer(signature.name, optimizer.arguments, found)
+    _check_with_engine_optimizer(signature.name, arguments, found)
+
+
+def _check_1x_optimizer_keys(run: RunDescription, name: str, found: Findings) -> None:
+    """CONFIG-042: an optimizer-section key the 1.x release reads for no optimizer of this type."""
+    reads = knowledge(run.release.name).optimizer_reads(name)
+    if reads is None or run.layout != "flat":
+        return
+    for use in run.keys:
+        if use.section == "optimizer" and use.path.count(".") == 1 and use.name not in reads:
+            found.warn(
+                "CONFIG-042",
+                Location(use.path, use.line),
+                f"release {run.release} reads no key {use.name!r} for optimizer {name}: it is silently ignored "
+                f"(it reads {', '.join(sorted(reads - {'optimizer_type', 'state'}))})",
+            )
 
 
 def _check_with_engine_optimizer(name: str, arguments: Mapping[str, Setting[Any]], found: Findings) -> None:
@@ -613,6 +687,7 @@ CHECKS: tuple[Callable[[RunDescription, Findings], None], ...] = (
     check_train_and_eval,
     check_metrics,
     check_estimator_settings,
+    check_model_keys,
     check_keys,
 )
 

@@ -66,6 +66,8 @@ class ModelSection:
     kind: str  # "zoo" (a Model Zoo model section) or "hf" (a Hugging Face config)
     seq_len: Setting[int] | None = None
     compute_eval_metrics: Setting[Any] | None = None
+    data_processors: tuple[str, ...] = ()
+    """The data processors the input sections name (how a flat file's model is recognised)."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,8 @@ class OptimizerConfig:
     name: Setting[Any]
     arguments: Mapping[str, Setting[Any]]
     origin: Location
+    lr_adjustment: Setting[Any] | None = None
+    """``adjust_learning_rate``: learning-rate factors per group of layers (muP), not an optimizer argument."""
 
 
 @dataclass(frozen=True)

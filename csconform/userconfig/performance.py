@@ -16,15 +16,14 @@ from pathlib import PurePath
 from typing import Any
 
 from csconform.arguments import integer_problem, is_integer
-from csconform.errors import CsConformError
+from csconform.errors import CsConformError, UnknownNameError
 from csconform.perf.execution.efficiency import calibration_record
 from csconform.perf.models.hf_config import model_from_config
 from csconform.perf.models.model_spec import ModelSpec
 from csconform.perf.models.zoo_section import ZOO_FAMILIES, model_from_zoo_section
-from csconform.perf.plan import plan
+from csconform.perf.plan import Plan, plan
 from csconform.userconfig.description import RunDescription
-
-FINE_TUNING = ("classifier", "token_classifier", "extractive_summarization")
+from csconform.userconfig.families import Family, family_from_path, flat_families_release, infer_family
 
 
 @dataclass(frozen=True)
@@ -54,30 +53,40 @@ class PlanSummary:
     time_to_train_s: float | None
     band: Band | None
     worst_band: Band | None
+    binding_limit: str
+    """What sets the samples/s: ``compute``, ``fabric communication``, ``pipeline fill``, ``input pipeline``,
+    ``weight streaming I/O`` or ``per-layer latency``."""
+    binding_detail: str
+    """The figures behind ``binding_limit`` (each candidate's share or rate)."""
+    systems_source: str
+    """Where the number of systems came from: the option, the file's key, or what was assumed and why."""
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def family_from_path(path: str) -> str | None:
-    """The Model Zoo model a params file belongs to, from its folder (``.../gpt3/configs/x.yaml``):
-    the nearest folder above ``configs`` that names a zoo model (with its fine-tuning task for BERT),
-    else the folder holding ``configs`` itself."""
-    parts = [p.lower() for p in PurePath(path).parts]
-    if "configs" not in parts:
+def model_family(run: RunDescription, override: str | None = None) -> Family | None:
+    """The zoo model of the run's model section: ``--model-family``, else the section's ``name``,
+    else its zoo folder, else inferred from its contents (a flat file copied out of its folder)."""
+    if run.model is None or run.model.kind != "zoo":
         return None
-    before = parts[: len(parts) - 1 - parts[::-1].index("configs")]
-    known = {name.lower(): name for name in ZOO_FAMILIES if "/" not in name}
-    for index in range(len(before) - 1, -1, -1):
-        if before[index] in known:
-            family = known[before[index]]
-            task = next((p for p in before[index + 1 :] if p in FINE_TUNING), None)
-            return f"{family}/{task}" if task and f"{family}/{task}" in ZOO_FAMILIES else family
-    return before[-1] if before else None
+    if override:
+        return Family(override, "option", f"model family {override} from --model-family")
+    if run.model.family is not None:
+        return Family(run.model.family.value, "name")
+    folder = family_from_path(run.file)
+    if folder is not None and folder in ZOO_FAMILIES:
+        return Family(folder, "folder")
+    inferred = infer_family(
+        run.model.fields.value, set(run.model.data_processors), flat_families_release(run.release.name)
+    )
+    if inferred is None and folder is not None:
+        return Family(folder, "folder")  # a zoo folder of a model the performance model does not build
+    return inferred
 
 
-def build_model(run: RunDescription, family: str | None = None) -> ModelSpec:
+def build_model(run: RunDescription, family: Family | None) -> ModelSpec:
     """The performance model's description of the run's model (a typed error when it has none)."""
     if run.model is None:
         raise CsConformError("the file has no model section")
@@ -86,16 +95,27 @@ def build_model(run: RunDescription, family: str | None = None) -> ModelSpec:
         seq_len = None
     if run.model.kind == "hf":
         return model_from_config(run.model.fields.value, seq_len=seq_len, name=PurePath(run.file).stem)
-    zoo_family = family or (None if "name" in run.model.fields.value else family_from_path(run.file))
+    if family is None:
+        raise UnknownNameError(
+            f"the model section names no zoo model and matches none of release "
+            f"{flat_families_release(run.release.name)}'s model families; give --model-family "
+            f"(one of {', '.join(ZOO_FAMILIES)}) to plan it"
+        )
+    section = dict(run.model.fields.value)
+    if family.how == "option":
+        section["name"] = family.name  # the option wins over the section's own name
     major = run.release.name.split(".")[0]
-    return model_from_zoo_section(
-        run.model.fields.value,
-        family=zoo_family,
-        source=f"{run.file}: {run.model.fields.origin.key}",
-        seq_len=seq_len,
-        name=PurePath(run.file).stem,
-        release=f"{major}.x" if major == "1" else run.release.name,
-    )
+    try:
+        return model_from_zoo_section(
+            section,
+            family=family.name,
+            source=f"{run.file}: {run.model.fields.origin.key}",
+            seq_len=seq_len,
+            name=PurePath(run.file).stem,
+            release=f"{major}.x" if major == "1" else run.release.name,
+        )
+    except UnknownNameError as exc:
+        raise UnknownNameError(f"{exc}; give --model-family with the zoo model built like it to plan it") from None
 
 
 def _bands(seconds: float) -> tuple[Band, Band]:
@@ -114,6 +134,7 @@ def plan_run(run: RunDescription, model: ModelSpec, wafer: str = "wse2") -> Plan
     seconds = steps * result.batch / result.samples_per_s if steps is not None else None
     band, worst = _bands(seconds) if seconds is not None else (None, None)
     tokens = result.samples_per_s * model.seq_len if model.seq_len else None
+    limit, detail = binding_limit(result)
     return PlanSummary(
         model=result.model,
         family=model.family,
@@ -131,5 +152,61 @@ def plan_run(run: RunDescription, model: ModelSpec, wafer: str = "wse2") -> Plan
         time_to_train_s=seconds,
         band=band,
         worst_band=worst,
+        binding_limit=limit,
+        binding_detail=detail,
+        systems_source=systems_source(run),
         notes=tuple(model.notes) + tuple(result.notes),
     )
+
+
+def binding_limit(result: Plan) -> tuple[str, str]:
+    """The limit that sets the plan's samples/s, and the figures that show it.
+
+    Weight streaming: the input workers when they set the step, else the largest share of the step among
+    compute, the I/O that compute does not hide (weights in, gradients out, SwarmX) and the fixed per-layer
+    latencies. Pipelined: the input when it is slower than the wafer, else the pipeline fill when it takes
+    most of a batch's time, else the slowest kernel's communication or compute."""
+    if result.mode == "weight_streaming":
+        streaming = result.streaming
+        if streaming.input_bound:
+            feed = streaming.systems * streaming.input_samples_per_s
+            return "input pipeline", f"the input workers feed {feed:,.4g} samples/s; the wafer would run faster"
+        shares = {
+            "compute": streaming.compute_s,
+            "weight streaming I/O": streaming.io_exposed_s,
+            "per-layer latency": streaming.latency_s,
+        }
+        detail = ", ".join(f"{name} {share / streaming.step_s:.1%}" for name, share in shares.items())
+        return max(shares, key=lambda name: shares[name]), f"{detail} of the step"
+    pipeline = result.pipeline
+    if pipeline.input_samples_per_s <= pipeline.wafer_samples_per_s:
+        return "input pipeline", (
+            f"the input feeds {pipeline.input_samples_per_s:,.4g} samples/s, the wafer would take "
+            f"{pipeline.wafer_samples_per_s:,.4g}"
+        )
+    fill_share = pipeline.fill_latency_s / pipeline.batch_s
+    if fill_share > 0.5:
+        return (
+            "pipeline fill",
+            f"filling the pipeline takes {fill_share:.0%} of a batch's time (a larger batch hides it)",
+        )
+    slowest = max(pipeline.kernels, key=lambda k: k.cycles_per_sample)
+    if slowest.communication_cycles_per_sample > slowest.compute_cycles_per_sample:
+        return (
+            "fabric communication",
+            f"the slowest kernel, {slowest.name}, waits on its fabric links more than it computes",
+        )
+    return "compute", f"the slowest kernel, {slowest.name}, is compute-bound"
+
+
+def systems_source(run: RunDescription) -> str:
+    """Where the plan's number of systems came from, or why one system was assumed."""
+    setting = run.batch.num_csx
+    if setting is None:
+        return "assumed: the file sets no num_csx"
+    where = setting.origin.key or "num_csx"
+    if integer_problem("num_csx", setting.value, minimum=1) is not None:
+        return f"assumed 1: {where} {setting.value!r} is not a positive integer"
+    if where.startswith("--"):
+        return f"from {where}"
+    return f"from {where}" + (f" (line {setting.origin.line})" if setting.origin.line else "")

@@ -60,7 +60,8 @@ def _optimizer(doc: ConfigFile) -> OptimizerConfig | None:
         betas = [0.9 if beta1 is None else beta1.value, 0.999 if beta2 is None else beta2.value]
         arguments["betas"] = Setting(betas, (beta1 or beta2).origin)  # type: ignore[union-attr]
     name = doc.setting(("optimizer", "optimizer_type")) or Setting(None, doc.origin(("optimizer",)))
-    return OptimizerConfig(name, arguments, doc.origin(("optimizer",)))
+    adjustment = doc.setting(("optimizer", "adjust_learning_rate"))
+    return OptimizerConfig(name, arguments, doc.origin(("optimizer",)), adjustment)
 
 
 def _family(doc: ConfigFile) -> Setting[str] | None:
@@ -89,6 +90,11 @@ def read_flat(doc: ConfigFile, release: Release) -> RunDescription:
             kind="zoo",
             seq_len=doc.setting(("train_input", "max_sequence_length")),
             compute_eval_metrics=doc.setting(("model", "compute_eval_metrics")),
+            data_processors=tuple(
+                str(processor.value)
+                for section in ("train_input", "eval_input")
+                if (processor := doc.setting((section, "data_processor"))) is not None
+            ),
         ),
         batch=Batch(
             train=doc.setting(("train_input", "batch_size")),

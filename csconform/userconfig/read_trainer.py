@@ -42,7 +42,8 @@ def _optimizer(doc: ConfigFile) -> OptimizerConfig | None:
     name = str(next(iter(section)))
     body = (*path, name)
     arguments = {str(key[-1]): Setting(value, doc.origin(key)) for key, value in doc.entries(body) if value is not None}
-    return OptimizerConfig(Setting(name, doc.origin(body)), arguments, doc.origin(path))
+    adjustment = arguments.pop("adjust_learning_rate", None)
+    return OptimizerConfig(Setting(name, doc.origin(body)), arguments, doc.origin(path), adjustment)
 
 
 def _lr_schedule(doc: ConfigFile) -> tuple[SchedulerConfig | None, tuple[str, ...]]:

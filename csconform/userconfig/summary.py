@@ -59,6 +59,7 @@ def _plan_lines(verdict: Verdict) -> list[str]:
         f"  model: {plan.family}, {plan.parameters:,} parameters{active}",
         f"  plan: {plan.systems} x {plan.wafer} ({plan.mode}), global batch {plan.batch}{sequence}: "
         f"{plan.samples_per_s:,.4g} samples/s{tokens}; {plan.model_flops_per_step:.3g} model FLOPs per step",
+        f"  bound by: {plan.binding_limit} ({plan.binding_detail}); systems: {plan.systems} ({plan.systems_source})",
     ]
     if plan.time_to_train_s is not None and plan.band is not None and plan.worst_band is not None:
         band, worst, unit = plan.band, plan.worst_band, unit_for(plan.time_to_train_s)

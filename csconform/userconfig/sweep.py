@@ -1,9 +1,10 @@
 """Every params file of a Model Zoo release through ``validate``: counts, and what the vendor's files break.
 
 ``python -m csconform.userconfig.sweep CLONE --out reports/modelzoo_validation`` reads every params
-file under the model folders of the releases named (default 1.9.1 and 2.10.0) from a clone of
-https://github.com/Cerebras/modelzoo at each release's commit, judges each for its own release and
-for the newest, and writes a JSON record and a Markdown page. ``tests/unit/validate`` runs the same
+file under the model folders of the releases named (default: every release of ``specs/releases.yaml``)
+from a clone of https://github.com/Cerebras/modelzoo at each release's commit, judges each for its own
+release (and 1.9.1's, the last flat-layout release users migrate from, for the newest too), and writes
+a JSON record and a Markdown page. ``tests/unit/validate`` runs the same
 sweep when a clone is given (``CSCONFORM_MODELZOO``) and compares it with the committed record.
 """
 
@@ -22,7 +23,8 @@ from csconform.spec.releases import Release, load_catalogue
 from csconform.userconfig.validate import Verdict, release_options, validate_file
 from csconform.userconfig.vocabulary import git, is_model_params_file, release_files
 
-DEFAULT_RELEASES = ("1.9.1", "2.10.0")
+ALSO_FOR_NEWEST = ("1.9.1",)
+"""Releases whose files are judged for the newest release as well as their own."""
 TOP = 8
 
 
@@ -60,6 +62,9 @@ class Sweep:
             "with_violations": outcomes["violations"],
             "unreadable": outcomes["unreadable"],
             "planned": sum(v.plan is not None for v in self.verdicts),
+            "planned_by_family": dict(
+                Counter(v.plan.family for v in self.verdicts if v.plan is not None).most_common()
+            ),
             "violations": dict(violations.most_common()),
             "files_with_violation": dict(files_with.most_common()),
             "warnings": dict(warnings.most_common()),
@@ -83,7 +88,7 @@ def markdown(sweeps: list[Sweep], examples: dict[str, list[str]]) -> str:
         "# The Model Zoo's own params files through `csconform validate`",
         "",
         "Every params file under the model folders of each release (https://github.com/Cerebras/modelzoo at the "
-        "commit in `specs/releases.yaml`), judged for its own release and for the newest. Regenerate with "
+        "commit in `specs/releases.yaml`), judged for its own release (1.9.1's also for the newest). Regenerate with "
         "`python -m csconform.userconfig.sweep CLONE --out reports/modelzoo_validation`; "
         "`tests/unit/validate/test_modelzoo_sweep.py` compares a fresh sweep with `modelzoo_validation.json` "
         "when `CSCONFORM_MODELZOO` names a clone.",
@@ -104,6 +109,7 @@ def markdown(sweeps: list[Sweep], examples: dict[str, list[str]]) -> str:
             lines += [f"- {rule}: {count}" for rule, count in list(s["files_with_violation"].items())[:TOP]]
         else:
             lines.append("No violation in any file.")
+        lines += ["", "Planned by family: " + ", ".join(f"{name} {n}" for name, n in s["planned_by_family"].items())]
         lines += ["", "Warnings (rule: findings):"]
         lines += [f"- {rule}: {count}" for rule, count in list(s["warnings"].items())[:TOP]]
         key = f"{s['files_of']}@{s['judged_for']}"
@@ -129,14 +135,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m csconform.userconfig.sweep", description=__doc__)
     parser.add_argument("clone", type=Path, help="a clone of https://github.com/Cerebras/modelzoo")
     parser.add_argument("--out", type=Path, required=True, help="OUT.json and OUT.md are written")
-    parser.add_argument("--releases", default=",".join(DEFAULT_RELEASES), help="releases whose files to read")
+    parser.add_argument("--releases", help="releases whose files to read (default: every release)")
     args = parser.parse_args(argv)
-    newest = load_catalogue(default_specs_dir()).newest.name
+    catalogue = load_catalogue(default_specs_dir())
+    newest = catalogue.newest.name
+    releases = args.releases.split(",") if args.releases else [release.name for release in catalogue.releases]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         sweeps, examples = [], {}
-        for files_of in args.releases.split(","):
-            for judged_for in dict.fromkeys((files_of, newest)):
+        for files_of in releases:
+            for judged_for in dict.fromkeys((files_of, newest) if files_of in ALSO_FOR_NEWEST else (files_of,)):
                 result = sweep(args.clone, files_of, judged_for, root)
                 sweeps.append(result)
                 examples[f"{files_of}@{result.judged_for}"] = _examples(result, root)

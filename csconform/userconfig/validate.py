@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from csconform.arguments import is_finite_real
 from csconform.errors import (
     CsConformError,
     InvalidInputError,
@@ -27,12 +28,18 @@ from csconform.spec.releases import Catalogue, Release
 from csconform.userconfig.checks import run_checks
 from csconform.userconfig.config_file import ConfigFile
 from csconform.userconfig.description import RunDescription, Setting
-from csconform.userconfig.performance import PlanSummary, build_model, plan_run
+from csconform.userconfig.fixes import with_edits
+from csconform.userconfig.performance import PlanSummary, build_model, model_family, plan_run
 from csconform.userconfig.read_flat import read_flat
 from csconform.userconfig.read_hf import TrainingOptions, read_hf
 from csconform.userconfig.read_trainer import read_trainer
 from csconform.userconfig.schedule import KeyPoints, ScheduleNotRunnable, build, key_points, plot
 
+MUP_SCALED = (
+    ("mup_base_hidden_size", "hidden_size", "attention and first MLP layers (decoder_attention, decoder_input_ffn)"),
+    ("mup_base_filter_size", "filter_size", "second MLP layers (decoder_output_ffn)"),
+)
+"""muP's width factors: the base width key, the model's width key, the layers whose rate it scales."""
 FLAT_SECTIONS = ("train_input", "eval_input", "model", "optimizer", "runconfig")
 
 
@@ -133,9 +140,16 @@ def _run_schedule(run: RunDescription, options: ValidateOptions, verdict: Verdic
         return  # reported as LR-004 by the checks
     if schedule.ignored:
         verdict.notes.append(f"LR schedule run without {', '.join(schedule.ignored)}: the release does not read them")
+    verdict.notes.extend(lr_scaling_notes(run))
+    steps = run.steps
     if options.lr_at:
         verdict.learning_rate = dict(zip(options.lr_at, schedule.at(list(options.lr_at)).tolist(), strict=True))
-    steps = run.steps
+        past = [str(step) for step in options.lr_at if step >= steps] if steps is not None else []
+        if past and steps is not None:
+            verdict.notes.append(
+                f"--lr-at {', '.join(past)}: past the run's last step {steps - 1} (max_steps {steps}); the rate "
+                "shown is the schedule's, which training never reaches"
+            )
     if steps is None:
         verdict.notes.append("no max_steps or num_steps: the schedule's key points need the run's length")
         return
@@ -143,6 +157,28 @@ def _run_schedule(run: RunDescription, options: ValidateOptions, verdict: Verdic
     if options.plot_path is not None:
         plot(schedule, steps, options.plot_path, f"{Path(run.file).name} (release {run.release})")
         verdict.plot = str(options.plot_path)
+
+
+def lr_scaling_notes(run: RunDescription) -> list[str]:
+    """Where some layers train at other than the schedule's rate: ``adjust_learning_rate``'s factors, and
+    muP's width scaling, which the Model Zoo's GPT-2-class models (gpt2_model.py, 2.10.0) apply to the
+    attention and first MLP layers (``mup_base_hidden_size / hidden_size``) and to the second MLP layer
+    (``mup_base_filter_size / filter_size``)."""
+    notes = []
+    adjustment = None if run.optimizer is None else run.optimizer.lr_adjustment
+    if adjustment is not None and isinstance(adjustment.value, dict) and adjustment.value:
+        factors = ", ".join(f"{group} x{factor}" for group, factor in adjustment.value.items())
+        notes.append(f"adjust_learning_rate scales some layers' rates ({factors}): the schedule shown is the base rate")
+    fields: dict[str, Any] = dict(run.model.fields.value) if run.model is not None and run.model.kind == "zoo" else {}
+    for base_key, width_key, layers in MUP_SCALED:
+        base: Any = fields.get(base_key)
+        width: Any = fields.get(width_key)
+        if is_finite_real(base) and is_finite_real(width) and base > 0 and width > 0:
+            notes.append(
+                f"muP: the {layers} train at the schedule's rate x {base_key} / {width_key} = {base}/{width} = "
+                f"{base / width:.4g}; the schedule shown is the base rate"
+            )
+    return notes
 
 
 def _model_origin(run: RunDescription, key: str | None) -> Location:
@@ -157,8 +193,11 @@ def _model_origin(run: RunDescription, key: str | None) -> Location:
 
 
 def _plan(run: RunDescription, options: ValidateOptions, verdict: Verdict, found: Findings) -> None:
+    family = model_family(run, options.family)
+    if family is not None and family.note is not None:
+        verdict.notes.append(family.note)
     try:
-        model = build_model(run, options.family)
+        model = build_model(run, family)
     except (UnsupportedModelError, UnknownNameError) as exc:
         verdict.notes.append(f"model not planned: {exc}")
         return
@@ -191,7 +230,7 @@ def validate_file(path: Path | str, spec: Spec, options: ValidateOptions) -> Ver
     _run_schedule(run, options, verdict)
     if run.model is not None:
         _plan(run, options, verdict, found)
-    verdict.violations, verdict.warnings = found.violations, found.warnings
+    verdict.violations, verdict.warnings = with_edits(found.violations, path), with_edits(found.warnings, path)
     return verdict
 
 

@@ -66,17 +66,17 @@ class GradScaler:
             self.torch.unscale_(_torch_optimizer(optimizer))
 
     def step(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
-        backend.begin_iteration()
-        with refusals(_USAGE):
-            result = self.torch.step(_torch_optimizer(optimizer), *args, **kwargs)
-        if isinstance(optimizer, Optimizer):
-            optimizer.after_step()
-        return result
+        return self._step(self.torch.step, optimizer, args, kwargs)
 
     def step_if_finite(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+        return self._step(self.torch.step_if_finite, optimizer, args, kwargs)
+
+    def _step(self, package_step: Any, optimizer: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """One of the package's step methods on the package's optimizer, then the schedules of ours
+        advanced, as after any training step."""
         backend.begin_iteration()
         with refusals(_USAGE):
-            result = self.torch.step_if_finite(_torch_optimizer(optimizer), *args, **kwargs)
+            result = package_step(_torch_optimizer(optimizer), *args, **kwargs)
         if isinstance(optimizer, Optimizer):
             optimizer.after_step()
         return result

@@ -353,18 +353,8 @@ class Adam(Optimizer):
 class AdamW(Adam):
     """Adam with decoupled weight decay (OPTIM-014): ``w -= lr * (adam_update + weight_decay * w)``.
 
-    No decay unless asked for: ``weight_decay`` defaults to 0, as the vendor's AdamW (OPTIM-015),
-    not to PyTorch's 0.01.
+    Adam's constructor, defaults included: no decay unless asked for, ``weight_decay`` 0 as the
+    vendor's AdamW (OPTIM-015), not PyTorch's 0.01.
     """
 
     decoupled_weight_decay = True
-
-    def __init__(
-        self,
-        params: Any,
-        lr: Any = 1e-3,
-        betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-6,
-        weight_decay: float = 0.0,
-    ) -> None:
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)

@@ -63,9 +63,14 @@ ENCODER_DECODER = (
 FORMER_FORMATS = {
     "phi-msft": "the former remote-code format of microsoft/phi-1, phi-1_5 and phi-2; their config.json on the hub "
     "now has model_type phi",
-    "RefinedWeb": "Falcon's former remote-code format; tiiuae's config.json on the hub now has model_type falcon",
-    "RefinedWebModel": "Falcon's former remote-code format; tiiuae's config.json on the hub now has model_type falcon",
 }
+LEGACY_MODEL_TYPES: dict[str, tuple[str, dict[str, Any]]] = {
+    "RefinedWebModel": ("falcon", {}),
+    "RefinedWeb": ("falcon", {"new_decoder_architecture": True}),
+}
+"""Falcon's former remote-code model types, read as falcon the way transformers reads them: the 7B
+format (``RefinedWebModel``) is the original architecture, the 40B one (``RefinedWeb``) the new
+decoder architecture (``n_head_kv`` key/value heads, two LayerNorms per block)."""
 
 
 def load_model_config(path: str | Path, seq_len: int | None = None) -> ModelSpec:
@@ -80,7 +85,7 @@ def model_from_config(
 
     ``source`` (the file, when there is one) prefixes every error message."""
     f = Fields(config, source)
-    family = config.get("model_type")
+    family = config_type = config.get("model_type")
     if family is None:
         raise f.error(f"missing field model_type (one of {', '.join(FAMILIES)})", "model_type")
     if not isinstance(family, str):
@@ -94,6 +99,14 @@ def model_from_config(
             "decoder-only or encoder-only models",
             "model_type",
             UnsupportedModelError,
+        )
+    if family in LEGACY_MODEL_TYPES:
+        family, implied = LEGACY_MODEL_TYPES[family]
+        config = {**implied, **config, "model_type": family}
+        f = Fields(config, source)
+        f.notes.append(
+            f"model_type {shown(config_type)} is Falcon's former remote-code format, read as falcon as transformers "
+            "reads it"
         )
     if family not in FAMILIES:
         message = f"unknown model_type {shown(family)}; known model types: {', '.join(FAMILIES)}"

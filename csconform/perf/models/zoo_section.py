@@ -41,6 +41,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from csconform.errors import UnknownNameError, UnsupportedModelError
@@ -71,7 +72,14 @@ ZOO_FAMILIES: dict[str, str] = {
     "gpt_neox": "gptj",
     "neox": "gptj",
     "falcon": "gptj",
+    "btlm": "gpt2",
+    "jais": "gpt2",
+    "starcoder": "gpt2",
+    "santacoder": "gpt2",
+    "bloom": "gpt2",
     "bert": "bert",
+    "esm2": "bert",
+    "dpr": "dpr",
     "roberta": "bert",
     "bert/classifier": "bert",
     "bert/token_classifier": "bert",
@@ -80,6 +88,8 @@ ZOO_FAMILIES: dict[str, str] = {
     "fc_mnist": "fc_mnist",
 }
 """Zoo model names (a section's ``name:``, or the model folder of a 1.x file) -> the model class that builds them."""
+PRETRAINING = ("bert", "roberta", "esm2")
+"""The BERT-class models whose heads are the pre-training heads (masked LM, and NSP unless disable_nsp)."""
 ENCODER_DECODER = ("t5", "transformer", "bart")
 GLU = ("liglu", "geglu", "reglu", "swiglu", "swiglu_clamped")
 NORM_TYPES = {"layernorm": ("layer", True), "rmsnorm": ("rms", False), "biasless-layernorm": ("layer", False)}
@@ -145,6 +155,8 @@ def model_from_zoo_section(
         layers = _fc_mnist(f)
     elif model_class == "bert":
         layers = _bert(f, key, seq_len, first)
+    elif model_class == "dpr":
+        layers = _dpr(f, seq_len)
     else:
         layers = _decoder(f, model_class, seq_len)
     sequence = model_class != "fc_mnist"
@@ -369,7 +381,7 @@ def _bert(f: Fields, name: str, seq_len: int | None, first_release: bool) -> lis
     longest = f.integer("maximum sequence length", ("max_position_embeddings",), limit=MAX_SEQUENCE)
     tokens = _tokens(f, seq_len, longest)
     norm, shift = _norm(f)
-    pretraining = name in ("bert", "roberta")
+    pretraining = name in PRETRAINING
     nsp = pretraining and not f.flag("disable_nsp", False)
     segments_default = 2 if (nsp or not pretraining) else 0  # the zoo builds no segment table without NSP
     if first_release and pretraining:  # 1.7-1.9 build 2 segments (none with disable_nsp) and never read the key
@@ -433,6 +445,53 @@ def _bert(f: Fields, name: str, seq_len: int | None, first_release: bool) -> lis
     return body + pooler(t, ffn_bias) + classifier(t, classes, name="nsp", bias=ffn_bias) + mlm
 
 
+def _dpr(f: Fields, seq_len: int | None) -> list[Layer]:
+    """DPR: a question and a context encoder (or one shared ``encoder``), each a BERT encoder without
+    segment embeddings, with a pooler only when ``pooler_type`` is ``ffn_pooler`` (2.x's DPRModelConfig)."""
+    pooled = f.choice("pooler_type", "cls", ("mean", "cls", "ffn_pooler")) == "ffn_pooler"
+    names = [n for n in ("q_encoder", "ctx_encoder", "encoder") if f.config.get(n) is not None]
+    if names not in (["q_encoder", "ctx_encoder"], ["encoder"]):
+        raise f.error("DPR needs q_encoder and ctx_encoder, or one encoder", "q_encoder")
+    layers: list[Layer] = []
+    for name in names:
+        encoder = _sub(f, name)
+        width = _size(encoder, "hidden_size", "model width", 768)
+        depth = _size(encoder, "num_hidden_layers", "number of layers", 12, limit=MAX_LAYERS)
+        heads = _size(encoder, "num_heads", "number of attention heads", 12)
+        vocab = _size(encoder, "vocab_size", "vocabulary size", 30522, limit=2**24)
+        longest = encoder.integer("maximum sequence length", ("max_position_embeddings",), limit=MAX_SEQUENCE)
+        segments = encoder.integer("number of segments", ("num_segments",), default=0, minimum=0, limit=2**16)
+        t = Transformer(
+            depth,
+            width,
+            vocab,
+            _tokens(encoder, seq_len, longest),
+            _attention(encoder, width, heads, depth),
+            MLP(_size(encoder, "filter_size", "MLP width", 3072, limit=4 * MAX_WIDTH), gated=False, bias=True),
+            norm="layer",
+            norm_bias=True,
+            token_types=segments,
+            embedding_norm=True,
+            final_norm=False,
+            position_table=longest,
+        )
+        encoder_layers = trunk(t) + (pooler(t, True) if pooled else [])
+        layers += [_prefixed(layer, name) for layer in encoder_layers]
+        f.notes += encoder.notes
+    f.notes.append(
+        f"DPR: {' and '.join(names)} counted, each a BERT encoder"
+        + (" with a pooler (ffn_pooler)" if pooled else " without a pooler (pooler_type cls or mean)")
+    )
+    return layers
+
+
+def _prefixed(layer: Layer, encoder: str) -> Layer:
+    """A layer of one of DPR's encoders, its name and kernel group prefixed with the encoder's (the two
+    encoders' kernels stay apart)."""
+    group = f"{encoder}.{layer.group}" if layer.group else ""
+    return replace(layer, name=f"{encoder}.{layer.name}", group=group)
+
+
 def _fc_mnist(f: Fields) -> list[Layer]:
     if f.config.get("hidden_sizes") is not None:
         widths = f.integers("hidden_sizes", limit=MAX_WIDTH)
@@ -455,7 +514,9 @@ def _tokens(f: Fields, seq_len: int | None, longest: int) -> int:
 
 
 def _longest(f: Fields, model_class: str) -> int:
-    if model_class == "bert":
+    if model_class == "dpr":
+        f = _sub(f, "q_encoder" if f.config.get("q_encoder") is not None else "encoder")
+    if model_class in ("bert", "dpr"):
         return f.integer("maximum sequence length", ("max_position_embeddings",), limit=MAX_SEQUENCE)
     return f.integer("maximum sequence length", ("max_position_embeddings",), default=1024, limit=MAX_SEQUENCE)
 

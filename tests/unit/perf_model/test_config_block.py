@@ -113,10 +113,10 @@ def test_the_largest_default_batch_is_read():
         (None, ModelConfigError, f"missing field model_type (one of {KNOWN})"),
         ("mamba", UnknownNameError, f"unknown model_type 'mamba'; known model types: {KNOWN}"),
         (
-            "RefinedWeb",
+            "phi-msft",
             UnknownNameError,
-            f"unknown model_type 'RefinedWeb'; known model types: {KNOWN} (RefinedWeb is Falcon's former remote-code "
-            "format; tiiuae's config.json on the hub now has model_type falcon)",
+            f"unknown model_type 'phi-msft'; known model types: {KNOWN} (phi-msft is the former remote-code format of "
+            "microsoft/phi-1, phi-1_5 and phi-2; their config.json on the hub now has model_type phi)",
         ),
     ],
 )

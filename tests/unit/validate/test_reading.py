@@ -13,7 +13,7 @@ from csconform.documents import dotted, parse_document
 from csconform.errors import CsConformError, UnreadableDocumentError
 from csconform.spec import Catalogue, Spec
 from csconform.userconfig.config_file import ConfigFile
-from csconform.userconfig.performance import family_from_path
+from csconform.userconfig.families import family_from_path
 from csconform.userconfig.read_hf import TrainingOptions
 from csconform.userconfig.validate import describe, release_options, validate_file
 

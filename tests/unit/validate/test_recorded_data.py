@@ -15,8 +15,9 @@ import pytest
 from zoo_data import CLONE
 
 from csconform.spec import default_specs_dir, load_catalogue
+from csconform.userconfig import extract, release_data, vocabulary
 from csconform.userconfig import package_api as api
-from csconform.userconfig import vocabulary
+from csconform.userconfig.release_data import knowledge
 
 EXCERPTS = default_specs_dir() / "vendor" / "cerebras-modelzoo.md"
 BLOCK = re.compile(
@@ -49,6 +50,31 @@ def test_the_vocabulary_is_current(release: str) -> None:
     """Two releases rebuilt from the clone (the whole file takes minutes: python -m csconform.userconfig.vocabulary)."""
     chosen = load_catalogue(default_specs_dir()).get(release)
     assert vocabulary.release_keys(Path(CLONE), chosen) == set(vocabulary.accepted_keys(release))
+
+
+def test_the_extracted_knowledge_covers_every_release_with_its_commit() -> None:
+    stored = json.loads((resources.files("csconform.userconfig") / "data" / release_data.DATA_FILE).read_text())
+    catalogue = load_catalogue(default_specs_dir())
+    assert [(r["name"], r["commit"]) for r in stored["releases"]] == [(r.name, r.commit) for r in catalogue.releases]
+    assert knowledge("2.3.1").convert_command is None and knowledge("2.4.0").convert_command == (
+        "cszoo config convert_legacy"
+    )
+    assert knowledge("2.3.1").optimizer_aliases == {} and knowledge("2.4.0").optimizer_aliases["learning_rate"] == "lr"
+    assert knowledge("1.7.0").optimizer_reads("AdamW") >= {"eps", "beta1", "learning_rate"}  # type: ignore[operator]
+    assert "epsilon" not in knowledge("1.7.0").optimizer_reads("adamw")  # type: ignore[operator]
+    btlm = knowledge("2.10.0").model_config("btlm")
+    assert btlm is not None and btlm.extra == "forbid" and {"hidden_size", "name"} <= btlm.fields
+    assert knowledge("2.3.1").model_config("btlm") is None and knowledge("2.3.1").legacy_conversion is not None
+    assert knowledge("2.2.1").legacy_conversion is None
+
+
+@pytest.mark.skipif(CLONE is None, reason="CSCONFORM_MODELZOO names no Model Zoo clone")
+@pytest.mark.parametrize("release", ["1.7.0", "2.3.1", "2.4.0", "2.10.0"])
+def test_the_extracted_knowledge_is_current(release: str) -> None:
+    """Releases at the edges of what changed, re-read from the clone (all: python -m csconform.userconfig.extract)."""
+    stored = json.loads((resources.files("csconform.userconfig") / "data" / release_data.DATA_FILE).read_text())
+    entry = next(r for r in stored["releases"] if r["name"] == release)
+    assert extract.release_knowledge(Path(str(CLONE)), load_catalogue(default_specs_dir()).get(release)) == entry
 
 
 def test_the_package_api_has_the_classes_the_zoo_configs_name() -> None:

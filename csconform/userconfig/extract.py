@@ -1,0 +1,529 @@
+"""What each Model Zoo release accepts and does with a params file, read from the release's own source.
+
+``python -m csconform.userconfig.extract CLONE`` reads a clone of https://github.com/Cerebras/modelzoo
+at each release's commit (``specs/releases.yaml``) with :mod:`ast` (never run, never copied) and
+writes ``data/modelzoo-releases.json``, one entry per release with its commit:
+
+* ``commands``: the console scripts its ``setup.py`` installs (``cszoo`` from 2.4.0) and the
+  sub-commands their parsers add (``convert_legacy``);
+* ``legacy_conversion``: the tables with which the release converts a flat-layout file to the
+  trainer layout on load (``TRAINER_PARAMS_TO_LEGACY``, the keys pruned after and ignored), from 2.3.0;
+* ``optimizer_aliases``: the names the optimizer config classes accept for another argument
+  (``learning_rate`` for ``lr``, from the ``alias=`` of their fields);
+* ``model_configs``: the fields of every model config class (a ``name: Literal[...]`` field names
+  the model) with what the class does with an unknown key (``extra``: ``forbid`` refuses it), from
+  the releases whose configs are pydantic classes;
+* ``param_group_keys``: the keys of the optimizer section that the trainer's ``configure_param_groups``
+  (``common/optim_utils.py``) reads besides the optimizer's arguments (``params``: the param groups,
+  ``adjust_learning_rate``), from the releases with the trainer layout;
+* ``optimizers_1x``: the keys the 1.x ``PyTorchBaseModel._configure_optimizer`` reads for each
+  optimizer type, and those it reads for every type (other keys are silently ignored);
+* ``families``: for each model folder, the data processors and model keys its own params files use
+  (how validate recognises the family of a flat file copied out of its folder).
+
+The checks in :mod:`.checks` and the readers read this file through :mod:`.release_data`;
+``tests/unit/validate`` rebuilds releases from the clone when ``CSCONFORM_MODELZOO`` names one and
+compares them with the file.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import sys
+import warnings
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from csconform.errors import InvalidInputError
+from csconform.spec.loader import default_specs_dir
+from csconform.spec.releases import Release, load_catalogue
+from csconform.userconfig.release_data import DATA_FILE
+from csconform.userconfig.vocabulary import is_model_params_file
+
+ENTRY_POINT = re.compile(r"^\s*(?P<name>[\w-]+)\s*=\s*\\?\s*(?P<target>[\w.]+:\w+)\s*$", re.S)
+TRAINER_UTILS = "src/cerebras/modelzoo/trainer/utils.py"
+TRAINER_VALIDATE = "src/cerebras/modelzoo/trainer/validate.py"
+CONVERSION_TABLES = {
+    "to_trainer": "TRAINER_PARAMS_TO_LEGACY",
+    "prune": "TRAINER_POST_CONVERSION_PRUNE_LIST",
+    "ignore": "IGNORE_LEGACY_KEYS",
+}
+BASE_MODEL_1X = "modelzoo/common/pytorch/PyTorchBaseModel.py"
+OPTIMIZER_PARAMETERS = ("oparams", "optimizer_params")  # what the 1.x code calls the optimizer section it is passed
+NOT_MODEL_CODE = ("/tools/", "data_preparation", "/test", "checkpoint_converters")
+
+
+class Tree:
+    """The files of one commit of a clone, read through one ``git cat-file --batch`` process."""
+
+    def __init__(self, mirror: Path, commit: str) -> None:
+        self.mirror, self.commit = mirror, commit
+        listing = subprocess.run(
+            ["git", "-C", str(mirror), "ls-tree", "-r", "--name-only", commit], capture_output=True, check=False
+        )
+        if listing.returncode:
+            raise InvalidInputError(f"{mirror}: no commit {commit} ({listing.stderr.decode(errors='replace').strip()})")
+        self.paths = listing.stdout.decode("utf-8", errors="replace").splitlines()
+        self._batch = subprocess.Popen(
+            ["git", "-C", str(mirror), "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+
+    def read(self, path: str) -> str | None:
+        """The file's text (None when the blob is absent from the clone)."""
+        assert self._batch.stdin is not None and self._batch.stdout is not None
+        self._batch.stdin.write(f"{self.commit}:{path}\n".encode())
+        self._batch.stdin.flush()
+        header = self._batch.stdout.readline().decode().split()
+        if len(header) < 3:
+            return None
+        data = self._batch.stdout.read(int(header[2]) + 1)[:-1]
+        return data.decode("utf-8", errors="replace")
+
+    def parse(self, path: str) -> ast.Module | None:
+        text = self.read(path)
+        if text is None:
+            return None
+        try:
+            with warnings.catch_warnings():  # the vendor's invalid escape sequences are not ours to report
+                warnings.simplefilter("ignore", (DeprecationWarning, SyntaxWarning))
+                return ast.parse(text)
+        except SyntaxError:
+            return None
+
+    def close(self) -> None:
+        if self._batch.stdin is not None:
+            self._batch.stdin.close()
+        self._batch.wait()
+
+
+# --- commands -----------------------------------------------------------------------------------------
+
+
+def commands(tree: Tree) -> dict[str, Any]:
+    """Console scripts from ``setup.py`` and the sub-command names their parsers add."""
+    scripts: dict[str, str] = {}
+    module = tree.parse("setup.py") if "setup.py" in tree.paths else None
+    for node in ast.walk(module) if module else ():
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            match = ENTRY_POINT.match(node.value.replace("\n", " "))
+            if match:
+                scripts[match["name"]] = re.sub(r"\s+", "", match["target"])
+    subcommands: set[str] = set()
+    for path in tree.paths:
+        if "/cli/" in path and path.endswith(".py"):
+            for node in ast.walk(tree.parse(path) or ast.Module([], [])):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "add_parser"
+                    and node.args
+                    and isinstance(node.args[0], ast.Constant)
+                ):
+                    subcommands.add(str(node.args[0].value))
+    return {"scripts": scripts, "subcommands": sorted(subcommands)}
+
+
+# --- the flat layout's conversion -------------------------------------------------------------------
+
+
+def legacy_conversion(tree: Tree) -> dict[str, Any] | None:
+    """The conversion tables of ``trainer/utils.py``, or None before the trainer existed."""
+    module = tree.parse(TRAINER_UTILS) if TRAINER_UTILS in tree.paths else None
+    if module is None:
+        return None
+    tables: dict[str, Any] = {}
+    for node in module.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            for key, name in CONVERSION_TABLES.items():
+                if node.targets[0].id == name:
+                    tables[key] = ast.literal_eval(node.value)
+    return tables if "to_trainer" in tables else None
+
+
+# --- optimizer argument aliases -----------------------------------------------------------------------
+
+
+def optimizer_aliases(tree: Tree) -> dict[str, str]:
+    """``{alias: field}`` of the optimizer config classes: a dict entry ``(type, "field"): ...
+    Field(alias="alias")`` in ``trainer/validate.py``."""
+    module = tree.parse(TRAINER_VALIDATE) if TRAINER_VALIDATE in tree.paths else None
+    aliases: dict[str, str] = {}
+    for node in ast.walk(module) if module else ():
+        if not isinstance(node, ast.Dict):
+            continue
+        for key, value in zip(node.keys, node.values, strict=True):
+            if not (isinstance(key, ast.Tuple) and len(key.elts) == 2 and isinstance(key.elts[1], ast.Constant)):
+                continue
+            for call in ast.walk(value):
+                if isinstance(call, ast.Call):
+                    for keyword in call.keywords:
+                        if keyword.arg == "alias" and isinstance(keyword.value, ast.Constant):
+                            aliases[str(keyword.value.value)] = str(key.elts[1].value)
+    return dict(sorted(aliases.items()))
+
+
+OPTIM_UTILS = "src/cerebras/modelzoo/common/optim_utils.py"
+TRAINER_UTILS = "src/cerebras/modelzoo/trainer/utils.py"
+
+
+def param_group_keys(tree: Tree) -> list[str]:
+    """Keys read from ``optimizer_params`` (the optimizer section) by ``common/optim_utils.py``, in the
+    releases whose trainer builds its param groups with it (``trainer/utils.py`` calls
+    ``configure_param_groups``)."""
+    if OPTIM_UTILS not in tree.paths or "configure_param_groups" not in (tree.read(TRAINER_UTILS) or ""):
+        return []
+    module = tree.parse(OPTIM_UTILS)
+    keys: set[str] = set()
+    for node in ast.walk(module) if module else ():
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            reads = isinstance(node.func.value, ast.Name) and node.func.value.id == "optimizer_params"
+            if reads and node.func.attr in ("get", "pop") and node.args and isinstance(node.args[0], ast.Constant):
+                keys.add(str(node.args[0].value))
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "optimizer_params"
+            and isinstance(node.slice, ast.Constant)
+        ):
+            keys.add(str(node.slice.value))
+    return sorted(keys)
+
+
+# --- model config classes -----------------------------------------------------------------------------
+
+
+class _ConfigClass:
+    def __init__(self, node: ast.ClassDef) -> None:
+        self.name = node.name
+        self.bases = [
+            b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "" for b in node.bases
+        ]
+        self.fields: list[str] = []
+        self.models: list[str] = []
+        self.extra: str | None = None
+        self.converted: set[str] = set()
+        for item in node.body:
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                annotation = ast.unparse(item.annotation)
+                if item.target.id == "model_config":
+                    self.extra = _extra(item.value)
+                elif not annotation.startswith("ClassVar") and not item.target.id.startswith("_"):
+                    self.fields.append(item.target.id)
+                    self.fields += _aliases(item.value)
+                    if item.target.id == "name" and annotation.startswith("Literal"):
+                        self.models = [str(c.value) for c in ast.walk(item.annotation) if isinstance(c, ast.Constant)]
+            elif isinstance(item, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "model_config" for t in item.targets
+            ):
+                self.extra = _extra(item.value)
+            elif isinstance(item, ast.FunctionDef) and _before_validator(item):
+                self.converted |= set(_literal_keys(item))
+
+
+def _aliases(value: ast.AST | None) -> list[str]:
+    """The other names a field accepts: ``Field(alias="x")``, ``validation_alias=AliasChoices("x", "y")``."""
+    names: list[str] = []
+    for node in ast.walk(value) if value is not None else ():
+        if isinstance(node, ast.keyword) and node.arg in ("alias", "validation_alias"):
+            names += [
+                str(c.value) for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)
+            ]
+    return names
+
+
+def _extra(value: ast.AST | None) -> str | None:
+    for node in ast.walk(value) if value is not None else ():
+        if isinstance(node, ast.keyword) and node.arg == "extra" and isinstance(node.value, ast.Constant):
+            return str(node.value.value)
+        if isinstance(node, ast.Dict):
+            for key, item in zip(node.keys, node.values, strict=True):
+                if isinstance(key, ast.Constant) and key.value == "extra" and isinstance(item, ast.Constant):
+                    return str(item.value)
+    return None
+
+
+def _before_validator(function: ast.FunctionDef) -> bool:
+    """A ``model_validator(mode="before")``: it sees (and may rename or drop) the keys as written."""
+    for decorator in function.decorator_list:
+        text = ast.unparse(decorator)
+        if "model_validator" in text and "before" in text:
+            return True
+    return False
+
+
+def _literal_keys(function: ast.AST) -> Iterator[str]:
+    """Keys a function looks up by a literal (``d["k"]``, ``d.get("k")``, ``d.pop("k")``, ``"k" in d``)."""
+    for node in ast.walk(function):
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+        ):
+            yield node.slice.value
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("get", "pop", "setdefault")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            yield node.args[0].value
+        elif (
+            isinstance(node, ast.Compare)
+            and isinstance(node.left, ast.Constant)
+            and isinstance(node.left.value, str)
+            and any(isinstance(op, ast.In | ast.NotIn) for op in node.ops)
+        ):
+            yield node.left.value
+
+
+def model_configs(tree: Tree) -> dict[str, Any]:
+    """Every model's config fields (inherited ones included) and what its class does with other keys.
+
+    Classes are matched to their bases by name; the root ``BaseConfig`` forbids extra keys from 2.4.0.
+    Models whose classes define the same fields share one entry of ``field_sets``."""
+    classes: dict[str, list[_ConfigClass]] = defaultdict(list)
+    for path in tree.paths:
+        if (
+            path.startswith("src/cerebras/modelzoo/")
+            and path.endswith(".py")
+            and not any(p in path for p in NOT_MODEL_CODE)
+        ):
+            module = tree.parse(path)
+            for node in ast.walk(module) if module else ():
+                if isinstance(node, ast.ClassDef):
+                    classes[node.name].append(_ConfigClass(node))
+    if "BaseConfig" not in classes:
+        return {}
+
+    def lineage(cls: _ConfigClass, seen: frozenset[str] = frozenset()) -> list[_ConfigClass]:
+        """The class and its bases; of two classes with a base's name, the one that is a config class."""
+        found = [cls]
+        for base in cls.bases:
+            if base in classes and base not in seen and base != cls.name:
+                candidates = [lineage(c, seen | {cls.name}) for c in classes[base]]
+                found += next((c for c in candidates if any(k.name == "BaseConfig" for k in c)), candidates[0])
+        return found
+
+    claimed: dict[str, list[tuple[str, set[str], str]]] = defaultdict(list)
+    for group in classes.values():
+        for cls in group:
+            line = lineage(cls) if cls.models else []
+            if not any(c.name == "BaseConfig" for c in line):
+                continue
+            fields = {f for c in line for f in c.fields} | {key for c in line for key in c.converted}
+            extra = next((c.extra for c in line if c.extra is not None), "ignore")
+            for model in cls.models:
+                claimed[model].append((cls.name, fields, extra))
+    field_sets: list[list[str]] = []
+    models: dict[str, dict[str, Any]] = {}
+    for model, claims in sorted(claimed.items()):
+        # several classes may name one model (the model's and its LM head's): a key any of them defines is accepted
+        fields_of = sorted(set().union(*(fields for _, fields, _ in claims)))
+        extra = "forbid" if all(extra == "forbid" for _, _, extra in claims) else "ignore"
+        if fields_of not in field_sets:
+            field_sets.append(fields_of)
+        name = " / ".join(sorted({cls for cls, _, _ in claims}))
+        models[model] = {"class": name, "extra": extra, "fields": field_sets.index(fields_of)}
+    return {"field_sets": field_sets, "models": models}
+
+
+# --- the 1.x optimizers -------------------------------------------------------------------------------
+
+
+def _optimizer_type(test: ast.AST) -> str | None:
+    """``"adamw"`` for a test ``optimizer_type == "adamw"``."""
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and isinstance(test.comparators[0], ast.Constant)
+        and "optimizer_type" in ast.unparse(test.left)
+    ):
+        return str(test.comparators[0].value).lower()
+    return None
+
+
+def optimizers_1x(tree: Tree) -> dict[str, Any] | None:
+    """The keys ``_configure_optimizer`` reads: per optimizer type, and for every type."""
+    module = tree.parse(BASE_MODEL_1X) if BASE_MODEL_1X in tree.paths else None
+    function = (
+        next((n for n in ast.walk(module) if isinstance(n, ast.FunctionDef) and n.name == "_configure_optimizer"), None)
+        if module
+        else None
+    )
+    if function is None:
+        return None
+    per_type: dict[str, list[str]] = {}
+    branch_nodes: set[int] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.If) and (kind := _optimizer_type(node.test)) is not None:
+            body = ast.Module(node.body, [])
+            per_type[kind] = sorted(set(_literal_keys(body)))
+            branch_nodes |= {id(n) for statement in node.body for n in ast.walk(statement)}
+    common = {
+        key
+        for node in ast.walk(function)
+        if id(node) not in branch_nodes
+        and (key := _direct_key(node)) is not None
+        and _is_optimizer_section(_container(node), set(OPTIMIZER_PARAMETERS))
+    }
+    elsewhere = {
+        key
+        for path in tree.paths
+        if path.startswith("modelzoo/") and "/pytorch/" in path and path.endswith(".py")
+        for key in _optimizer_section_keys(tree.parse(path))
+    }
+    supported = next(
+        (
+            ast.literal_eval(node.value)
+            for node in ast.walk(module)  # type: ignore[arg-type]
+            if isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "SUPPORTED_OPTIMIZERS" for t in node.targets)
+        ),
+        sorted(per_type),
+    )
+    return {
+        "supported": supported,
+        "per_type": dict(sorted(per_type.items())),
+        "every_type": sorted(common | elsewhere),
+    }
+
+
+def _direct_key(node: ast.AST) -> str | None:
+    """The literal key of one lookup (``d["k"]``, ``d.get("k")``, ``d.pop("k")``, ``"k" in d``), if it is one."""
+    for key in _literal_keys(node):
+        inner = _container(node)
+        if inner is None or key not in set(_literal_keys(inner)):
+            return key
+    return None
+
+
+def _container(node: ast.AST) -> ast.AST | None:
+    """What a lookup looks into: ``d`` of ``d["k"]``, ``d.get("k")``, ``"k" in d``."""
+    if isinstance(node, ast.Subscript):
+        return node.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node.func.value
+    if isinstance(node, ast.Compare) and node.comparators:
+        return node.comparators[0]
+    return None
+
+
+def _is_optimizer_section(node: ast.AST | None, names: set[str]) -> bool:
+    """``x["optimizer"]``, ``x.get("optimizer")`` or a variable holding one."""
+    if isinstance(node, ast.Name):
+        return node.id in names
+    inner = _container(node) if node is not None else None
+    key = None
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        key = node.slice.value
+    elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+        key = node.args[0].value
+    return key == "optimizer" and inner is not None
+
+
+def _optimizer_section_keys(module: ast.Module | None) -> Iterator[str]:
+    """Keys the 1.x code reads from the optimizer section outside ``_configure_optimizer``."""
+    for function in ast.walk(module) if module else ():
+        if not isinstance(function, ast.FunctionDef) or function.name == "_configure_optimizer":
+            continue
+        names = {a.arg for a in function.args.args if a.arg in OPTIMIZER_PARAMETERS} | {
+            target.id
+            for node in ast.walk(function)
+            if isinstance(node, ast.Assign) and _is_optimizer_section(node.value, set())
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
+        for node in ast.walk(function):
+            if isinstance(node, ast.Subscript | ast.Call | ast.Compare) and _is_optimizer_section(
+                _container(node), names
+            ):
+                key = _direct_key(node)
+                if key is not None:
+                    yield key
+
+
+# --- families of the flat layout -----------------------------------------------------------------------
+
+
+def families(tree: Tree) -> dict[str, dict[str, list[str]]]:
+    """Per model folder (as :func:`.families.family_from_path` names it), the data processors and
+    the model keys its params files use."""
+    from csconform.userconfig.families import family_from_path
+
+    found: dict[str, dict[str, set[str]]] = defaultdict(lambda: {"data_processors": set(), "model_keys": set()})
+    for path in tree.paths:
+        if not is_model_params_file(path) or "/tf/" in f"/{path}":
+            continue
+        try:
+            data = yaml.safe_load(tree.read(path) or "")
+        except yaml.YAMLError:
+            continue
+        if not isinstance(data, dict) or "trainer" in data or not isinstance(data.get("model"), dict):
+            continue
+        family = family_from_path(path)
+        if family is None:
+            continue
+        entry = found[family]
+        entry["model_keys"] |= {str(k) for k in data["model"]}
+        for section in ("train_input", "eval_input"):
+            processor = data.get(section, {}).get("data_processor") if isinstance(data.get(section), dict) else None
+            if isinstance(processor, str):
+                entry["data_processors"].add(processor)
+    return {family: {k: sorted(v) for k, v in entry.items()} for family, entry in sorted(found.items())}
+
+
+def release_knowledge(mirror: Path, release: Release) -> dict[str, Any]:
+    """Everything this module extracts about one release (see the module docstring)."""
+    tree = Tree(mirror, release.commit)
+    try:
+        return {
+            "name": release.name,
+            "commit": release.commit,
+            "commands": commands(tree),
+            "legacy_conversion": legacy_conversion(tree),
+            "optimizer_aliases": optimizer_aliases(tree),
+            "model_configs": model_configs(tree),
+            "param_group_keys": param_group_keys(tree),
+            "optimizers_1x": optimizers_1x(tree),
+            "families": families(tree),
+        }
+    finally:
+        tree.close()
+
+
+def build(mirror: Path, releases: list[Release]) -> dict[str, Any]:
+    return {
+        "source": "https://github.com/Cerebras/modelzoo at each release's commit (specs/releases.yaml)",
+        "method": (__doc__ or "").split("\n\n")[1].replace("\n", " "),
+        "releases": [release_knowledge(mirror, release) for release in releases],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Regenerate the shipped data: this module's file and the key vocabulary (:mod:`.vocabulary`)."""
+    from csconform.userconfig import vocabulary
+
+    arguments = sys.argv[1:] if argv is None else argv
+    if len(arguments) != 1:
+        sys.exit("usage: python -m csconform.userconfig.extract MODELZOO_CLONE")
+    mirror = Path(arguments[0])
+    releases = load_catalogue(default_specs_dir()).releases
+    data = Path(__file__).parent / "data"
+    (data / DATA_FILE).write_text(json.dumps(build(mirror, list(releases)), indent=1) + "\n", encoding="utf-8")
+    keys = vocabulary.build(mirror, releases)
+    (data / vocabulary.DATA_FILE).write_text(json.dumps(keys, indent=0) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
