@@ -14,10 +14,11 @@ import contextlib
 import importlib
 import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import NoReturn
 
 from csconform import __version__, output_guard
-from csconform.errors import CsConformError
+from csconform.errors import CsConformError, OutputPathError
 
 # command -> (module with its register(subparsers), one-line help)
 COMMANDS = {
@@ -92,9 +93,16 @@ def _guarded(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Itera
     labels = _labels(parser, args.command)
     inputs = [(labels[dest], getattr(args, dest)) for dest in getattr(args, "reads", ()) if getattr(args, dest, None)]
     with output_guard.protect(inputs):
+        written: dict[Path, str] = {}
         for dest, checks in getattr(args, "writes", {}).items():
             if getattr(args, dest, None) is not None:
-                output_guard.check_output(getattr(args, dest), labels[dest], **checks)
+                target = output_guard.check_output(getattr(args, dest), labels[dest], **checks)
+                if target in written:
+                    raise OutputPathError(
+                        f"{labels[dest]} and {written[target]} name one file, {getattr(args, dest)}: "
+                        "each output needs a path of its own"
+                    )
+                written[target] = labels[dest]
         for dest in getattr(args, "writes_into", ()):
             if getattr(args, dest, None) is not None:
                 output_guard.check_output_folder(getattr(args, dest), labels[dest])

@@ -48,8 +48,8 @@ from csconform.conformance import SUITE_DIR, suite_test_id
 from csconform.errors import CsConformError, Unsupported
 from csconform.interface import CAPABILITY_NAMES, declaration_of, validate
 from csconform.interface.gate import ImplementationUnderTest
-from csconform.interface.load import import_implementation
-from csconform.output_guard import write_text
+from csconform.interface.load import implementation_sources, import_implementation
+from csconform.output_guard import check_output, write_text
 from csconform.spec import LEVELS, load_spec, spec_digest
 from csconform.spec.matrix import EMULATED_PROPERTY, RULES_PROPERTY, UNSUPPORTED_PROPERTY, VIOLATED_PROPERTY, Matrix
 from csconform.spec.traceability import rules_by_test
@@ -109,11 +109,13 @@ class ExpectedFailures:
     unexpected pass, so an entry for a rule suits only a rule all of whose tests fail (name the
     test ids otherwise). Stale too: an entry the run could have met (:meth:`CsConformPlugin.could_meet`)
     that matched no test, and one whose tests ran but were all skipped or unsupported (it failed
-    nowhere: a verdict of ``not-observable`` says that).
+    nowhere: a verdict of ``not-observable`` says that). A ``not-observable`` verdict (``unobservable``)
+    is stale when a test it matches passes: the implementation showed the behaviour after all.
     """
 
     path: Path
     entries: list[str]
+    unobservable: list[str] = field(default_factory=list)
     release: str = ""
     matched: set[str] = field(default_factory=set)
     # test id -> the entries that expected it to fail, for every such test that passed
@@ -121,6 +123,8 @@ class ExpectedFailures:
     failed_as_expected: set[str] = field(default_factory=set)
     # entry -> the tests it matched that were skipped (unsupported among them)
     skipped: dict[str, set[str]] = field(default_factory=dict)
+    # test id -> the not-observable entries it matched, for every such test that passed
+    observed: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
     def read(cls, path: Path, implementation: str) -> ExpectedFailures:
@@ -133,18 +137,24 @@ class ExpectedFailures:
         except CsConformError as exc:
             raise pytest.UsageError(f"csconform: expected failures: {exc}") from None
 
-    def entries_for(self, nodeid: str, rule_ids: list[str]) -> list[str]:
-        return [e for e in self.entries if e in rule_ids or e == nodeid or nodeid.startswith(e + "[")]
+    def entries_for(self, nodeid: str, rule_ids: list[str], entries: list[str] | None = None) -> list[str]:
+        """The entries (the expected failures unless ``entries`` is given) that name the test or its rules."""
+        named = self.entries if entries is None else entries
+        return [e for e in named if e in rule_ids or e == nodeid or nodeid.startswith(e + "[")]
 
     def record(self, report: pytest.TestReport) -> None:
-        """Take one phase's report of a test the entries in its ``csconform_expected`` property matched
-        (under xdist only the reports reach the controller: they carry which entries matched)."""
+        """Take one phase's report of a test the entries in its ``csconform_expected`` (or
+        ``csconform_unobservable``) property matched (under xdist only the reports reach the
+        controller: they carry which entries matched)."""
         properties = dict(report.user_properties)
+        test_id = str(properties.get("csconform_test_id", report.nodeid))
+        unobservable = properties.get("csconform_unobservable", ())
+        if isinstance(unobservable, tuple) and unobservable and report.when == "call" and report.passed:
+            self.observed[test_id] = [str(entry) for entry in unobservable]
         entries = properties.get("csconform_expected", ())
         if not isinstance(entries, tuple) or not entries:
             return
         names = [str(entry) for entry in entries]
-        test_id = str(properties.get("csconform_test_id", report.nodeid))
         self.matched.update(names)
         if report.skipped and hasattr(report, "wasxfail"):
             self.failed_as_expected.update(names)
@@ -156,8 +166,9 @@ class ExpectedFailures:
 
     def to_json(self, could_meet: Callable[[str], bool]) -> dict[str, object]:
         """The matrix's ``expected_failures``: the stale expectations are the unexpected passes, the
-        entries that ``could_meet`` says the run could have met but that matched no test, and those
-        whose tests were all skipped or unsupported."""
+        entries that ``could_meet`` says the run could have met but that matched no test, those whose
+        tests were all skipped or unsupported, and the tests that passed although a not-observable
+        verdict matched them."""
         unmatched = [e for e in self.entries if e not in self.matched and could_meet(e)]
         passed = {entry for entries in self.unexpected_passes.values() for entry in entries}
         not_applied = {
@@ -172,7 +183,8 @@ class ExpectedFailures:
             "unexpected_passes": {nodeid: entries for nodeid, entries in sorted(self.unexpected_passes.items())},
             "unmatched": unmatched,
             "not_applied": not_applied,
-            "stale": len(self.unexpected_passes) + len(unmatched) + len(not_applied),
+            "observed": {nodeid: entries for nodeid, entries in sorted(self.observed.items())},
+            "stale": len(self.unexpected_passes) + len(unmatched) + len(not_applied) + len(self.observed),
         }
 
 
@@ -189,6 +201,10 @@ def expected_failure_lines(expected: Mapping[str, Any]) -> list[tuple[str, bool]
     stale += [
         f"{entry} failed in no test: the {tests} test(s) it matched were skipped or unsupported"
         for entry, tests in expected["not_applied"].items()
+    ]
+    stale += [
+        f"{nodeid} passed although its verdict says it cannot be observed ({', '.join(entries)})"
+        for nodeid, entries in expected.get("observed", {}).items()
     ]
     lines = [
         (
@@ -221,6 +237,12 @@ class CsConformPlugin:
             raise pytest.UsageError(f"csconform: {exc}") from None
         xfails = config.getoption("csconform_expected_failures") or os.environ.get("CSCONFORM_EXPECTED_FAILURES")
         self.expected = ExpectedFailures.read(Path(xfails), self.engine_name) if xfails else None
+        path = config.getoption("csconform_json")
+        if path:  # refused before any test runs
+            try:
+                check_output(path, "--conformance-json", extra_inputs=self._inputs())
+            except CsConformError as exc:
+                raise pytest.UsageError(f"csconform: {exc}") from None
         self.hypothesis_profile = register_hypothesis_profiles()
         self.engine = self._import_engine()
         declaration = self.engine.declaration
@@ -236,6 +258,12 @@ class CsConformPlugin:
             {"csconform": __version__, "spec_sha256": spec_digest(specs_dir)},
         )
         self.gate_problems: list[str] = []
+
+    def _inputs(self) -> list[tuple[str, Path]]:
+        """The files the run reads that the matrix must not be written over: the expected failures and
+        the implementation's own source."""
+        inputs = [("--expected-failures", self.expected.path)] if self.expected is not None else []
+        return inputs + [("--engine", source) for source in implementation_sources(self.engine_name)]
 
     # -- the implementation under test -------------------------------------------------------------
 
@@ -391,10 +419,14 @@ class CsConformPlugin:
         if self.expected is None:
             return
         entries = self.expected.entries_for(test_id, ids)
+        unobservable = self.expected.entries_for(test_id, ids, self.expected.unobservable)
         if entries:
             self.expected.matched.update(entries)
             item.add_marker(pytest.mark.xfail(reason=f"expected failure for {self.engine_name}: {', '.join(entries)}"))
             item.user_properties.append(("csconform_expected", tuple(entries)))
+        if unobservable:
+            item.user_properties.append(("csconform_unobservable", tuple(unobservable)))
+        if entries or unobservable:
             item.user_properties.append(("csconform_test_id", test_id))
 
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
@@ -450,9 +482,8 @@ class CsConformPlugin:
             matrix = self.matrix.to_json()
             if expected is not None:
                 matrix["expected_failures"] = expected
-            inputs = [("--expected-failures", self.expected.path)] if self.expected is not None else []
             document = json.dumps(matrix, indent=2, sort_keys=True) + "\n"
-            write_text(path, document, "--conformance-json", extra_inputs=inputs)
+            write_text(path, document, "--conformance-json", extra_inputs=self._inputs())
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         counts = self.spec.counts()

@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 from csconform.documents import read_document, read_text
 from csconform.errors import (
@@ -147,6 +147,22 @@ class Triage:
     def expected_failures(self) -> list[str]:
         """The rule and test ids whose verdict expects them to fail."""
         return [i for entry in self.rules if VERDICTS[entry.verdict].rule_fails for i in entry.ids]
+
+    def unobservable(self) -> list[str]:
+        """The rule and test ids whose verdict says the implementation cannot show them (``not-observable``):
+        a test of one of them that passes shows the verdict no longer holds."""
+        return [i for entry in self.rules if entry.verdict == "not-observable" for i in entry.ids]
+
+
+class Expectations(NamedTuple):
+    """What a run of the conformance suite expects of the implementation under test."""
+
+    failing: list[str]
+    """Ids expected to fail."""
+    unobservable: list[str]
+    """Ids the implementation cannot show: their tests are expected to be unsupported, never to pass."""
+    release: str
+    """The release the verdicts hold for ("" for a plain list of ids)."""
 
 
 # --- reading ------------------------------------------------------------------------------------------
@@ -339,21 +355,26 @@ def triage_for(implementation: str, module: ModuleType, path: Path | None = None
     return applying[0] if applying else None
 
 
-def read_expected_failures(path: Path, implementation: str) -> tuple[list[str], str]:
-    """The ids ``implementation`` is expected to fail, and the release they hold for: a triage file's
-    (``.yaml``/``.yml``, refused unless it applies), or a plain text list of ids, one per line,
-    ``#`` starting a comment (no release: "")."""
+def read_expected_failures(path: Path, implementation: str) -> Expectations:
+    """The ids ``implementation`` is expected to fail (and, from a triage, those it cannot show), and the
+    release they hold for: a triage file's (``.yaml``/``.yml``, refused unless it applies), or a plain
+    text list of ids to fail, one per line, ``#`` starting a comment (no release: "")."""
     path = Path(path)
     if path.suffix in (".yaml", ".yml"):
         triage = load_triage(path)
         installed = check_applies(triage, implementation)
-        return triage.expected_failures(), f"{triage.package} {installed}"
-    entries = []
+        return Expectations(triage.expected_failures(), triage.unobservable(), f"{triage.package} {installed}")
+    lines: dict[str, int] = {}
     for number, line in enumerate(read_text(path, what="list of expected failures").splitlines(), start=1):
         entry = line.split("#", 1)[0].strip()
         if not entry:
             continue
         if any(character.isspace() for character in entry) or not entry.isprintable():
             raise InstanceFormatError(f"{path}:{number}: expected one rule or test id per line, got {entry[:60]!r}")
-        entries.append(entry)
-    return entries, ""
+        if entry in lines:  # one id, one entry, as in a triage file
+            places = (f"line {lines[entry]}", f"line {number}")
+            raise ConflictingTriageError(
+                f"{path}: {places[0]} and {places[1]} both name {entry}: one id, one entry", key=entry, places=places
+            )
+        lines[entry] = number
+    return Expectations(list(lines), [], "")

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from csconform.interface.load import check_module_name
-from csconform.output_guard import write_text
+from csconform import output_guard
+from csconform.interface.load import check_module_name, implementation_sources
 from csconform.pytest_plugin import engine_name, expected_failure_lines
 from csconform.report.conformance import level_lines, matrix_frame, run_conformance, selected, summary_line
 from csconform.spec.verdict import BINDING_LEVELS
@@ -29,6 +29,13 @@ from csconform.triage import read_expected_failures
 
 def check(args: argparse.Namespace) -> int:
     engine = check_module_name(engine_name(args.engine))
+    with output_guard.protect(("--engine", source) for source in implementation_sources(engine)):
+        if args.json:  # refused now, not after the suite has run
+            output_guard.check_output(args.json, "--json")
+        return _check(args, engine)
+
+
+def _check(args: argparse.Namespace, engine: str) -> int:
     areas = args.area or ()
     expected = args.expected_failures or os.environ.get("CSCONFORM_EXPECTED_FAILURES") or None
     pytest_args: list[str] = []
@@ -52,7 +59,7 @@ def check(args: argparse.Namespace) -> int:
     for line, _stale in expected_failure_lines(matrix["expected_failures"]) if "expected_failures" in matrix else ():
         print(line)
     if args.json:
-        write_text(args.json, json.dumps(matrix, indent=2, sort_keys=True) + "\n", "--json")
+        output_guard.write_text(args.json, json.dumps(matrix, indent=2, sort_keys=True) + "\n", "--json")
     failed = any(entry["outcome"] == "failed" and rule in binding for rule, entry in matrix["rules"].items())
     return 1 if failed or matrix.get("expected_failures", {}).get("stale") else 0
 

@@ -29,6 +29,7 @@ from csconform.findings.suppress import suppress
 from csconform.spec.loader import default_specs_dir, load_spec
 from csconform.spec.model import Spec
 from csconform.spec.releases import Release, load_catalogue
+from csconform.usercode.files import python_files
 from csconform.usercode.lint import lint_paths
 
 DEFAULT_STEPS = 5
@@ -37,7 +38,6 @@ DEFAULT_TIMEOUT_S = 120.0
 
 def run(arguments: argparse.Namespace) -> int:
     """Handler of ``lint``: the static checks of every file, the CPU run of ``--run``, one exit status."""
-    check_output_paths(arguments)
     if not arguments.paths and arguments.run is None:
         raise InvalidInputError("lint needs a PATH to check (or --run SCRIPT)")
     if arguments.script_args and arguments.run is None:
@@ -49,7 +49,9 @@ def run(arguments: argparse.Namespace) -> int:
     named = arguments.release or settings.release
     release = catalogue.newest if named is None else catalogue.get(named)
     paths = list(arguments.paths) or [arguments.run]
-    with output_guard.protect([("PATH", path) for path in paths]):
+    # every file read is an input, those found in a folder too: outputs are checked against them all
+    with output_guard.protect([("PATH", path) for path in [*paths, *python_files(paths, settings)]]):
+        check_output_paths(arguments)
         reports = lint_paths(paths, spec, release, settings)
         if arguments.run is not None:
             reports = _merged(reports, _run(arguments, spec, release, settings))

@@ -6,7 +6,7 @@ import argparse
 import textwrap
 from pathlib import Path
 
-from tabulate import tabulate
+from tabulate import tabulate, tabulate_formats
 
 from csconform.spec.loader import check_spec, default_specs_dir, load_spec, uncovered_sections
 from csconform.spec.model import LEVELS, STATUSES, Spec
@@ -138,7 +138,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="only rules this binding: documented (seed documents), public (vendor's source), reference",
     )
     listing.add_argument("--release", help="only rules in force in this release (e.g. 1.9.1, 2.10)")
-    listing.add_argument("--format", default="simple", help="table format (tabulate), e.g. github")
+    listing.add_argument(
+        "--format",
+        default="simple",
+        choices=sorted(tabulate_formats),
+        metavar="FORMAT",
+        help="table format (tabulate), e.g. github",
+    )
     listing.set_defaults(handler=list_rules)
 
     show = commands.add_parser("show", help="everything about one rule")

@@ -26,6 +26,8 @@ from csconform.findings.config import ProjectConfig
 from csconform.findings.finding import FileReport
 from csconform.findings.output import add_output_options, check_output_paths, emit, project_config
 from csconform.findings.suppress import suppress
+from csconform.perf.hardware import get_wafer
+from csconform.perf.models.zoo_section import check_zoo_model
 from csconform.spec.loader import default_specs_dir, load_spec
 from csconform.spec.releases import load_catalogue
 from csconform.userconfig.read_hf import SCHEDULES, TrainingOptions
@@ -36,12 +38,13 @@ CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 
 
 def config_files(arguments: list[str]) -> list[Path]:
-    """The files named, with every config file under each directory named."""
+    """The files named, with every config file under each directory named: a dangling link or a pipe
+    with a config's name is kept, so that its verdict says it cannot be read (never silently dropped)."""
     files: list[Path] = []
     for argument in arguments:
         path = Path(argument)
         if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.suffix.lower() in CONFIG_SUFFIXES and p.is_file())
+            found = sorted(p for p in path.rglob("*") if p.suffix.lower() in CONFIG_SUFFIXES and not p.is_dir())
             if not found:
                 raise InvalidInputError(f"{path}: no .yaml, .yml or .json file under this directory")
             files += found
@@ -91,10 +94,13 @@ def _training(arguments: argparse.Namespace) -> TrainingOptions:
 
 def run(arguments: argparse.Namespace) -> int:
     """Handler of ``validate``: one verdict per file, a summary table for several, an exit status."""
-    check_output_paths(arguments)
+    get_wafer(arguments.wafer)  # options naming what does not exist are refused before any file is read
+    if arguments.model_family is not None:
+        check_zoo_model(arguments.model_family)
     settings = project_config(arguments)
     files = [path for path in config_files(arguments.configs) if not settings.excluded(path)]
     with output_guard.protect([("CONFIG", path) for path in files]):  # the files found in folders too
+        check_output_paths(arguments)
         return _validate(arguments, files, settings)
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from csconform.arguments import check_integer, check_type
+from csconform.arguments import check_callable, check_integer, check_type
 from csconform.errors import InvalidInputError
 from csconform.interface.kit.batching import stack
 from csconform.interface.kit.checkpoint_sections import DataPosition, data_position
@@ -39,6 +39,11 @@ Element = Any  # an ndarray, or a tuple of ndarrays (e.g. ``(features, labels)``
 
 class Dataset:
     """Base of every pipeline stage. Build one with :meth:`from_tensor_slices`."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Dataset:
+        if cls is Dataset:  # the base has no elements: iterating it could only fail from inside
+            raise InvalidInputError("a Dataset is built with Dataset.from_tensor_slices(...), not Dataset()")
+        return super().__new__(cls)
 
     @staticmethod
     def from_tensor_slices(tensors: Any) -> Dataset:
@@ -57,7 +62,7 @@ class Dataset:
         return _Batch(self, batch_size, drop_remainder)
 
     def map(self, fn: Callable[..., Element]) -> Dataset:
-        return _Map(self, fn)
+        return _Map(self, check_callable("map's fn", fn))
 
     # --- static properties ---------------------------------------------------------------------------
 

@@ -72,7 +72,14 @@ class DataLoader:
     @property
     def source(self) -> Iterable[Any]:
         if self._source is None:
-            self._source = self._input_fn()
+            source = self._input_fn()
+            try:
+                iter(source)
+            except TypeError:
+                raise InvalidInputError(
+                    f"the DataLoader's input_fn must return an iterable of batches, got {type(source).__name__}"
+                ) from None
+            self._source = source
         return self._source
 
     def __iter__(self) -> Iterator[Any]:

@@ -58,13 +58,19 @@ def check_output_paths(arguments: argparse.Namespace) -> None:
     """Refuse, before any work, an output path that is an input or cannot be written."""
     if arguments.in_place and not arguments.fix:
         raise InvalidInputError("--in-place makes the fixes of --fix: give --fix too")
-    if arguments.output is not None:
-        output_guard.check_output(arguments.output, "--output")
-    if arguments.json not in (None, "-"):
-        output_guard.check_output(arguments.json, "--json")
-    both = arguments.json not in (None, "-") and arguments.output is not None
-    if both and Path(arguments.json).resolve() == Path(arguments.output).resolve():
-        raise InvalidInputError(f"--json and --output both name {arguments.output}: name two files")
+    named = {
+        "--output": arguments.output,
+        "--json": None if arguments.json == "-" else arguments.json,
+        "--plot": getattr(arguments, "plot", None),  # validate's LR plot (a folder for several files)
+    }
+    written: dict[Path, str] = {}
+    for option, path in named.items():
+        if path is None:
+            continue
+        target = Path(path).resolve() if option == "--plot" else output_guard.check_output(path, option)
+        if target in written:
+            raise InvalidInputError(f"{written[target]} and {option} both name {path}: name two files")
+        written[target] = option
 
 
 def emit(
@@ -99,6 +105,10 @@ def emit(
         print(printed.rstrip("\n"))
     if arguments.fix:
         _report_fixes(fixes, in_place=arguments.in_place)
+        for report in reports:  # the diff says nothing of a file that could not be read: say it here
+            if report.error:
+                named = report.error if report.error.startswith(report.path) else f"{report.path}: {report.error}"
+                print(f"csconform {command}: error: {named}", file=sys.stderr)
     return max((report.exit_code for report in reports), default=0)
 
 

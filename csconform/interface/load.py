@@ -10,7 +10,11 @@ failures is one typed, one-line refusal naming the module and where it failed, n
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
+import os
+import sys
 import traceback
+from pathlib import Path
 from types import ModuleType
 
 from csconform.errors import InterfaceError, InvalidInputError
@@ -53,3 +57,21 @@ def import_implementation(name: object) -> ModuleType:
         raise InterfaceError(
             f"the implementation {module_name!r} failed to import: {type(exc).__name__}: {exc}{where_it_failed(exc)}"
         ) from None
+
+
+def implementation_sources(name: str) -> list[Path]:
+    """The source files of the implementation module ``name`` (every ``.py`` file of a package), found
+    the way an import would find them (the current folder first) but without importing anything: a
+    command protects them from its outputs before the implementation runs. Empty when not found (the
+    import then says why)."""
+    locations: list[str] = [os.getcwd(), *sys.path]
+    spec = None
+    for part in name.split("."):
+        spec = importlib.machinery.PathFinder.find_spec(part, locations)
+        if spec is None:
+            return []
+        locations = list(spec.submodule_search_locations or [])
+    assert spec is not None
+    if spec.submodule_search_locations:
+        return sorted(file for folder in spec.submodule_search_locations for file in Path(folder).rglob("*.py"))
+    return [Path(spec.origin)] if spec.has_location and spec.origin else []

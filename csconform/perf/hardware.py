@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 
+from csconform.arguments import check_integer
 from csconform.errors import InvalidInputError, UnknownNameError
 
 KIB = 1024
@@ -284,8 +285,7 @@ def get_wafer(name: str | Wafer) -> Wafer:
 
 def check_cluster_size(wafer: Wafer, systems: int) -> None:
     """Refuse a cluster larger than the preset's documented maximum (or smaller than one system)."""
-    if not isinstance(systems, int) or isinstance(systems, bool) or systems < 1:
-        raise InvalidInputError(f"systems must be a positive integer, got {systems!r}")
+    systems = check_integer("systems", systems, minimum=1)
     if systems > wafer.max_cluster_systems:
         raise InvalidInputError(
             f"{systems} {wafer.system} systems requested; a {wafer.system} cluster has at most "

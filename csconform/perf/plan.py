@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from csconform.arguments import check_integer
 from csconform.errors import InvalidInputError
 from csconform.perf.calibration.band import stated_band
 from csconform.perf.execution.efficiency import Calibration, calibration_record, fitted
@@ -146,8 +147,8 @@ def plan(
         )
     kernels = group_kernels(spec.layers)
     chosen = mode or choose_mode(kernels, w, systems, release)
-    if batch is not None and (not isinstance(batch, int) or isinstance(batch, bool) or batch < 1):
-        raise InvalidInputError(f"batch must be a positive integer, got {batch!r}")
+    if batch is not None:
+        batch = check_integer("batch", batch, minimum=1)
     if chosen == "pipelined":
         if systems != 1:
             raise InvalidInputError(

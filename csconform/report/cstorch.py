@@ -95,6 +95,10 @@ def expectations_section(matrix: dict) -> str:
         f"- `{entry}` failed in no test: its {count} test(s) were skipped or unsupported"
         for entry, count in expected.get("not_applied", {}).items()
     ]
+    stale += [
+        f"- `{test}` passed although its verdict says it cannot be observed ({', '.join(entries)})"
+        for test, entries in expected.get("observed", {}).items()
+    ]
     lines = "\n".join(stale) if stale else "None: every expected failure failed, and every entry matched a test."
     return (
         "## Expected failures\n\n"

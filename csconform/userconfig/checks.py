@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
 from packaging.version import Version
 
 from csconform.arguments import integer_problem, is_finite_real, is_integer
@@ -30,11 +31,13 @@ from csconform.perf.hardware import check_cluster_size, get_wafer
 from csconform.userconfig.description import RunDescription, SchedulerConfig, Setting
 from csconform.userconfig.package_api import package_api
 from csconform.userconfig.release_data import ModelConfigClass, knowledge
-from csconform.userconfig.schedule import SEQUENTIAL, ScheduleNotRunnable, build
+from csconform.userconfig.schedule import SEQUENTIAL, Schedule, ScheduleNotRunnable, build, evaluation_steps
 from csconform.userconfig.schedulers import class_name
 from csconform.userconfig.vocabulary import SIMILARITY, did_you_mean
 
 MAX_CSX_STEPS = (1 << 31) - 1
+SUGGESTED_KEYS = 100
+"""Unknown keys of one file that get a did-you-mean (the first ones; each scan costs milliseconds)."""
 # The engine's RunConfig parameters refused on the CS system (UNSUPPORTED_PARAMETERS), each with its rule
 # (estimator-limitations#Parameters not supported).
 ESTIMATOR_RULES = {
@@ -96,15 +99,21 @@ def check_keys(run: RunDescription, found: Findings) -> None:
     if run.layout == "hf":
         return
     reported = {f.key for f in (*found.violations, *found.warnings)}
-    for use in run.keys:
-        if use.name not in _vocabulary(run) and use.path not in reported and not _in_model_section(run, use.path):
-            suggestion = did_you_mean(use.name, run.release.name)
-            hint = f"; did you mean {suggestion!r}?" if suggestion else ""
-            found.warn(
-                "CONFIG-002",
-                Location(use.path, use.line),
-                f"release {run.release} does not know the key {use.name!r}{hint}",
-            )
+    unknown = [
+        use
+        for use in run.keys
+        if use.name not in _vocabulary(run) and use.path not in reported and not _in_model_section(run, use.path)
+    ]
+    for index, use in enumerate(unknown):
+        # a did-you-mean scans the whole vocabulary: only the first keys get one (a file of thousands
+        # of unknown keys is not a typo, and must not take minutes)
+        suggestion = did_you_mean(use.name, run.release.name) if index < SUGGESTED_KEYS else None
+        hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+        found.warn(
+            "CONFIG-002",
+            Location(use.path, use.line),
+            f"release {run.release} does not know the key {use.name!r}{hint}",
+        )
     for use in run.duplicate_keys:
         found.warn(
             "CONFIG-003", Location(use.path, use.line), f"key {use.name!r} is given twice; the second value wins"
@@ -292,9 +301,10 @@ def _grad_scaler_arguments(run: RunDescription) -> dict[str, Setting[Any]]:
 
 def check_loss_scaling(run: RunDescription, found: Findings) -> None:
     factor = run.loss_scaling.factor
+    arguments = _grad_scaler_arguments(run)
     if factor is not None and not (is_finite_real(factor.value) or factor.value == "dynamic"):
         found.refuse("CONFIG-030", factor.origin, loss_scaling_factor=factor.value)
-    arguments = _grad_scaler_arguments(run)
+        del arguments["loss_scale"]  # refused already, by the release's own rule
     dynamic = factor is not None and factor.value == "dynamic"
     # Each argument alone with the configured mode, so that a refusal points at its own key. The half
     # dtype decides the default maximum scale; the engine's global state is restored afterwards.
@@ -304,10 +314,9 @@ def check_loss_scaling(run: RunDescription, found: Findings) -> None:
         if half in HALF_DTYPES:
             context.set_half_dtype_name(half)
         for name, setting in arguments.items():
-            if name == "loss_scale":
-                continue
+            mode = {"loss_scale": "dynamic" if dynamic else None}
             try:
-                amp.GradScaler(loss_scale="dynamic" if dynamic else None, **{name: setting.value})
+                amp.GradScaler(**(mode | {name: setting.value}))
             except CsConformError as exc:
                 rule = "GRADSCALER-034" if "too small" in str(exc) and dynamic else "GRADSCALER-040"
                 found.refuse(
@@ -525,11 +534,30 @@ def check_schedule(run: RunDescription, found: Findings) -> None:
         return
     _check_scheduler(run.schedule, run, found)
     try:
-        build(run.schedule, strict=run.layout != "flat")
+        schedule = build(run.schedule, strict=run.layout != "flat")
     except ScheduleNotRunnable:
         return
     except InvalidInputError as exc:
         found.refuse("LR-004", run.schedule.origin, f"the reference engine refuses the schedule: {exc}")
+        return
+    if run.steps is not None:
+        _check_rates_finite(schedule, run.steps, run.schedule.origin, found)
+
+
+def _check_rates_finite(schedule: Schedule, steps: int, origin: Location, found: Findings) -> None:
+    """A rate beyond float32's range within the run (an ExponentialLR growing by 10 every few steps):
+    the reference engine's optimizer refuses a non-finite learning rate at that step."""
+    grid = evaluation_steps(schedule, steps)
+    rates = schedule.at(grid)
+    beyond = np.flatnonzero(~np.isfinite(rates))
+    if beyond.size:
+        step, rate = int(grid[beyond[0]]), float(rates[beyond[0]])
+        found.refuse(
+            "OPTIM-011",
+            origin,
+            f"the learning rate is {rate} from step {step} of the run's {steps}: the schedule leaves float32's "
+            "range, and the reference engine's optimizer refuses a non-finite learning rate",
+        )
 
 
 # --- loop, checkpoints, evaluation ---------------------------------------------------------------------

@@ -12,6 +12,7 @@ wraps. A sequence of schedulers hands over at the running sums of its phases' ``
 from __future__ import annotations
 
 import inspect
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,7 +103,7 @@ def build(config: SchedulerConfig, strict: bool = True) -> Schedule:
         known = [length for length in lengths if length is not None]
         if len(known) != len(lengths):
             raise ScheduleNotRunnable(f"{name} ({config.origin}): a phase before the last has no total_iters")
-        milestones = np.cumsum(known, dtype=np.int64).tolist()
+        milestones = list(itertools.accumulate(known))  # Python integers: the engine refuses a sum past int64
         starts = [0, *milestones]
         sequence = engine.SequentialLR([b.function for b in built], milestones)
         phases = tuple(

@@ -7,6 +7,7 @@ marked ``subprocess`` runs the console entry point in a child process instead. A
 - the exit status is 0, 1 or 2 (and one the case allows);
 - stderr holds at most :data:`MAX_STDERR_LINES` lines, no traceback and no Python warning, and a
   refusal (status 2) ends with a ``csconform`` line saying what was wrong;
+- every ``.json`` file the command wrote is strict JSON (no NaN, no Infinity);
 - every file the case brought into the folder is byte-identical afterwards (and keeps its mode),
   whatever the outputs are named (an output that is an input, or a link to one, must be refused);
   new files appear only at or under the named outputs; the files the package ships (specs,
@@ -111,7 +112,16 @@ def kgraph(kernels: int, width: int = 633, height: int = 633, fields: str = "W=8
     return "\n".join(lines) + "\n"
 
 
+def alias_bomb(levels: int, width: int) -> str:
+    """A YAML "billion laughs": each anchor a list of ``width`` aliases of the one before."""
+    lines = ["l0: &l0 [lol]"]
+    for level in range(1, levels + 1):
+        lines.append(f"l{level}: &l{level} [{', '.join([f'*l{level - 1}'] * width)}]")
+    return "\n".join(lines) + "\n"
+
+
 GENERATORS = {
+    "alias_bomb": lambda spec: alias_bomb(int(spec["levels"]), int(spec["width"])),
     "kgraph": lambda spec: kgraph(int(spec["kernels"]), int(spec.get("width", 633)), int(spec.get("height", 633))),
     "nested_json": lambda spec: nested_json(int(spec["depth"]), spec.get("leaf", "1")),
     "nested_yaml": lambda spec: nested_yaml(int(spec["depth"])),
@@ -363,8 +373,25 @@ def check_case(case: Case, folder: Path) -> Outcome:
     # input, or a link to one, must be refused); new files may appear only where outputs are named
     changed = [path for path in changes(before, after) if path in before or not _covered(path, case.outputs, after)]
     problems = violations(case, outcome, changed, changes(shipped_before, shipped_after))
+    written = [
+        path for path in changes(before, after) if path.endswith(".json") and after.get(path, ("",))[0] == "file"
+    ]
+    problems += [f"{path}: {why}" for path in written if (why := not_strict_json((folder / path).read_bytes()))]
     assert not problems, f"case {case.name} ({case.kind}) {case.argv}:\n  " + "\n  ".join(problems)
     return outcome
+
+
+def not_strict_json(data: bytes) -> str:
+    """Why ``data`` is not strict JSON (NaN and Infinity are not JSON), or ''."""
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"{constant} is not JSON")
+
+    try:
+        json.loads(data.decode("utf-8"), parse_constant=refuse)
+    except (UnicodeDecodeError, ValueError) as exc:
+        return f"not strict JSON: {exc}"
+    return ""
 
 
 def violations(case: Case, outcome: Outcome, changed: list[str], shipped_changed: list[str]) -> list[str]:
@@ -389,10 +416,15 @@ def violations(case: Case, outcome: Outcome, changed: list[str], shipped_changed
         problems.append(f"a Python warning reached the user: {warnings[0]}")
     if outcome.status == 2 and outcome.crash is None:
         said = any(line.startswith("csconform") and "error:" in line for line in lines)
-        if case.argv[:1] == ["validate"]:  # its documented exit 2: the verdict "unreadable", with why
-            said = said or "unreadable" in outcome.stdout
+        if case.argv[:1] in (["validate"], ["lint"]):
+            # their documented exit 2: a file's verdict "unreadable", with why, in the report (printed in
+            # any format, or written to the --output file)
+            report = outcome.stdout.lower()
+            said = said or "unreadable" in report or "not found" in report or "--output" in case.argv
         if not said:
-            problems.append("a refusal must say 'csconform ... error: ...' (validate: its verdict 'unreadable')")
+            problems.append(
+                "a refusal must say 'csconform ... error: ...' (validate, lint: 'unreadable' in the report)"
+            )
         elif case.stderr and case.stderr.lower() not in (outcome.stderr + outcome.stdout).lower():
             problems.append(f"the refusal does not say {case.stderr!r}")
     if changed:

@@ -2,7 +2,8 @@
 
 Each ``*_cases`` strategy draws a :class:`~adversarial_cases.Case`: input files derived from a valid
 one by a mutation (truncated, binary, another encoding, a byte-order mark, huge, deeply nested,
-a number made non-finite or of the wrong type, a duplicated key, a FIFO), and a command line whose
+a YAML alias bomb, a number made non-finite, past int64 or of the wrong type, a duplicated key, a
+FIFO), and a command line whose
 options are valid, nearly valid or junk, with output paths that may collide with the inputs (the
 same name, another spelling, a symbolic or hard link) or lie where nothing can be written.
 
@@ -53,6 +54,8 @@ rules:
 EXPECTED_TXT = "GRADSCALER-010  # known\nLR-001\n"
 PARAMS_YAML = (ROOT / "tests/unit/perf_model/data/zoo_params/2.10/params_gpt3_xl.yaml").read_text(encoding="utf-8")
 SPEC_FILE = "metrics.yaml"
+TRAINING_SCRIPT = (ROOT / "examples" / "fc_mnist_runner.py").read_text(encoding="utf-8")
+PYPROJECT_TOML = '[tool.csconform]\nrelease = "2.10"\nignore = ["CONFIG-002"]\nexclude = ["skip/*"]\n'
 SPEC_TEXT = (ROOT / "specs" / SPEC_FILE).read_text(encoding="utf-8")
 
 JUNK = [
@@ -98,8 +101,11 @@ def choice_or_junk(valid: list[str]) -> st.SearchStrategy[str]:
 # --- file contents -------------------------------------------------------------------------------------
 
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(\.\d+)?(e[+-]?\d+)?(?![\w.])")
+PAST_INT64 = [str(2**63), str(-(2**63) - 1), str(2**70)]
 NON_NUMBERS = ["NaN", "Infinity", "-Infinity", "1e999", "-1", "0", "1e300", '"12"', "[]", "{}", "null", "true", "2.5"]
+NON_NUMBERS += PAST_INT64
 YAML_NON_NUMBERS = [".nan", ".inf", "-.inf", "1e999", "-1", "0", "1e300", "'12'", "[]", "{}", "null", "yes", "2.5"]
+YAML_NON_NUMBERS += PAST_INT64
 
 
 @st.composite
@@ -124,6 +130,7 @@ def mutated(draw: st.DrawFn, text: str, flavour: str) -> dict[str, Any]:
                 "empty",
                 "fifo",
                 "long-token",
+                "aliases",
             ]
         )
     )
@@ -161,6 +168,10 @@ def mutated(draw: st.DrawFn, text: str, flavour: str) -> dict[str, Any]:
         return {"text": ""}
     if kind == "fifo":
         return {"fifo": True}
+    if kind == "aliases":  # "billion laughs": each level a list of the one before, many times over
+        if flavour != "yaml":
+            return {"text": text}
+        return {"generate": "alias_bomb", "levels": draw(st.sampled_from([4, 9, 30])), "width": 9}
     # long-token: one word of 20k to 200k characters somewhere in the text
     word = "a" * draw(st.sampled_from([20_000, 200_000]))
     at = draw(st.integers(0, len(text)))
@@ -425,14 +436,16 @@ def validate_cases(draw: st.DrawFn) -> Case:
         )
         inputs = [name]
     argv = ["validate", draw(st.sampled_from([name, name, name, "missing.yaml", "."]))]
+    inputs = inputs if argv[1] in (name, ".") else []  # only a file the command reads must survive its outputs
     _with(draw, argv, "--release", choice_or_junk(["2.10", "1.9.1", "2.4"]))
-    _with(draw, argv, "--json", st.one_of(st.just("-"), output_path(files, inputs, ".json")))
     _with(draw, argv, "--lr-at", choice_or_junk(["0,100,5000", "0", "-1,2", "1e9"]))
     _with(draw, argv, "--plot", output_path(files, inputs, ".png"))
     _with(draw, argv, "--num-csx", numbers())
     _with(draw, argv, "--wafer", choice_or_junk(["wse2", "wse3"]))
+    _with(draw, argv, "--model-family", choice_or_junk(["gpt3", "llama", "t5"]))
     if draw(st.booleans()):
         argv.append("--no-plan")
+    _findings_options(draw, argv, files, inputs)
     for option, values in (
         ("--batch-size", numbers(["512", "8"])),
         ("--max-steps", numbers(["1000", "20000"])),
@@ -441,11 +454,55 @@ def validate_cases(draw: st.DrawFn) -> Case:
         ("--loss-scaling", choice_or_junk(["dynamic", "1024"])),
         ("--max-gradient-norm", numbers(["1.0"])),
         ("--checkpoint-steps", numbers(["100"])),
+        ("--schedule", choice_or_junk(["cosine", "linear", "constant"])),
+        ("--optimizer", choice_or_junk(["AdamW", "SGD"])),
+        ("--fp16-type", choice_or_junk(["bfloat16", "cbfloat16", "float16"])),
     ):
         if draw(st.integers(0, 4)) == 0:
             argv += [option, draw(values)]
-    outputs = [o for o in _outputs(argv, ("--json", "--plot")) if o != "-"]
-    return Case("validate", "random", argv, files, outputs, time_limit_s=60)
+    return Case("validate", "random", argv, files, _findings_outputs(argv, inputs, "--plot"), time_limit_s=60)
+
+
+def _findings_options(draw: st.DrawFn, argv: list[str], files: dict[str, dict[str, Any]], inputs: list[str]) -> None:
+    """The output and settings options validate and lint share (csconform/findings/output.py)."""
+    _with(draw, argv, "--format", choice_or_junk(["text", "json", "sarif", "github"]))
+    _with(draw, argv, "--output", output_path(files, inputs, ".txt"))
+    _with(draw, argv, "--json", st.one_of(st.just("-"), output_path(files, inputs, ".json")))
+    if draw(st.integers(0, 3)) == 0:
+        argv.append("--fix")
+        if draw(st.booleans()):
+            argv.append("--in-place")
+    setting = draw(st.sampled_from(["none", "none", "config", "isolated"]))
+    if setting == "config":
+        files["pyproject.toml"] = draw(mutated(PYPROJECT_TOML, "text"))
+        argv += ["--config", draw(st.sampled_from(["pyproject.toml", "pyproject.toml", "missing.toml", "."]))]
+    elif setting == "isolated":
+        argv.append("--isolated")
+
+
+def _findings_outputs(argv: list[str], inputs: list[str], *options: str) -> list[str]:
+    """What a validate or lint command line may write: its named outputs, and with ``--in-place`` its inputs."""
+    outputs = [o for o in _outputs(argv, ("--json", "--output", *options)) if o != "-"]
+    return outputs + (inputs if "--in-place" in argv else [])
+
+
+@st.composite
+def lint_cases(draw: st.DrawFn) -> Case:
+    """Python files (one, or a folder), mutated; the static checks only (``--run`` starts a training run)."""
+    name = draw(st.sampled_from(["train.py", "folder"]))
+    files: dict[str, dict[str, Any]] = {}
+    if name == "folder":
+        files["folder/a.py"] = draw(mutated(TRAINING_SCRIPT, "text"))
+        files["folder/b.py"] = draw(mutated(TRAINING_SCRIPT, "text"))
+        inputs = ["folder/a.py", "folder/b.py"]
+    else:
+        files[name] = draw(mutated(TRAINING_SCRIPT, "text"))
+        inputs = [name]
+    argv = ["lint", *draw(st.sampled_from([[name], [name], [name, name], ["missing.py"], ["."], []]))]
+    inputs = inputs if {name, "."} & set(argv) else []  # only a file the command reads must survive its outputs
+    _with(draw, argv, "--release", choice_or_junk(["2.10", "1.9.1", "1.7.1"]))
+    _findings_options(draw, argv, files, inputs)
+    return Case("lint", "random", argv, files, _findings_outputs(argv, inputs), time_limit_s=60)
 
 
 COMMANDS = {
@@ -458,4 +515,5 @@ COMMANDS = {
     "interface": interface_cases,
     "spec": spec_cases,
     "validate": validate_cases,
+    "lint": lint_cases,
 }

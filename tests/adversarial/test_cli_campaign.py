@@ -28,6 +28,7 @@ EXAMPLES = {
     "interface": 10,
     "spec": 10,
     "validate": 8,
+    "lint": 8,
 }
 SCALE = 20 if os.environ.get("HYPOTHESIS_PROFILE") == "nightly" else 1
 

@@ -292,13 +292,16 @@ def arguments(draw: st.DrawFn, function: Callable[..., Any]) -> tuple[list[Any],
 
 
 def call_once(call: ApiCall, positional: list[Any], keywords: dict[str, Any]) -> None:
-    """Make the call; only a CsConformError (or Unsupported) may come out of it."""
+    """Make the call, and iterate what it returns if that is lazy (a dataset's ``map`` calls its
+    function, a DataLoader its ``input_fn``, only then); only a CsConformError (or Unsupported) may
+    come out of it."""
     try:
         with _alarm(CALL_LIMIT_S):
             function = call.target()
             result = function(*positional, **keywords)
-            if inspect.isgenerator(result) or isinstance(result, Iterator):
-                for _ in zip(range(3), result, strict=False):  # a generator runs only when iterated
+            lazy = (Iterator, engine.data.Dataset, engine.executor.DataLoader)
+            if inspect.isgenerator(result) or isinstance(result, lazy):
+                for _ in zip(range(3), result, strict=False):  # a generator or a dataset runs only when iterated
                     pass
     except (CsConformError, Unsupported):
         pass

@@ -129,6 +129,14 @@ def test_conforming_engine_passes_and_writes_the_matrix(project: pytest.Pytester
     assert "DEMO-004" not in matrix["rules"]
 
 
+def test_the_matrix_is_never_written_over_the_engine_s_source(project: pytest.Pytester) -> None:
+    source = project.path / "fake_engine.py"
+    before = source.read_bytes()
+    result = run(project, "--engine", "fake_engine", "--conformance-json", "fake_engine.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and source.read_bytes() == before
+    result.stderr.fnmatch_lines(["*--conformance-json fake_engine.py is the input --engine*"])
+
+
 def test_a_rule_fails_when_any_of_its_tests_fails(project: pytest.Pytester) -> None:
     result = run(project, "--engine", "broken_engine", "--conformance-json", "matrix.json")
     result.assert_outcomes(passed=3, failed=2)
@@ -216,6 +224,7 @@ def test_expected_failures_turn_into_xfails_and_stale_entries_fail_the_run(proje
         "unexpected_passes": {"tests/conformance/test_demo.py::test_one": ["DEMO-001"]},
         "unmatched": ["tests/conformance/test_demo.py::test_gone"],
         "not_applied": {},
+        "observed": {},
         "stale": 2,
     }
 
@@ -710,6 +719,36 @@ def test_a_partial_run_judges_the_entries_it_could_meet(project: pytest.Pytester
         "two",
     )
     assert filtered.ret == pytest.ExitCode.OK  # -k picks tests within the file: no entry could be judged unmet
+
+
+def test_a_not_observable_verdict_whose_test_passes_is_stale(project: pytest.Pytester) -> None:
+    """``not-observable`` says the implementation cannot show the behaviour: a test of it that passes
+    (the implementation showed it) makes the verdict stale; one that is unsupported keeps it."""
+    tests = project.path / "tests" / "conformance" / "test_demo.py"
+    tests.write_text(
+        TESTS + '\n@pytest.mark.spec("DEMO-001")\n@pytest.mark.capability("amp")\ndef test_one_with_amp(engine):\n'
+        "    assert engine.one() == 1\n",
+        encoding="utf-8",
+    )
+    entry = "  - ids: [{}]\n    verdict: not-observable\n    finding: f\n    evidence: e\n    resolution: r\n"
+    with_amp = "tests/conformance/test_demo.py::test_one_with_amp"
+    (project.path / "triage.yaml").write_text(TRIAGE_HEAD + "rules:\n" + entry.format(with_amp), encoding="utf-8")
+    kept = run(project, "--engine", "broken_engine", "--expected-failures", "triage.yaml")
+    assert "STALE" not in kept.stdout.str()
+    kept.stdout.fnmatch_lines(["*expected failures from triage.yaml*: 0 entries, 0 stale*"])
+    (project.path / "triage.yaml").write_text(TRIAGE_HEAD + "rules:\n" + entry.format("DEMO-001"), encoding="utf-8")
+    result = run(
+        project, "--engine", "broken_engine", "--expected-failures", "triage.yaml", "--conformance-json", "m.json"
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*STALE expected failure in triage.yaml: tests/conformance/test_demo.py::test_one passed although its "
+            "verdict says it cannot be observed (DEMO-001)*"
+        ]
+    )
+    observed = json.loads((project.path / "m.json").read_text())["expected_failures"]["observed"]
+    assert observed == {"tests/conformance/test_demo.py::test_one": ["DEMO-001"]}
 
 
 def test_an_entry_whose_tests_were_all_unsupported_is_stale(project: pytest.Pytester) -> None:

@@ -62,6 +62,7 @@ def test_departures_and_reference_choices_are_the_expected_failures(tmp_path: Pa
     )
     triage = load_triage(path)
     assert triage.expected_failures() == ["A-001", "B-001", "B-002"]
+    assert triage.unobservable() == ["D-001"]
     assert (triage.implementation, triage.release) == ("my_runtime.adapter", f"csconform {VERSION}")
     assert triage.differential == ()
 
@@ -206,7 +207,7 @@ def test_two_entries_for_one_class_are_refused_naming_both(tmp_path: Path) -> No
 
 def test_a_triage_applies_to_its_implementation_and_the_installed_release_only(tmp_path: Path) -> None:
     path = write(tmp_path, HEAD + rules(("A-001", "departs-from-docs")))
-    assert read_expected_failures(path, "my_runtime.adapter") == (["A-001"], f"csconform {VERSION}")
+    assert read_expected_failures(path, "my_runtime.adapter") == (["A-001"], [], f"csconform {VERSION}")
     with pytest.raises(TriageMismatchError) as other_module:
         read_expected_failures(path, "csconform.engine")
     assert "my_runtime.adapter" in str(other_module.value) and "csconform.engine" in str(other_module.value)
@@ -224,9 +225,15 @@ def test_a_triage_applies_to_its_implementation_and_the_installed_release_only(t
 
 def test_a_plain_list_of_ids_names_no_release(tmp_path: Path) -> None:
     path = write(tmp_path, "# known\nA-001\n\ncsconform/conformance/test_x.py::test_y[0]  # one case\n", "x.txt")
-    assert read_expected_failures(path, "anything") == (["A-001", "csconform/conformance/test_x.py::test_y[0]"], "")
+    assert read_expected_failures(path, "anything") == (["A-001", "csconform/conformance/test_x.py::test_y[0]"], [], "")
     with pytest.raises(InstanceFormatError, match=r"x\.txt:1: expected one rule or test id per line"):
         read_expected_failures(write(tmp_path, "A-001 B-001\n", "x.txt"), "anything")
+
+
+def test_one_id_on_two_lines_of_a_plain_list_is_refused_naming_both(tmp_path: Path) -> None:
+    with pytest.raises(ConflictingTriageError, match=r"x\.txt: line 1 and line 3 both name A-001") as refused:
+        read_expected_failures(write(tmp_path, "A-001\nB-001\nA-001  # again\n", "x.txt"), "anything")
+    assert refused.value.key == "A-001"
 
 
 def _package(folder: Path) -> types.ModuleType:

@@ -43,6 +43,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from csconform.arguments import check_integer
 from csconform.errors import CapacityError, InvalidInputError
 from csconform.perf.execution.efficiency import (
     Calibration,
@@ -212,8 +213,7 @@ def weight_streaming_from_kernels(
     calibration has none for it, and for ``None``)."""
     w = get_wafer(wafer)
     check_cluster_size(w, systems)
-    if not isinstance(batch_per_system, int) or isinstance(batch_per_system, bool) or batch_per_system < 1:
-        raise InvalidInputError(f"batch_per_system must be a positive integer, got {batch_per_system!r}")
+    batch_per_system = check_integer("batch_per_system", batch_per_system, minimum=1)
     cal = (calibration or fitted()).applied("weight_streaming", release)
     params = sum(k.params for k in kernels)
     if params * MEMORYX.bytes_per_parameter > MEMORYX.max_capacity_bytes:

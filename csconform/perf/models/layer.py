@@ -51,6 +51,7 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from csconform.arguments import check_integer
 from csconform.errors import InvalidInputError
 
 FLOPS_PER_MAC = 2
@@ -91,19 +92,13 @@ class Layer:
         if self.kind not in KINDS:
             raise InvalidInputError(f"unknown layer kind {self.kind!r}; known kinds: {', '.join(KINDS)}")
         for label in ("in_features", "out_features", "tokens", "kernel_size", "stride"):
-            value = getattr(self, label)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise InvalidInputError(
-                    f"layer {self.name or self.kind}: {label} must be a positive integer, got {value!r}"
-                )
+            check_integer(f"layer {self.name or self.kind}: {label}", getattr(self, label), minimum=1)
         if self.kind in ("attention", "layer_norm") and self.in_features != self.out_features:
             raise InvalidInputError(f"layer {self.name}: {self.kind} needs in_features == out_features")
         if self.kind == "attention" and self.heads < 1:
             raise InvalidInputError(f"layer {self.name}: attention needs heads >= 1, got {self.heads}")
         for label in ("kv_features", "q_features", "window"):
-            value = getattr(self, label)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise InvalidInputError(f"layer {self.name}: {label} must be an integer >= 0, got {value!r}")
+            value = check_integer(f"layer {self.name}: {label}", getattr(self, label), minimum=0)
             if value and self.kind != "attention":
                 raise InvalidInputError(f"layer {self.name}: {label} applies to attention only")
         if self.kv_features > self.query_features:
@@ -111,9 +106,7 @@ class Layer:
         if self.output_bias is not None and (not isinstance(self.output_bias, bool) or self.kind != "attention"):
             raise InvalidInputError(f"layer {self.name}: output_bias is true, false or None, for attention only")
         for label in ("experts", "experts_per_token"):
-            value = getattr(self, label)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise InvalidInputError(f"layer {self.name}: {label} must be a positive integer, got {value!r}")
+            check_integer(f"layer {self.name}: {label}", getattr(self, label), minimum=1)
         if self.experts_per_token > self.experts:
             raise InvalidInputError(f"layer {self.name}: experts_per_token exceeds experts ({self.experts})")
         if self.experts > 1 and (self.kind != "dense" or self.tied):

@@ -97,6 +97,22 @@ POSITIONS = ("learned", "fixed", "relative", "rotary", "alibi", None)
 MNIST_INPUTS, MNIST_CLASSES = 784, 10
 
 
+def zoo_model(zoo_name: str) -> str | None:
+    """The key of :data:`ZOO_FAMILIES` that ``zoo_name`` names (spelt any way the zoo does), or None."""
+    key = next((k for k in ZOO_FAMILIES if _canonical(k) == _canonical(zoo_name)), None)
+    if key is None and ZOO_FAMILIES.get(_base(zoo_name), "bert") != "bert":
+        key = _base(zoo_name)  # a decoder's sub-folder (1.x gptj/fine_tuning/continuous_pretraining) is the decoder
+    return key
+
+
+def check_zoo_model(zoo_name: str) -> str:
+    """``zoo_name`` if the performance model knows it (or refuses it for a reason of its own, as an
+    encoder-decoder); an option naming a model up front (``validate --model-family``) is checked here."""
+    if zoo_model(zoo_name) is None and _canonical(zoo_name) not in ENCODER_DECODER:
+        raise UnknownNameError(f"unknown zoo model {shown(zoo_name)}; known: {', '.join(ZOO_FAMILIES)}")
+    return zoo_name
+
+
 def model_from_zoo_section(
     model: Mapping[str, Any],
     *,
@@ -127,9 +143,7 @@ def model_from_zoo_section(
             "name",
             UnsupportedModelError,
         )
-    key = next((k for k in ZOO_FAMILIES if _canonical(k) == _canonical(zoo_name)), None)
-    if key is None and ZOO_FAMILIES.get(_base(zoo_name), "bert") != "bert":
-        key = _base(zoo_name)  # a decoder's sub-folder (1.x gptj/fine_tuning/continuous_pretraining) is the decoder
+    key = zoo_model(zoo_name)
     if key is None:
         raise UnknownNameError(f"{source}: unknown zoo model {shown(zoo_name)}; known: {', '.join(ZOO_FAMILIES)}")
     major = re.search(r"\d+", str(release)) if release is not None else None

@@ -259,6 +259,11 @@ def run_campaign(
         if not campaign.areas[name].not_compared:
             count = examples if examples is not None else profile.examples[name]
             tasks += [ExploreTask(name, pair, seed, count) for seed in seeds]
+    if all(summary.not_compared for summary in campaign.areas.values()):
+        reasons = "; ".join(f"{name}: {summary.not_compared}" for name, summary in campaign.areas.items())
+        raise InvalidInputError(
+            f"no area asked for can be compared ({reasons}): name an area both implementations offer"
+        )
     client = _connect(scheduler, scheduler_timeout_s) if scheduler else None
     try:
 

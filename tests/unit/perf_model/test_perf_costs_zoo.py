@@ -60,6 +60,8 @@ def test_update_amortised_over_batch():
         {"kind": "dense", "in_features": 1, "out_features": 1, "tokens": 1.5},
         {"kind": "attention", "in_features": 8, "out_features": 8, "heads": 0},
         {"kind": "layer_norm", "in_features": 8, "out_features": 9},
+        {"kind": "dense", "in_features": 2**63, "out_features": 1},  # past int64
+        {"kind": "dense", "in_features": 8, "out_features": 8, "experts": 2**63},
     ],
 )
 def test_layer_validation(kwargs):

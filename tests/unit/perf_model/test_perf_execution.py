@@ -114,6 +114,7 @@ def test_cli_writes_json_and_png(tmp_path, capsys):
         ["plan", "--model", "gpt3_175b", "--mode", "pipelined"],
         ["plan", "--model", "gpt3_xl", "--systems", "500"],
         ["plan", "--model", "gpt3_xl", "--wafer", "tpu"],
+        ["plan", "--model", "gpt3_xl", "--batch", str(2**63)],  # past int64: refused where it enters
     ],
 )
 def test_cli_refusals_exit_2(argv, capsys):

@@ -236,6 +236,10 @@ def test_the_expected_failures_section_lists_every_stale_expectation_and_its_ver
     assert expectations_section({"expected_failures": unsupported}).endswith(
         "(X-003)\n- `X-004` failed in no test: its 2 test(s) were skipped or unsupported\n\n"
     )
+    observed = {**only_passes, "observed": {"t.py::c": ["X-005"]}}
+    assert expectations_section({"expected_failures": observed}).endswith(
+        "(X-003)\n- `t.py::c` passed although its verdict says it cannot be observed (X-005)\n\n"
+    )
 
 
 def test_an_expected_failures_block_without_stale_entries_or_details_says_so():
