@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from csconform.arguments import check_integer
 from csconform.errors import CapacityError, InfeasibleError, InvalidInputError
 from csconform.perf.execution.efficiency import Calibration, effective_flops, fitted, input_samples_per_s
 from csconform.perf.hardware import Wafer, get_wafer
@@ -184,7 +185,7 @@ def pipelined_from_kernels(
     The kernels run at the calibrated efficiencies times ``pipelined_efficiency``."""
     w = get_wafer(wafer)
     cal = (calibration or fitted()).applied("pipelined")
-    _check_batch(batch)
+    batch = check_integer("batch", batch, minimum=1)
     memory = kernel_memory_bytes(kernels)
     if sum(memory) > w.fabric_memory_bytes:
         raise _refuse(
@@ -214,7 +215,7 @@ def pipelined_on_placement(
     No placement is searched, so it is quick (the calibration's fit predicts pipelined runs this way)."""
     w = get_wafer(wafer)
     cal = calibration.applied("pipelined")
-    _check_batch(batch)
+    batch = check_integer("batch", batch, minimum=1)
     if len(placement.rects) != len(kernels):
         raise InvalidInputError(f"a placement of {len(placement.rects)} kernels cannot hold {len(kernels)}")
     cycles = [
@@ -222,11 +223,6 @@ def pipelined_on_placement(
         for f, r in zip(_work(kernels, batch, cal), placement.rects, strict=True)
     ]
     return _pipeline(kernels, w, batch, placement, cycles, cal)
-
-
-def _check_batch(batch: int) -> None:
-    if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
-        raise InvalidInputError(f"batch must be a positive integer, got {batch!r}")
 
 
 def _work(kernels: Sequence[KernelCost], batch: int, cal: Calibration) -> list[float]:
