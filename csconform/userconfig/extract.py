@@ -45,7 +45,7 @@ from csconform.errors import InvalidInputError
 from csconform.spec.loader import default_specs_dir
 from csconform.spec.releases import Release, load_catalogue
 from csconform.userconfig.release_data import DATA_FILE
-from csconform.userconfig.vocabulary import is_model_params_file
+from csconform.userconfig.vocabulary import is_model_params_file, literal_keys
 
 ENTRY_POINT = re.compile(r"^\s*(?P<name>[\w-]+)\s*=\s*\\?\s*(?P<target>[\w.]+:\w+)\s*$", re.S)
 TRAINER_UTILS = "src/cerebras/modelzoo/trainer/utils.py"
@@ -224,7 +224,7 @@ class _ConfigClass:
             ):
                 self.extra = _extra(item.value)
             elif isinstance(item, ast.FunctionDef) and _before_validator(item):
-                self.converted |= set(_literal_keys(item))
+                self.converted |= set(literal_keys(item))
 
 
 def _aliases(value: ast.AST | None) -> list[str]:
@@ -256,33 +256,6 @@ def _before_validator(function: ast.FunctionDef) -> bool:
         if "model_validator" in text and "before" in text:
             return True
     return False
-
-
-def _literal_keys(function: ast.AST) -> Iterator[str]:
-    """Keys a function looks up by a literal (``d["k"]``, ``d.get("k")``, ``d.pop("k")``, ``"k" in d``)."""
-    for node in ast.walk(function):
-        if (
-            isinstance(node, ast.Subscript)
-            and isinstance(node.slice, ast.Constant)
-            and isinstance(node.slice.value, str)
-        ):
-            yield node.slice.value
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in ("get", "pop", "setdefault")
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-            and isinstance(node.args[0].value, str)
-        ):
-            yield node.args[0].value
-        elif (
-            isinstance(node, ast.Compare)
-            and isinstance(node.left, ast.Constant)
-            and isinstance(node.left.value, str)
-            and any(isinstance(op, ast.In | ast.NotIn) for op in node.ops)
-        ):
-            yield node.left.value
 
 
 def model_configs(tree: Tree) -> dict[str, Any]:
@@ -367,7 +340,7 @@ def optimizers_1x(tree: Tree) -> dict[str, Any] | None:
     for node in ast.walk(function):
         if isinstance(node, ast.If) and (kind := _optimizer_type(node.test)) is not None:
             body = ast.Module(node.body, [])
-            per_type[kind] = sorted(set(_literal_keys(body)))
+            per_type[kind] = sorted(set(literal_keys(body)))
             branch_nodes |= {id(n) for statement in node.body for n in ast.walk(statement)}
     common = {
         key
@@ -400,9 +373,9 @@ def optimizers_1x(tree: Tree) -> dict[str, Any] | None:
 
 def _direct_key(node: ast.AST) -> str | None:
     """The literal key of one lookup (``d["k"]``, ``d.get("k")``, ``d.pop("k")``, ``"k" in d``), if it is one."""
-    for key in _literal_keys(node):
+    for key in literal_keys(node):
         inner = _container(node)
-        if inner is None or key not in set(_literal_keys(inner)):
+        if inner is None or key not in set(literal_keys(inner)):
             return key
     return None
 

@@ -96,22 +96,37 @@ def is_model_params_file(path: str) -> bool:
     return path.startswith("modelzoo/") and not any(part in path for part in ("data_processing", "/schema/"))
 
 
-def _code_names(tree: ast.AST) -> Iterator[str]:
+def literal_keys(tree: ast.AST, strings_only: bool = True) -> Iterator[str]:
+    """Keys code looks up by a literal (``d["k"]``, ``d.get("k")``, ``d.pop("k")``, ``"k" in d``);
+    with ``strings_only=False`` any constant (``d[0]``), as text."""
+
+    def literal(node: ast.AST) -> bool:
+        return isinstance(node, ast.Constant) and (not strings_only or isinstance(node.value, str))
+
     for node in ast.walk(tree):
-        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-            yield str(node.slice.value)
+        if isinstance(node, ast.Subscript) and literal(node.slice):
+            yield str(node.slice.value)  # type: ignore[attr-defined]
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
             and node.func.attr in ("get", "pop", "setdefault")
             and node.args
-            and isinstance(node.args[0], ast.Constant)
+            and literal(node.args[0])
         ):
-            yield str(node.args[0].value)
-        elif isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant):
-            if any(isinstance(op, ast.In | ast.NotIn) for op in node.ops):
-                yield str(node.left.value)
-        elif isinstance(node, ast.ClassDef):
+            yield str(node.args[0].value)  # type: ignore[attr-defined]
+        elif (
+            isinstance(node, ast.Compare)
+            and literal(node.left)
+            and any(isinstance(op, ast.In | ast.NotIn) for op in node.ops)
+        ):
+            yield str(node.left.value)  # type: ignore[attr-defined]
+
+
+def _code_names(tree: ast.AST) -> Iterator[str]:
+    """The keys code looks up, and the fields its classes declare (annotated names, __init__ arguments)."""
+    yield from literal_keys(tree, strings_only=False)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
                     yield item.target.id
