@@ -60,37 +60,28 @@ def _parity_figure(frame: pd.DataFrame, out: Path) -> Path:
     for family, marker in (("gpt", "o"), ("bert", "s"), ("llama", "^")):
         part = frame[frame["model"].str.startswith(family)]
         fitted_part, judged = part[part["use"] == "fit"], part[part["use"] == "judge"]
-        if len(fitted_part):
-            axes.scatter(
-                fitted_part["measured_samples_per_s"],
-                fitted_part["predicted_samples_per_s"],
-                marker=marker,
-                s=28,
-                label=f"{family}: fitted",
-                zorder=3,
-            )
-        if len(judged):
-            axes.scatter(
-                judged["measured_samples_per_s"],
+        # (runs, their predicted samples/s, how they are drawn); empty groups of runs are not drawn
+        groups: list[tuple[pd.DataFrame, pd.Series, dict[str, Any]]] = [
+            (fitted_part, fitted_part["predicted_samples_per_s"], {"s": 28, "label": f"{family}: fitted", "zorder": 3}),
+            (
+                judged,
                 judged["predicted_samples_per_s"],
-                marker=marker,
-                s=60,
-                facecolors="none",
-                edgecolors="tab:red",
-                label=f"{family}: never fitted (judge)",
-                zorder=3,
-            )
+                {
+                    "s": 60,
+                    "facecolors": "none",
+                    "edgecolors": "tab:red",
+                    "label": f"{family}: never fitted (judge)",
+                    "zorder": 3,
+                },
+            ),
+        ]
         if "family_out_ratio" in part:
             held = part.dropna(subset=["family_out_ratio"])
-            axes.scatter(
-                held["measured_samples_per_s"],
-                held["measured_samples_per_s"] * held["family_out_ratio"],
-                marker=marker,
-                s=14,
-                color="0.5",
-                label=f"{family}: fit without its family",
-                zorder=2,
-            )
+            style: dict[str, Any] = {"s": 14, "color": "0.5", "label": f"{family}: fit without its family", "zorder": 2}
+            groups.append((held, held["measured_samples_per_s"] * held["family_out_ratio"], style))
+        for drawn, predicted, style in groups:
+            if len(drawn):
+                axes.scatter(drawn["measured_samples_per_s"], predicted, marker=marker, **style)
     axes.set_xscale("log")
     axes.set_yscale("log")
     axes.set_xlim(low, high)
