@@ -163,44 +163,40 @@ def plan_run(run: RunDescription, model: ModelSpec, wafer: str = "wse2") -> Plan
     )
 
 
-def binding_limit(result: Plan) -> tuple[str, str]:
-    """The limit that sets the plan's samples/s, and the figures that show it.
+LIMIT_NAMES = {
+    "input": "input pipeline",
+    "compute": "compute",
+    "io": "weight streaming I/O",
+    "latency": "per-layer latency",
+    "fill": "pipeline fill",
+    "communication": "fabric communication",
+}
+"""The limits of :data:`csconform.perf.plan.LIMITS` in the words of validate's summary."""
 
-    Weight streaming: the input workers when they set the step, else the largest share of the step among
-    compute, the I/O that compute does not hide (weights in, gradients out, SwarmX) and the fixed per-layer
-    latencies. Pipelined: the input when it is slower than the wafer, else the pipeline fill when it takes
-    most of a batch's time, else the slowest kernel's communication or compute."""
+
+def binding_limit(result: Plan) -> tuple[str, str]:
+    """The limit that sets the plan's samples/s (the plan decides it: :func:`csconform.perf.plan.binding_limit`),
+    in words, and the figures that show it."""
+    limit = result.binding_limit
     if result.mode == "weight_streaming":
         streaming = result.streaming
-        if streaming.input_bound:
+        if limit == "input":
             feed = streaming.systems * streaming.input_samples_per_s
-            return "input pipeline", f"the input workers feed {feed:,.4g} samples/s; the wafer would run faster"
-        shares = {
-            "compute": streaming.compute_s,
-            "weight streaming I/O": streaming.io_exposed_s,
-            "per-layer latency": streaming.latency_s,
-        }
-        detail = ", ".join(f"{name} {share / streaming.step_s:.1%}" for name, share in shares.items())
-        return max(shares, key=lambda name: shares[name]), f"{detail} of the step"
+            return LIMIT_NAMES[limit], f"the input workers feed {feed:,.4g} samples/s; the wafer would run faster"
+        shares = {"compute": streaming.compute_s, "io": streaming.io_exposed_s, "latency": streaming.latency_s}
+        detail = ", ".join(f"{LIMIT_NAMES[name]} {share / streaming.step_s:.1%}" for name, share in shares.items())
+        return LIMIT_NAMES[limit], f"{detail} of the step"
     pipeline = result.pipeline
-    if pipeline.input_samples_per_s <= pipeline.wafer_samples_per_s:
-        return "input pipeline", (
-            f"the input feeds {pipeline.input_samples_per_s:,.4g} samples/s, the wafer would take "
-            f"{pipeline.wafer_samples_per_s:,.4g}"
-        )
-    fill_share = pipeline.fill_latency_s / pipeline.batch_s
-    if fill_share > 0.5:
-        return (
-            "pipeline fill",
-            f"filling the pipeline takes {fill_share:.0%} of a batch's time (a larger batch hides it)",
-        )
     slowest = max(pipeline.kernels, key=lambda k: k.cycles_per_sample)
-    if slowest.communication_cycles_per_sample > slowest.compute_cycles_per_sample:
-        return (
-            "fabric communication",
-            f"the slowest kernel, {slowest.name}, waits on its fabric links more than it computes",
-        )
-    return "compute", f"the slowest kernel, {slowest.name}, is compute-bound"
+    details = {
+        "input": f"the input feeds {pipeline.input_samples_per_s:,.4g} samples/s, the wafer would take "
+        f"{pipeline.wafer_samples_per_s:,.4g}",
+        "fill": f"filling the pipeline takes {pipeline.fill_latency_s / pipeline.batch_s:.0%} of a batch's time "
+        "(a larger batch hides it)",
+        "communication": f"the slowest kernel, {slowest.name}, waits on its fabric links more than it computes",
+        "compute": f"the slowest kernel, {slowest.name}, is compute-bound",
+    }
+    return LIMIT_NAMES[limit], details[limit]
 
 
 def systems_source(run: RunDescription) -> str:
