@@ -80,10 +80,10 @@ def test_a_run_of_one_shipped_module_judges_the_entries_it_could_meet(pytester: 
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         [
-            "*expected failures from expected.txt: 3 entries, 9 stale*",
-            "*STALE expected failure in expected.txt: csconform/conformance/test_metrics.py::"
-            "test_several_values_refused_on_cs[[]dict[]] passed although expected to fail (METRICS-001)*",
-            f"*STALE expected failure in expected.txt: {gone} matches no collected test*",
+            "*expected.txt: 3 *9 stale*",  # the lines' wording is pinned in tests/meta/test_traceability.py
+            "*STALE*expected.txt*csconform/conformance/test_metrics.py::test_several_values_refused_on_cs[[]dict[]]*"
+            "(METRICS-001)*",
+            f"*STALE*expected.txt*{gone}*",
         ]
     )
     assert "GRADSCALER-016" not in result.stdout.str()

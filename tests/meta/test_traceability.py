@@ -241,7 +241,7 @@ def test_an_entry_for_a_rule_whose_tests_partly_pass_is_stale(project: pytest.Py
     result = run(project, "--engine", "broken_engine", "--expected-failures", "xfails.txt")
     result.assert_outcomes(passed=3, xfailed=2, xpassed=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*test_demo.py::test_two_is_an_int passed although expected to fail (DEMO-002)*"])
+    result.stdout.fnmatch_lines(["*STALE*test_demo.py::test_two_is_an_int*(DEMO-002)*"])  # wording: the stale test
     # naming the failing tests instead keeps the run green
     (project.path / "xfails.txt").write_text(
         "tests/conformance/test_demo.py::test_two\ntests/conformance/test_demo.py::test_two_again\n", encoding="utf-8"
@@ -249,7 +249,7 @@ def test_an_entry_for_a_rule_whose_tests_partly_pass_is_stale(project: pytest.Py
     result = run(project, "--engine", "broken_engine", "--expected-failures", "xfails.txt")
     result.assert_outcomes(passed=4, xfailed=2)
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["*expected failures from xfails.txt: 2 entries, 0 stale*"])
+    result.stdout.fnmatch_lines(["*xfails.txt: 2 *0 stale*"])
 
 
 def test_an_unmatched_entry_is_stale_only_when_the_whole_suite_ran(project: pytest.Pytester) -> None:
@@ -259,7 +259,7 @@ def test_an_unmatched_entry_is_stale_only_when_the_whole_suite_ran(project: pyte
     assert partial.ret == pytest.ExitCode.OK  # test_gone may exist among the tests not selected
     whole = run(project, "--engine", "broken_engine", "--expected-failures", "xfails.txt")
     assert whole.ret == pytest.ExitCode.TESTS_FAILED
-    whole.stdout.fnmatch_lines(["*test_demo.py::test_gone matches no collected test*"])
+    whole.stdout.fnmatch_lines(["*STALE*test_demo.py::test_gone*"])
 
 
 def test_stale_expectations_fail_a_run_spread_over_workers(project: pytest.Pytester) -> None:
@@ -268,14 +268,14 @@ def test_stale_expectations_fail_a_run_spread_over_workers(project: pytest.Pytes
     (project.path / "xfails.txt").write_text("DEMO-002\nDEMO-001\n")
     result = run(project, "--engine", "broken_engine", "--expected-failures", "xfails.txt", "-n", "2")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*test_demo.py::test_one passed although expected to fail (DEMO-001)*"])
+    result.stdout.fnmatch_lines(["*STALE*test_demo.py::test_one*(DEMO-001)*"])
     assert "test_two passed although" not in result.stdout.str()
 
 
 def test_unknown_engine_is_a_clear_usage_error(project: pytest.Pytester) -> None:
     result = run(project, "--engine", "no_such_engine_module")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*cannot import the implementation 'no_such_engine_module'*"])
+    result.stderr.fnmatch_lines(["*'no_such_engine_module'*"])  # wording: tests/unit/report/test_check_cli.py
 
 
 @pytest.mark.parametrize(
@@ -604,9 +604,7 @@ def test_a_triage_file_gives_the_expected_failures(project: pytest.Pytester) -> 
     assert rules["DEMO-002"]["outcome"] == "xfailed" and rules["DEMO-001"]["outcome"] == "passed"
     matrix = json.loads((project.path / "m.json").read_text())
     assert matrix["expected_failures"]["release"] == f"pytest {metadata.version('pytest')}"
-    result.stdout.fnmatch_lines(
-        [f"*expected failures from triage.yaml (verdicts for pytest {metadata.version('pytest')}): 1 entry, 0 stale*"]
-    )
+    result.stdout.fnmatch_lines([f"*triage.yaml*pytest {metadata.version('pytest')}*: 1 *0 stale*"])
     (project.path / "triage.yaml").write_text(TRIAGE_HEAD + "rules:\n  - ids: [DEMO-002]\n    verdict: maybe\n")
     result = run(project, "--engine", "broken_engine", "--expected-failures", "triage.yaml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -643,11 +641,11 @@ HEAD = "implementation: broken_engine\npackage: pytest\n"
             "*no-such-distribution 1.0, which is not installed*",
         ),
         (HEAD + ONE_ENTRY, "*'version' must be text naming the release*"),
-        (HEAD + "version: 9.2\n" + ONE_ENTRY, "*'version' reads as the number 9.2*quote it*"),
+        (HEAD + "version: 9.2\n" + ONE_ENTRY, "*triage.yaml*'version'*9.2*"),
         ("implementation: broken_engine\nversion: '1.0'\n" + ONE_ENTRY, "*'package' must name the distribution*"),
         (
             TRIAGE_HEAD + ONE_ENTRY + ONE_ENTRY.replace("rules:\n", "").replace("departs-from-docs", "not-observable"),
-            "*rules entry 1 and rules entry 2 give DEMO-002 two verdicts (departs-from-docs, not-observable)*",
+            "*rules entry 1*rules entry 2*DEMO-002*departs-from-docs*not-observable*",
         ),
     ],
     ids=[
@@ -691,9 +689,9 @@ def test_a_partial_run_judges_the_entries_it_could_meet(project: pytest.Pytester
     assert demo.ret == pytest.ExitCode.TESTS_FAILED
     demo.stdout.fnmatch_lines(
         [
-            "*expected failures from xfails.txt: 4 entries, 2 stale*",
-            "*STALE expected failure in xfails.txt: DEMO-003 matches no collected test*",  # its area's file ran
-            "*STALE expected failure in xfails.txt: tests/conformance/test_demo.py::test_gone matches no collected*",
+            "*xfails.txt: 4 *2 stale*",
+            "*STALE*xfails.txt*DEMO-003*",  # its area's file ran
+            "*STALE*xfails.txt*tests/conformance/test_demo.py::test_gone*",
         ]
     )
     assert "test_other.py::test_gone" not in demo.stdout.str()
@@ -704,8 +702,8 @@ def test_a_partial_run_judges_the_entries_it_could_meet(project: pytest.Pytester
     assert other.ret == pytest.ExitCode.TESTS_FAILED
     other.stdout.fnmatch_lines(
         [
-            "*expected failures from xfails.txt: 4 entries, 1 stale*",
-            "*STALE expected failure in xfails.txt: tests/conformance/test_other.py::test_gone matches no collected*",
+            "*xfails.txt: 4 *1 stale*",
+            "*STALE*xfails.txt*tests/conformance/test_other.py::test_gone*",
         ]
     )
     filtered = run(
@@ -735,7 +733,7 @@ def test_a_not_observable_verdict_whose_test_passes_is_stale(project: pytest.Pyt
     (project.path / "triage.yaml").write_text(TRIAGE_HEAD + "rules:\n" + entry.format(with_amp), encoding="utf-8")
     kept = run(project, "--engine", "broken_engine", "--expected-failures", "triage.yaml")
     assert "STALE" not in kept.stdout.str()
-    kept.stdout.fnmatch_lines(["*expected failures from triage.yaml*: 0 entries, 0 stale*"])
+    kept.stdout.fnmatch_lines(["*triage.yaml*: 0 *0 stale*"])
     (project.path / "triage.yaml").write_text(TRIAGE_HEAD + "rules:\n" + entry.format("DEMO-001"), encoding="utf-8")
     result = run(
         project, "--engine", "broken_engine", "--expected-failures", "triage.yaml", "--conformance-json", "m.json"
@@ -768,7 +766,7 @@ def test_an_entry_whose_tests_were_all_unsupported_is_stale(project: pytest.Pyte
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         [
-            "*expected failures from xfails.txt: 2 entries, 1 stale*",
+            "*xfails.txt: 2 *1 stale*",
             "*STALE expected failure in xfails.txt: tests/conformance/test_demo.py::test_one_with_amp failed in no "
             "test: the 1 test(s) it matched were skipped or unsupported*",
         ]

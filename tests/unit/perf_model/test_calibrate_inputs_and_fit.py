@@ -51,7 +51,8 @@ def _refusal(path: Path) -> str:
 
 def test_a_missing_table_is_named_as_a_measured_runs_table(tmp_path) -> None:
     missing = tmp_path / "absent.csv"
-    assert _refusal(missing) == f"{missing}: file not found (expected a measured-runs table (CSV))"
+    refusal = _refusal(missing)  # the reader's "file not found" is pinned in tests/unit/files/test_documents.py
+    assert refusal.startswith(f"{missing}: ") and "measured-runs table (CSV)" in refusal
 
 
 def test_an_empty_table_asks_for_the_header(tmp_path) -> None:
@@ -304,8 +305,9 @@ def test_the_finiteness_check_uses_the_start_figures() -> None:
         input_tokens_per_s=1e6,
         micro_batch_tokens=3e5,
     )
-    with pytest.raises(InvalidInputError, match=r"no finite throughput for run\(s\) run2$"):
+    with pytest.raises(InvalidInputError) as refused:
         fit(data, slow)
+    assert str(refused.value).endswith(" run2")  # the only run named
     assert fit(data).calibration.layer_latency_s < 0.1
 
 
@@ -327,7 +329,7 @@ def test_a_run_predicted_at_zero_or_below_or_measured_at_zero_is_named(index, pr
     data[index] = changed if measured is None else dataclasses.replace(changed, measured_samples_per_s=measured)
     with pytest.raises(InvalidInputError) as refused:
         fit(data)
-    assert str(refused.value) == f"the model predicts no finite throughput for run(s) run{index}"
+    assert str(refused.value).endswith(f" run{index}")  # the wording is pinned by the test of several runs
 
 
 @pytest.mark.filterwarnings("error")
@@ -503,4 +505,4 @@ def test_the_record_of_a_users_table_names_its_file_and_source(tmp_path) -> None
     missing = tmp_path / "gone.csv"
     with pytest.raises(InputFileError) as refused:
         calibration_record(missing, result, _band_of(result), [result.calibration])
-    assert str(refused.value) == f"{missing}: file not found (expected a measured-runs table (CSV))"
+    assert str(refused.value).startswith(f"{missing}: ")

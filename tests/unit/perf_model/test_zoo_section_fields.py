@@ -482,7 +482,7 @@ def test_a_section_that_gives_every_size_notes_no_default_and_keeps_what_it_read
 def test_without_a_source_errors_name_the_model_section():
     with pytest.raises(UnknownNameError) as info:
         model_from_zoo_section({"name": "mamba"})
-    assert str(info.value) == f"model: unknown zoo model 'mamba'; known: {KNOWN}"
+    assert str(info.value).startswith("model: ") and "'mamba'" in str(info.value)  # wording: the test above
 
 
 @pytest.mark.parametrize("spelled", ["fc-mnist", "FC_MNIST", " fc_mnist "])

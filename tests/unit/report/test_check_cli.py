@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from importlib import metadata
 from pathlib import Path
 
@@ -81,7 +82,7 @@ def test_a_run_that_stops_before_its_tests_is_an_error_not_an_empty_matrix(
     """Not echoed (``echo=False``), pytest's own complaint is quoted in the error; echoed, it went to the terminal."""
     with pytest.raises(CsConformError, match="stopped before running its tests") as stopped:
         run_conformance("csconform.engine", areas=["precision"], pytest_args=("no/such/file.py",), echo=False)
-    assert "the conformance run against 'csconform.engine' stopped before running its tests" in str(stopped.value)
+    assert "'csconform.engine'" in str(stopped.value)  # the wording is pinned in test_run_conformance.py
     assert "file or directory not found: no/such/file.py" in str(stopped.value)
     assert "no/such/file.py" not in capfd.readouterr().out
     with pytest.raises(CsConformError, match="stopped before running its tests") as echoed:
@@ -105,12 +106,12 @@ def test_a_verdict_that_no_longer_holds_fails_check_within_an_area(
     listed.write_text(f"METRICS-001\nGRADSCALER-016\n{gone}\n", encoding="utf-8")
     assert main(["check", "--area", "metrics", "--expected-failures", str(listed)]) == 1
     out = capsys.readouterr().out
-    assert f"expected failures from {listed}: 3 entries, 9 stale" in out
-    assert (
-        f"STALE expected failure in {listed}: csconform/conformance/test_metrics.py::"
-        "test_several_values_refused_on_cs[dict] passed although expected to fail (METRICS-001)"
-    ) in out
-    assert f"STALE expected failure in {listed}: {gone} matches no collected test" in out
+    # what the lines name; their wording is pinned in tests/meta/test_traceability.py
+    (counts,) = [line for line in out.splitlines() if str(listed) in line and "STALE" not in line]
+    assert re.findall(r"\d+", counts.split(str(listed))[1]) == ["3", "9"]  # entries, stale
+    stale = [line for line in out.splitlines() if line.startswith("STALE") and str(listed) in line]
+    assert any("test_metrics.py::test_several_values_refused_on_cs[dict]" in s and "(METRICS-001)" in s for s in stale)
+    assert any(gone in s for s in stale)
     assert "GRADSCALER-016" not in out
 
 

@@ -5,6 +5,7 @@ after ``--`` for the run on CPU, and the typed refusal while that run is not par
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import jsonschema
@@ -34,7 +35,7 @@ def test_text_is_one_line_per_finding_like_ruffs(script: Path, capsys: pytest.Ca
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith(f"{script}:8:5: CODE-002 [public] print(loss)")
     assert lines[1].startswith("    fix: Pass the tensor to a function decorated with @cstorch.step_closure")
-    assert lines[-1] == "1 file: 1 violation, 0 warnings"
+    assert re.findall(r"\d+", lines[-1]) == ["1", "1", "0"]  # files, violations, warnings (wording: test_findings)
 
 
 def test_json_follows_the_shipped_schema(script: Path, tmp_path: Path) -> None:
