@@ -20,12 +20,11 @@ from pathlib import Path
 
 from csconform import output_guard
 from csconform.arguments import positive_count, positive_seconds
-from csconform.documents import read_text
-from csconform.errors import InvalidInputError, UnreadableDocumentError
+from csconform.errors import InvalidInputError
 from csconform.findings.config import ProjectConfig
 from csconform.findings.finding import FileReport
 from csconform.findings.output import add_output_options, check_output_paths, emit, project_config
-from csconform.findings.suppress import suppress
+from csconform.findings.suppress import comments_text, suppress
 from csconform.spec.loader import default_specs_dir, load_spec
 from csconform.spec.model import Spec
 from csconform.spec.releases import Release, load_catalogue
@@ -73,16 +72,8 @@ def _run(arguments: argparse.Namespace, spec: Spec, release: Release, settings: 
         step=arguments.step,
     )
     for report in reports:
-        suppress(report, _text_or_none(report.path), settings.ignores(report.path).__contains__)
+        suppress(report, comments_text(report.path, "Python file"), settings.ignores(report.path).__contains__)
     return reports
-
-
-def _text_or_none(path: str) -> str | None:
-    """The file's text, for its ``csconform: ignore`` comments (None when it cannot be read: its report says why)."""
-    try:
-        return read_text(path, what="Python file")
-    except UnreadableDocumentError:
-        return None
 
 
 def _merged(static: list[FileReport], ran: list[FileReport]) -> list[FileReport]:

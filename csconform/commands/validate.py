@@ -20,12 +20,12 @@ from pathlib import Path
 
 from csconform import output_guard
 from csconform.arguments import check_integer
-from csconform.documents import format_of, read_text
-from csconform.errors import InvalidInputError, UnreadableDocumentError
+from csconform.documents import format_of
+from csconform.errors import InvalidInputError
 from csconform.findings.config import ProjectConfig
 from csconform.findings.finding import FileReport
 from csconform.findings.output import add_output_options, check_output_paths, emit, project_config
-from csconform.findings.suppress import suppress
+from csconform.findings.suppress import comments_text, suppress
 from csconform.perf.hardware import get_wafer
 from csconform.perf.models.zoo_section import check_zoo_model
 from csconform.spec.loader import default_specs_dir, load_spec
@@ -134,12 +134,7 @@ def _validate(arguments: argparse.Namespace, files: list[Path], settings: Projec
 
 def _comments(path: Path) -> str | None:
     """The text whose ``csconform: ignore`` comments apply (YAML has comments; JSON has none)."""
-    if format_of(path) != "yaml":
-        return None
-    try:
-        return read_text(path)
-    except UnreadableDocumentError:
-        return None  # the verdict already says why the file cannot be read
+    return comments_text(path) if format_of(path) == "yaml" else None
 
 
 def _text(verdicts: Sequence[FileReport]) -> str:

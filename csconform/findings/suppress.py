@@ -9,9 +9,12 @@ counted, never hidden without a trace.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 
+from csconform.documents import read_text
+from csconform.errors import UnreadableDocumentError
 from csconform.findings.finding import FileReport, Finding
 
 IGNORE_COMMENT = re.compile(r"#\s*csconform:\s*ignore(?:\[(?P<rules>[^\]]*)\])?")
@@ -32,6 +35,15 @@ def ignored_on_lines(text: str) -> dict[int, frozenset[str] | None]:
             ALL_RULES if names is None else frozenset(name.strip() for name in names.split(",") if name.strip())
         )
     return ignored
+
+
+def comments_text(path: str | os.PathLike[str], what: str = "file") -> str | None:
+    """The text of ``path`` whose ``csconform: ignore`` comments apply; None when it cannot be read
+    (its report already says why)."""
+    try:
+        return read_text(path, what=what)
+    except UnreadableDocumentError:
+        return None
 
 
 def suppress(report: FileReport, text: str | None, ignored_by_config: Callable[[str], bool]) -> None:

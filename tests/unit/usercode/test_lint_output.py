@@ -1,6 +1,6 @@
 """What lint prints: the shared forms (text like ruff's, JSON against its schema, SARIF 2.1.0 against
 the published schema, GitHub annotations), the release from the project's settings, the arguments
-after ``--`` for the run on CPU, and the typed refusal while that run is not part of the build."""
+after ``--`` for the run on CPU, and the run's findings silenced as the static ones are."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 
 from csconform.cli import main as cli_main
 from csconform.findings import render
+from csconform.findings.finding import FileReport, Finding
 
 FINDINGS_DATA = Path(__file__).resolve().parents[1] / "findings" / "data"
 SCHEMA = Path(render.__file__).parent / "report.schema.json"
@@ -107,6 +108,24 @@ def test_a_count_or_a_timeout_that_is_not_positive_is_refused_before_the_script_
         cli_main(["lint", "--run", str(script), option, value, "--isolated"])
     assert exited.value.code == 2
     assert option in capsys.readouterr().err
+
+
+def test_the_runs_findings_are_silenced_by_the_same_comments(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "train.py"
+    path.write_text("x = 1\ny = 2  # csconform: ignore[CODE-104]\n", encoding="utf-8")
+
+    def ran(script, script_args, **options):  # type: ignore[no-untyped-def]
+        report = FileReport(str(script))
+        for line in (1, 2):
+            report.violations.append(Finding("CODE-104", "documented", "violation", str(script), "lr written", line))
+        return [report]
+
+    monkeypatch.setattr("csconform.usercode.runtime.lint_run", ran)
+    assert cli_main(["lint", "--run", str(path), "--isolated", "--format", "json"]) == 1
+    (entry,) = json.loads(capsys.readouterr().out)["files"]
+    assert [(v["rule"], v["line"]) for v in entry["violations"]] == [("CODE-104", 1)]
 
 
 @pytest.mark.parametrize(
