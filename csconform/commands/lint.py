@@ -48,8 +48,12 @@ def run(arguments: argparse.Namespace) -> int:
     named = arguments.release or settings.release
     release = catalogue.newest if named is None else catalogue.get(named)
     paths = list(arguments.paths) or [arguments.run]
-    # every file read is an input, those found in a folder too: outputs are checked against them all
-    with output_guard.protect([("PATH", path) for path in [*paths, *python_files(paths, settings)]]):
+    # every file read is an input, those found in a folder and the script of --run too: outputs are
+    # checked against them all
+    inputs = [("PATH", path) for path in [*paths, *python_files(paths, settings)]]
+    if arguments.run is not None:
+        inputs.append(("--run", arguments.run))
+    with output_guard.protect(inputs):
         check_output_paths(arguments)
         reports = lint_paths(paths, spec, release, settings)
         if arguments.run is not None:

@@ -110,6 +110,17 @@ def test_a_count_or_a_timeout_that_is_not_positive_is_refused_before_the_script_
     assert option in capsys.readouterr().err
 
 
+def test_an_output_over_the_script_of_run_is_refused_beside_other_paths(
+    script: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = tmp_path / "other.py"
+    other.write_text("y = 2\n", encoding="utf-8")
+    monkeypatch.setattr("csconform.commands.lint._run", lambda *a: pytest.fail("the script ran"))
+    assert cli_main(["lint", str(other), "--run", str(script), "--json", str(script), "--isolated"]) == 2
+    assert str(script) in capsys.readouterr().err
+    assert script.read_text(encoding="utf-8") == SOURCE
+
+
 def test_the_runs_findings_are_silenced_by_the_same_comments(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
