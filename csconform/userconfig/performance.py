@@ -187,16 +187,19 @@ def binding_limit(result: Plan) -> tuple[str, str]:
         detail = ", ".join(f"{LIMIT_NAMES[name]} {share / streaming.step_s:.1%}" for name, share in shares.items())
         return LIMIT_NAMES[limit], f"{detail} of the step"
     pipeline = result.pipeline
-    slowest = max(pipeline.kernels, key=lambda k: k.cycles_per_sample)
-    details = {
-        "input": f"the input feeds {pipeline.input_samples_per_s:,.4g} samples/s, the wafer would take "
-        f"{pipeline.wafer_samples_per_s:,.4g}",
-        "fill": f"filling the pipeline takes {pipeline.fill_latency_s / pipeline.batch_s:.0%} of a batch's time "
-        "(a larger batch hides it)",
-        "communication": f"the slowest kernel, {slowest.name}, waits on its fabric links more than it computes",
-        "compute": f"the slowest kernel, {slowest.name}, is compute-bound",
-    }
-    return LIMIT_NAMES[limit], details[limit]
+    if limit == "input":
+        detail = (
+            f"the input feeds {pipeline.input_samples_per_s:,.4g} samples/s, the wafer would take "
+            f"{pipeline.wafer_samples_per_s:,.4g}"
+        )
+    elif limit == "fill":
+        share = pipeline.fill_latency_s / pipeline.batch_s
+        detail = f"filling the pipeline takes {share:.0%} of a batch's time (a larger batch hides it)"
+    else:  # the slowest kernel sets the batch time: by its fabric traffic or by its compute
+        slowest = max(pipeline.kernels, key=lambda k: k.cycles_per_sample).name
+        waits = "waits on its fabric links more than it computes" if limit == "communication" else "is compute-bound"
+        detail = f"the slowest kernel, {slowest}, {waits}"
+    return LIMIT_NAMES[limit], detail
 
 
 def systems_source(run: RunDescription) -> str:
