@@ -1,4 +1,4 @@
-"""Session fixtures of the validate tests: the spec and the release catalogue."""
+"""Session fixtures of the unit tests: the spec and the release catalogue, loaded once."""
 
 from __future__ import annotations
 
