@@ -227,6 +227,7 @@ trainer:
       fp16_type: cbfloat16
   fit:
     other: *p
+    rate: 1e-5
     quoted: '1e-5'
 """
 
@@ -238,7 +239,7 @@ def test_every_key_and_list_item_has_its_line() -> None:
     assert document.lines[("trainer", "fit", "other", "fp16_type")] == 7  # an alias points at its anchor
     assert document.line(("trainer", "fit", "missing", "deeper")) == 8  # the nearest ancestor with a line
     assert dotted(flag) == 'trainer.init.callbacks[0].ScopedTrainFlags."csx.performance.micro_batch_size"'
-    assert ("trainer", "fit", "quoted") in document.quoted
+    assert ("trainer", "fit", "quoted") in document.quoted and ("trainer", "fit", "rate") not in document.quoted
     assert document.node(flag) == 4 and document.has(("trainer", "fit")) and not document.has(("trainer", "x"))
 
 

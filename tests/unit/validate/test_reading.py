@@ -9,7 +9,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from csconform.documents import dotted, parse_document
 from csconform.errors import CsConformError, UnreadableDocumentError
 from csconform.spec import Catalogue, Spec
 from csconform.userconfig.config_file import ConfigFile
@@ -30,22 +29,6 @@ trainer:
     rate: 1e-5
     quoted: '1e-5'
 """
-
-
-def test_every_key_and_list_item_has_its_line() -> None:
-    located = parse_document(YAML, "x.yaml")
-    flag = ("trainer", "init", "callbacks", 0, "ScopedTrainFlags", "csx.performance.micro_batch_size")
-    assert located.lines[flag] == 5 and located.lines[("trainer", "init", "callbacks", 0)] == 4
-    assert located.lines[("trainer", "fit", "other", "fp16_type")] == 7  # an alias points at its anchor
-    assert located.line(("trainer", "fit", "missing", "deeper")) == 8  # the nearest ancestor with a line
-    assert dotted(flag) == 'trainer.init.callbacks[0].ScopedTrainFlags."csx.performance.micro_batch_size"'
-    assert ("trainer", "fit", "quoted") in located.quoted and ("trainer", "fit", "rate") not in located.quoted
-
-
-def test_repeated_keys_are_kept_with_the_line_of_the_repeat() -> None:
-    located = parse_document("a: 1\nb:\n  c: 1\n  c: 2\n", "x.yaml", repeated_keys="keep-last")
-    assert located.data == {"a": 1, "b": {"c": 2}}
-    assert [(r.path, r.line, r.first_line) for r in located.repeated_keys] == [(("b", "c"), 4, 3)]
 
 
 def test_text_numbers_become_numbers_and_are_listed(tmp_path: Path) -> None:
