@@ -45,10 +45,11 @@ import pytest
 from csconform import __version__
 from csconform.conformance import PACKAGE_NAME as SUITE_PACKAGE
 from csconform.conformance import SUITE_DIR, suite_test_id
-from csconform.errors import CsConformError, Unsupported
-from csconform.interface import CAPABILITY_NAMES, declaration_of, validate
+from csconform.errors import CsConformError, InterfaceError, Unsupported
+from csconform.interface import CAPABILITY_NAMES
 from csconform.interface.gate import ImplementationUnderTest
 from csconform.interface.load import implementation_sources, import_implementation
+from csconform.interface.validate import checked_declaration
 from csconform.output_guard import check_output, write_text
 from csconform.spec import LEVELS, load_spec, spec_digest
 from csconform.spec.matrix import EMULATED_PROPERTY, RULES_PROPERTY, UNSUPPORTED_PROPERTY, VIOLATED_PROPERTY, Matrix
@@ -273,14 +274,10 @@ class CsConformPlugin:
             module = import_implementation(self.engine_name)
         except CsConformError as exc:
             raise pytest.UsageError(f"csconform: engine: {exc}") from None
-        problems = validate(module, self.engine_name)
-        declaration, _ = declaration_of(module)
-        if problems or declaration is None:
-            shown = problems[:25] + ([f"... and {len(problems) - 25} more"] if len(problems) > 25 else [])
-            raise pytest.UsageError(
-                f"csconform: engine {self.engine_name!r} does not implement the interface it declares "
-                "(see csconform/interface/):\n  " + "\n  ".join(shown)
-            )
+        try:
+            declaration = checked_declaration(module, self.engine_name)
+        except InterfaceError as exc:
+            raise pytest.UsageError(f"csconform: engine {exc}") from None
         return ImplementationUnderTest(module, declaration, self.engine_name)
 
     def required_target(self, item: pytest.Item) -> str | None:

@@ -54,7 +54,6 @@ import re
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from types import ModuleType
 from typing import Any, NamedTuple
 
 from csconform.documents import read_document, read_text
@@ -326,19 +325,19 @@ def check_applies(triage: Triage, implementation: str) -> str:
     return installed
 
 
-def triage_for(implementation: str, module: ModuleType, path: Path | None = None) -> Triage | None:
-    """The triage to judge ``implementation`` (imported as ``module``) by: the file at ``path``, refused
-    unless it applies, else the file in the ``triage/`` folder beside the implementation package that
-    applies to the release installed; None when there is no such folder or no file in it applies."""
+def triage_for(implementation: str, package_folder: Path | None, path: Path | None = None) -> Triage | None:
+    """The triage to judge ``implementation`` (a package in ``package_folder``; None: a plain module) by:
+    the file at ``path``, refused unless it applies, else the file in the ``triage/`` folder of the
+    package that applies to the release installed; None when there is no such folder or no file in it
+    applies."""
     if path is not None:
         triage = load_triage(path)
         check_applies(triage, implementation)
         return triage
-    folders = getattr(module, "__path__", None)
-    if not folders:
+    if package_folder is None:
         return None
     applying = []
-    for candidate in sorted((Path(next(iter(folders))) / FOLDER).glob("*.yaml")):
+    for candidate in sorted((package_folder / FOLDER).glob("*.yaml")):
         triage = load_triage(candidate)
         try:
             check_applies(triage, implementation)

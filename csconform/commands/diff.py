@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from csconform.errors import InvalidInputError
@@ -21,6 +22,7 @@ def _areas(text: str) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from csconform.testing.differential.campaign import PROFILES, parse_seeds, run_campaign
     from csconform.testing.differential.explore import Pair, implementations
+    from csconform.testing.differential.implementation import Limits
     from csconform.testing.differential.report import report_data, shown_path, triage_skeleton, write_report
     from csconform.testing.differential.verdicts import FAILING, judge
     from csconform.triage import triage_for
@@ -33,9 +35,12 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidInputError(f"--shrink-budget must be >= 0 seconds, got {args.shrink_budget}")
     if args.jobs < 1:
         raise InvalidInputError(f"--jobs must be at least 1, got {args.jobs}")
-    pair = Pair(args.engine, args.against)
+    for option, seconds in (("--call-timeout", args.call_timeout), ("--program-timeout", args.program_timeout)):
+        if not 0 < seconds < math.inf:
+            raise InvalidInputError(f"{option} must be a positive number of seconds, got {seconds}")
+    pair = Pair(args.engine, args.against, Limits(call_s=args.call_timeout, program_s=args.program_timeout))
     _a, b = implementations(pair)
-    triage = triage_for(b.name, b.module, Path(args.triage) if args.triage else None)
+    triage = triage_for(b.name, b.package_folder, Path(args.triage) if args.triage else None)
     triage_path = triage.path if triage else None
     seeds = parse_seeds(args.seeds) if args.seeds else None
     say = (lambda line: None) if args.quiet else (lambda line: print(f"  {line}", flush=True))
@@ -128,6 +133,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=float,
         default=None,
         help="seconds of Hypothesis shrinking per class (default: the profile's)",
+    )
+    parser.add_argument(
+        "--call-timeout",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="seconds one call may take before the side that has not answered is called hung (default 60)",
+    )
+    parser.add_argument(
+        "--program-timeout", type=float, default=600.0, metavar="S", help="seconds one program may take (default 600)"
     )
     parser.add_argument("--out", default="reports", help="directory for differential_<B>.{json,md} (default reports)")
     parser.add_argument("--jobs", type=int, default=1, help="local worker processes (default 1)")

@@ -16,6 +16,7 @@ import sys
 import traceback
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from csconform.errors import InterfaceError, InvalidInputError
 
@@ -37,10 +38,24 @@ def where_it_failed(exc: BaseException) -> str:
     return f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
 
 
+def module_attribute(module: object, name: str, default: Any = None) -> Any:
+    """``module.name``, or ``default`` when it has none. A package that imports its submodules on first use
+    (a module ``__getattr__``) may raise ImportError, not AttributeError, for a name it lacks."""
+    try:
+        return getattr(module, name)
+    except KeyboardInterrupt:
+        raise
+    except (AttributeError, ImportError):
+        return default
+
+
 def import_implementation(name: object) -> ModuleType:
-    """The module ``name``, imported; an InvalidInputError when it cannot be found, an InterfaceError
-    when its own code fails while importing."""
+    """The module ``name``, imported the way ``python -m`` and pytest would find it (the current folder
+    first: implementation_sources looks there too); an InvalidInputError when it cannot be found, an
+    InterfaceError when its own code fails while importing."""
     module_name = check_module_name(name)
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, get_args, get_origin, get_type_hints
 
+from csconform.errors import InterfaceError
 from csconform.interface.capabilities import CAPABILITY_NAMES, TARGETS, get_capability
 from csconform.interface.core import ImplementationModule
-from csconform.interface.load import where_it_failed
+from csconform.interface.load import module_attribute, where_it_failed
 
+_MISSING = object()
 _PROTOCOL_DUNDERS = {"__init__", "__call__", "__iter__", "__next__", "__mul__"}
 
 
@@ -37,9 +39,9 @@ class Declaration:
 def declaration_of(module: ModuleType) -> tuple[Declaration | None, list[str]]:
     """The module's declaration, or the problems that keep it from being one."""
     problems = []
-    capabilities = getattr(module, "CAPABILITIES", None)
-    targets = getattr(module, "TARGETS", None)
-    emulations = getattr(module, "EMULATIONS", {})
+    capabilities = module_attribute(module, "CAPABILITIES")
+    targets = module_attribute(module, "TARGETS")
+    emulations = module_attribute(module, "EMULATIONS") or {}
     if not isinstance(capabilities, frozenset | set | tuple | list) or not all(
         isinstance(c, str) for c in capabilities
     ):
@@ -120,11 +122,11 @@ def _check_object(where: str, value: Any, protocol: type, problems: list[str]) -
     attributes, methods = protocol_members(protocol)
     instance_attributes = inspect.isclass(value)  # a class may set attributes in __init__
     for name, annotation in attributes.items():
-        if not hasattr(value, name):
+        member = module_attribute(value, name, _MISSING)
+        if member is _MISSING:
             if not instance_attributes:
                 problems.append(f"{where}.{name} is missing")
             continue
-        member = getattr(value, name)
         if get_origin(annotation) is type:
             member_protocol = class_protocol(annotation)
             if not inspect.isclass(member):
@@ -132,7 +134,7 @@ def _check_object(where: str, value: Any, protocol: type, problems: list[str]) -
             elif member_protocol is not None:
                 _check_object(f"{where}.{name}", member, member_protocol, problems)
     for name, expected in methods.items():
-        member = getattr(value, name, None)
+        member = module_attribute(value, name)
         if member is None or not (callable(member) or isinstance(inspect.getattr_static(value, name), property)):
             problems.append(f"{where}.{name} is missing")
             continue
@@ -173,3 +175,17 @@ def validate(module: ModuleType, name: str | None = None) -> list[str]:
                 continue
             _check_object(f"{label}.{path}", submodule, protocol, problems)
     return problems
+
+
+def checked_declaration(module: ModuleType, name: str) -> Declaration:
+    """What ``module`` declares, once it is known to implement it; else an InterfaceError listing the
+    problems (the first 25), so a wrong implementation stops a run before anything runs on it."""
+    problems = validate(module, name)
+    declaration, _ = declaration_of(module)
+    if problems or declaration is None:
+        shown = problems[:25] + ([f"... and {len(problems) - 25} more"] if len(problems) > 25 else [])
+        raise InterfaceError(
+            f"{name!r} does not implement the interface it declares (see csconform/interface/):\n  "
+            + "\n  ".join(shown)
+        )
+    return declaration

@@ -3,7 +3,6 @@ entry, and a triage that applies to one implementation and one release only."""
 
 from __future__ import annotations
 
-import types
 from importlib import metadata
 from pathlib import Path
 
@@ -236,14 +235,8 @@ def test_one_id_on_two_lines_of_a_plain_list_is_refused_naming_both(tmp_path: Pa
     assert refused.value.key == "A-001"
 
 
-def _package(folder: Path) -> types.ModuleType:
-    module = types.ModuleType("my_runtime.adapter")
-    module.__path__ = [str(folder)]
-    return module
-
-
 def test_diff_finds_the_triage_of_the_release_installed_beside_the_implementation(tmp_path: Path) -> None:
-    package = _package(tmp_path)
+    package = tmp_path
     assert triage_for("my_runtime.adapter", package) is None  # no triage/ folder
     (tmp_path / "triage").mkdir()
     write(tmp_path / "triage", HEAD.replace(VERSION, "0.0.1"), "0.0.1.yaml")
@@ -252,7 +245,9 @@ def test_diff_finds_the_triage_of_the_release_installed_beside_the_implementatio
     current = write(tmp_path / "triage", HEAD + "differential:" + CLASS, f"{VERSION}.yaml")
     found = triage_for("my_runtime.adapter", package)
     assert found is not None and found.path == current and len(found.differential) == 1
-    assert triage_for("csconform.engine", csconform.engine) is None  # the reference has no verdicts about itself
+    assert (
+        triage_for("csconform.engine", Path(csconform.engine.__path__[0])) is None
+    )  # the reference has no verdicts about itself
     write(tmp_path / "triage", HEAD, "copy.yaml")
     with pytest.raises(ConflictingTriageError) as error:
         triage_for("my_runtime.adapter", package)
@@ -262,8 +257,8 @@ def test_diff_finds_the_triage_of_the_release_installed_beside_the_implementatio
 def test_a_triage_given_for_another_release_is_refused(tmp_path: Path) -> None:
     path = write(tmp_path, HEAD.replace(VERSION, "0.0.1") + "differential:" + CLASS)
     with pytest.raises(TriageMismatchError):
-        triage_for("my_runtime.adapter", _package(tmp_path), path)
-    assert triage_for("my_runtime.adapter", _package(tmp_path), write(tmp_path, HEAD)) is not None
+        triage_for("my_runtime.adapter", tmp_path, path)
+    assert triage_for("my_runtime.adapter", tmp_path, write(tmp_path, HEAD)) is not None
 
 
 def test_the_shipped_triage_of_cerebras_pytorch_holds_both_sections() -> None:

@@ -31,7 +31,7 @@ from torch.utils.data.datapipes.datapipe import IterDataPipe
 from torch.utils.data.datapipes.iter import Batcher, IterableWrapper, Mapper, Shuffler
 from torch.utils.data.datapipes.utils.snapshot import _simple_graph_snapshot_restoration
 
-from csconform.arguments import check_integer
+from csconform.arguments import check_callable, check_integer
 from csconform.errors import InvalidInputError
 from csconform.interface.kit.batching import stack
 from csconform.interface.kit.checkpoint_sections import DataPosition, data_position
@@ -63,7 +63,7 @@ class Dataset:
         return _Batch(self, check_integer("batch_size", batch_size, minimum=1), bool(drop_remainder))
 
     def map(self, fn: Callable[..., Any]) -> Dataset:
-        return _Map(self, fn)
+        return _Map(self, check_callable("map's fn", fn))
 
     def cardinality(self) -> int:
         try:

@@ -8,7 +8,8 @@ order). Kinds are ordered by :data:`SEVERITY`; a comparison reports the most sev
 
 Python numbers and NumPy scalars compare by value (a NumPy ``float64`` is a ``float``); lists and
 tuples are different types; a mapping that is not a dict (a param group) compares as a dict;
-objects that are not data (a dataset, an optimizer) compare as "an object" on both sides.
+objects that are not data (a dataset, an optimizer) compare as "an object" on both sides. Both
+functions are total: whatever an implementation returns, they answer without raising.
 """
 
 from __future__ import annotations
@@ -40,19 +41,62 @@ class Opaque:
         return f"<{self.kind}>"
 
 
-def comparable(value: Any, workdir: Path | None = None) -> Any:
-    """``value`` as plain data: paths under ``workdir`` made relative, mappings as dicts, objects opaque."""
-    if value is None or isinstance(value, bool | str | numbers.Number | np.ndarray | np.generic):
+MAX_DEPTH = 32
+"""Containers nested deeper than this are compared as an object (a list that holds itself has no end)."""
+
+
+def comparable(value: Any, workdir: Path | None = None, depth: int = 0) -> Any:
+    """``value`` as plain data that can cross a process boundary: numbers as Python or NumPy numbers,
+    paths under ``workdir`` made relative, mappings as dicts, tuples (a named tuple too) as tuples,
+    anything else (or anything whose conversion raises) as an object. Total: it never raises."""
+    try:
+        return _plain(value, workdir, depth)
+    except Exception as error:  # noqa: BLE001 - an implementation's value may misbehave in any way
+        return Opaque(f"object whose conversion raised {type(error).__name__}")
+
+
+def _plain(value: Any, workdir: Path | None, depth: int) -> Any:
+    if value is None or type(value) in (bool, int, float, complex, str, bytes):
         return value
+    if isinstance(value, np.generic):
+        if value.dtype.kind in "biufc":
+            return value
+        return np.asarray(value) if value.dtype.kind in "Mm" else Opaque(f"numpy {value.dtype}")
+    if isinstance(value, np.ndarray):
+        return value if value.dtype.kind in "biufcUSMm" else Opaque(f"array of {value.dtype}")
+    if isinstance(value, bool | str):  # a subclass: its data, not its behaviour
+        return bool(value) if isinstance(value, bool) else str.__str__(value)
+    if isinstance(value, numbers.Number):
+        return _number(value)
     if isinstance(value, Path):
         if workdir is not None and value.is_relative_to(workdir):
             return f"workdir/{value.relative_to(workdir).as_posix()}"
         return str(value)
+    if depth >= MAX_DEPTH:
+        return Opaque("object nested too deep")
     if isinstance(value, Mapping):
-        return {key: comparable(item, workdir) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(comparable(item, workdir) for item in value)
-    return Opaque("object")
+        return {_key(key): comparable(item, workdir, depth + 1) for key, item in value.items()}
+    if isinstance(value, list):
+        return [comparable(item, workdir, depth + 1) for item in value]
+    if isinstance(value, tuple):
+        return tuple(comparable(item, workdir, depth + 1) for item in value)
+    return Opaque(type(value).__name__)
+
+
+def _number(value: numbers.Number) -> Any:
+    """A number of another type (a Fraction, a Decimal) as the Python number it equals."""
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return complex(value)  # type: ignore[call-overload]
+
+
+def _key(key: Any) -> Any:
+    """A mapping key as data: a plain key as is, any other as its type name."""
+    if key is None or type(key) in (bool, int, float, str):
+        return key
+    return f"<key of type {type(key).__name__}>"
 
 
 def _category(value: Any) -> str:
@@ -64,17 +108,15 @@ def _category(value: Any) -> str:
         return "number"
     if isinstance(value, np.ndarray):
         return "array"
-    if isinstance(value, str):
-        return "str"
+    if isinstance(value, str | bytes):
+        return "str" if isinstance(value, str) else "bytes"
     if isinstance(value, dict):
         return "dict"
     if isinstance(value, list):
         return "list"
     if isinstance(value, tuple):
         return "tuple"
-    if isinstance(value, Opaque):
-        return "object"
-    return type(value).__name__
+    return "object"  # an Opaque, or a value that did not go through comparable
 
 
 def worst(kinds: list[str | None]) -> str | None:
@@ -96,7 +138,7 @@ def difference(a: Any, b: Any, nan_payloads: bool = True) -> str | None:
         return None
     if category == "bool":
         return None if bool(a) == bool(b) else "value"
-    if category == "str":
+    if category in ("str", "bytes"):
         return None if a == b else "value"
     if category == "number":
         return _numbers(a, b)
@@ -127,7 +169,7 @@ def _arrays(a: np.ndarray, b: np.ndarray, nan_payloads: bool) -> str | None:
     if a.shape != b.shape:
         return "shape"
     if a.dtype.kind not in "fc":
-        return None if np.array_equal(a, b) else "value"
+        return None if np.array_equal(a, b, equal_nan=a.dtype.kind in "Mm") else "value"
     kind = _floats(a.astype(np.float64).reshape(-1), b.astype(np.float64).reshape(-1))
     if kind is None and nan_payloads and a.dtype.kind == "f" and a.size:
         bits = a.view(f"u{a.itemsize}") != b.view(f"u{b.itemsize}")

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 
 from csconform.testing.differential.areas import Area, Context, get_area
-from csconform.testing.differential.implementation import Implementation, Workdirs, load_implementation
+from csconform.testing.differential.implementation import Implementation, Limits, Workdirs, start_implementation
 from csconform.testing.differential.lockstep import Difference, run_lockstep
 from csconform.testing.differential.program import Program
 from csconform.testing.differential.signature import Signature
@@ -63,18 +63,19 @@ class Pair:
 
     engine: str
     against: str
+    limits: Limits = Limits()
 
 
-_loaded: dict[str, Implementation] = {}
+_started: dict[tuple[str, str, Limits], Implementation] = {}
 
 
 def implementations(pair: Pair) -> tuple[Implementation, Implementation]:
-    """The pair, imported once per process, with every submodule their capabilities list."""
-    fresh = [name for name in (pair.engine, pair.against) if name not in _loaded]
-    for name in fresh:
-        _loaded[name] = implementation = load_implementation(name)
-        implementation.import_submodules()
-    return _loaded[pair.engine], _loaded[pair.against]
+    """The pair, each in a process of its own, started once per process of the harness (A and B are two
+    processes even when they name the same module)."""
+    for role, name in (("A", pair.engine), ("B", pair.against)):
+        if (role, name, pair.limits) not in _started:
+            _started[role, name, pair.limits] = start_implementation(name, pair.limits)
+    return _started["A", pair.engine, pair.limits], _started["B", pair.against, pair.limits]
 
 
 def context_of(a: Implementation, b: Implementation) -> Context:

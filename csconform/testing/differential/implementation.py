@@ -1,164 +1,173 @@
-"""An implementation under comparison: its module, what it declares, its version, and how a statement runs on it.
+"""An implementation under comparison, running in a process of its own (child.py).
 
-Every statement runs in a namespace of its own per implementation (``impl``, ``np``, ``math``,
-``workdir`` and the variables bound so far), and ends in an :class:`Outcome`: the value it gave, a
-refusal (a :class:`~csconform.errors.CsConformError`, by type), a crash (any other exception, by
-type), the end of an iteration, or ``unsupported`` (the implementation cannot show this call on its
-backend: the call is not compared).
+A and B never share a process: an implementation that patches modules in place, leaks state,
+exits, crashes the interpreter or hangs changes nothing of the other one or of the harness. Each
+call has a time limit (and each program one in all): a call that does not answer in time is
+``hung`` and its process is killed; a process that ends is ``ended``. Either is an outcome the
+lockstep compares like any other, and the process is started again for the next program.
 """
 
 from __future__ import annotations
 
-import ast
-import importlib
-import math
+import atexit
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
+import time
 from dataclasses import dataclass
-from functools import cache
+from multiprocessing import Pipe
+from multiprocessing.connection import Connection
 from pathlib import Path
-from types import CodeType, ModuleType
 from typing import Any
 
-import numpy as np
-
-from csconform.errors import CsConformError, InvalidInputError, Unsupported
-from csconform.interface.capabilities import get_capability
-from csconform.interface.validate import Declaration, declaration_of
+from csconform.errors import CsConformError, InterfaceError, InvalidInputError
+from csconform.interface.load import check_module_name
+from csconform.interface.validate import Declaration
+from csconform.testing.differential.outcome import Outcome
 
 
 @dataclass(frozen=True)
-class Implementation:
-    """A module that implements the interface (``--engine`` / ``--against``)."""
+class Limits:
+    """How long an implementation may take, in seconds of wall clock."""
 
-    name: str
-    module: ModuleType
-    declaration: Declaration
-    version: str
+    call_s: float = 60.0
+    """One statement (or the reset that starts a program)."""
+    program_s: float = 600.0
+    """A whole program."""
+    import_s: float = 120.0
+    """Importing the implementation (the vendor's package imports torch)."""
+
+
+class ImplementationLost(CsConformError):
+    """An implementation that ended or hung could not be started again."""
+
+
+class Implementation:
+    """A module that implements the interface (``--engine`` / ``--against``), in its own process."""
+
+    def __init__(self, name: str, limits: Limits = Limits()) -> None:
+        self.name = check_module_name(name)
+        self.limits = limits
+        self._process: subprocess.Popen[bytes] | None = None
+        self._connection: Connection | None = None
+        self.declaration, self.version, self.package_folder = self._spawn()
 
     @property
     def short_name(self) -> str:
         """The last part of the module name: ``cstorch`` for ``csconform.adapters.cstorch``."""
         return self.name.rpartition(".")[2]
 
-    def supports(self, capabilities: frozenset[str]) -> bool:
-        return capabilities <= self.declaration.capabilities
+    # --- the process ------------------------------------------------------------------------------
 
-    def import_submodules(self) -> None:
-        """Import every submodule its declared capabilities list (an implementation may import them lazily)."""
-        for capability in self.declaration.capabilities:
-            for path in get_capability(capability).modules:
-                value: Any = self.module
-                for part in path.split("."):
-                    value = getattr(value, part, None)
+    def _spawn(self) -> tuple[Declaration, str, Path | None]:
+        """Start the process and import the implementation in it; what it declares."""
+        ours, theirs = Pipe()
+        environment = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), *(p for p in sys.path if p)])}
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "csconform.testing.differential.child", str(theirs.fileno()), self.name],
+            pass_fds=(theirs.fileno(),),
+            stdin=subprocess.DEVNULL,
+            env=environment,
+        )
+        theirs.close()
+        self._connection = ours
+        answer = self._receive(time.monotonic() + self.limits.import_s, f"{self.limits.import_s:g} s")
+        if isinstance(answer, Outcome):  # it hung or ended while importing
+            self.close()
+            raise InterfaceError(
+                f"the implementation {self.name!r} {answer.describe()} while importing: {answer.message}"
+            )
+        if answer[0] == "refused":
+            self.close()
+            error = InvalidInputError if answer[1] == "InvalidInputError" else InterfaceError
+            raise error(answer[2])
+        _, declaration, version, folder = answer
+        return declaration, version, Path(folder) if folder else None
 
-    def start(self, target: str, workdir: Path) -> dict[str, Any]:
-        """Reset the implementation to its defaults on ``target``; the namespace a program runs in."""
-        self.module.reset()
-        self.module.set_target(target)
-        return {"impl": self.module, "np": np, "math": math, "workdir": workdir}
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
 
+    def close(self) -> None:
+        """End the process (it ends by itself once its pipe closes; a stuck one is killed)."""
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+        if self._process is not None:
+            try:
+                self._process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+            self._process = None
 
-def implementation_version(module: ModuleType) -> str:
-    """The release the report names for an implementation: ``VERSION`` or an adapter's ``PACKAGE``,
-    else the module's ``__version__``; csconform's own modules carry csconform's version. (Which triage
-    applies is decided by the installed distribution the triage names: csconform/triage.py.)"""
-    for attribute in ("VERSION", "PACKAGE"):
-        value = getattr(module, attribute, None)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    if module.__name__.split(".")[0] == "csconform":
-        from csconform import __version__
+    def _kill(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+        self.close()
 
-        return f"csconform {__version__}"
-    version = getattr(module, "__version__", None)
-    return f"{module.__name__} {version}" if isinstance(version, str) else f"{module.__name__} (unversioned)"
+    def _ended(self) -> Outcome:
+        assert self._process is not None
+        code = self._process.wait()
+        self.close()
+        how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+        return Outcome("ended", message=f"the process ended ({how})")
 
+    def _receive(self, deadline: float, limit: str) -> Any:
+        """The process's answer, or the Outcome of a process that hung (it is killed) or ended."""
+        assert self._connection is not None
+        try:
+            if not self._connection.poll(max(0.0, deadline - time.monotonic())):
+                self._kill()
+                return Outcome("hung", message=f"no answer within {limit}")
+            return self._connection.recv()
+        except (EOFError, OSError):
+            return self._ended()
 
-def load_implementation(name: str) -> Implementation:
-    """Import and check an implementation module; a wrong one is a clear error."""
-    try:
-        module = importlib.import_module(name)
-    except ImportError as error:
-        raise InvalidInputError(f"cannot import the implementation {name!r}: {error}") from error
-    declaration, problems = declaration_of(module)
-    if declaration is None:
-        raise InvalidInputError(f"{name} does not declare what it implements: {'; '.join(problems)}")
-    return Implementation(name, module, declaration, implementation_version(module))
+    def _send(self, request: tuple[Any, ...]) -> Outcome | None:
+        """Send a request; the Outcome of a process that has ended, else None."""
+        if not self.running or self._connection is None:
+            return self._ended() if self._process is not None else Outcome("ended", message="not running")
+        try:
+            self._connection.send(request)
+        except (BrokenPipeError, OSError):
+            return self._ended()
+        return None
 
+    # --- what the lockstep asks -------------------------------------------------------------------
 
-# --- running one statement ----------------------------------------------------------------------------
+    def send_start(self, target: str, workdir: Path) -> Outcome | None:
+        """Begin a program: reset the implementation on ``target`` in a fresh namespace (started again
+        first if its process ended). Then :meth:`receive` the outcome."""
+        if not self.running:
+            self._restart()
+        return self._send(("start", target, str(workdir)))
 
+    def send_statement(
+        self, source: str, binds: str, binds_kind: str, kinds: dict[str, str], compare_result: bool
+    ) -> Outcome | None:
+        """Run one statement. Then :meth:`receive` its outcome and the state after it."""
+        return self._send(("run", source, binds, binds_kind, kinds, compare_result))
 
-@dataclass(frozen=True)
-class Outcome:
-    """What a statement did on one implementation."""
+    def receive(self, deadline: float, limit: str) -> Any:
+        """The answer to the last request: an Outcome (and the state after a statement), or the Outcome
+        of a process that did not answer by ``deadline`` (``limit`` says which limit that is) or ended."""
+        return self._receive(deadline, limit)
 
-    status: str
-    """``returned``, ``refused``, ``crashed``, ``stopped`` (StopIteration) or ``unsupported``."""
-    value: Any = None
-    error: str = ""
-    """The exception's type name, for ``refused`` and ``crashed``."""
-    message: str = ""
-
-    def describe(self) -> str:
-        """For a signature: ``returns``, ``refuses (GradScalerUsageError)``, ``crashes (AttributeError)``."""
-        if self.status == "returned":
-            return "returns"
-        if self.status == "stopped":
-            return "stops iteration"
-        verb = {"refused": "refuses", "crashed": "crashes"}.get(self.status, self.status)
-        return f"{verb} ({self.error})" if self.error else verb
-
-    def show(self, limit: int = 160) -> str:
-        """For a person: the value, or the exception with its message."""
-        if self.status == "returned":
-            text = _short_repr(self.value)
-        elif self.status == "stopped":
-            text = "StopIteration"
-        else:
-            text = f"{self.error}: {self.message}" if self.message else self.error
-        return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _short_repr(value: Any) -> str:
-    if isinstance(value, np.ndarray):
-        with np.printoptions(precision=9, threshold=12, edgeitems=3):
-            return f"array({np.array2string(value, separator=', ')}, dtype={value.dtype})"
-    return repr(value)
-
-
-@cache
-def _compiled(source: str) -> tuple[CodeType, str | None]:
-    """The statement compiled once: an expression to evaluate (and the name it binds), or code to exec."""
-    node = ast.parse(source).body[0]
-    if isinstance(node, ast.Expr):
-        return compile(ast.Expression(node.value), "<program>", "eval"), None
-    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-        return compile(ast.Expression(node.value), "<program>", "eval"), node.targets[0].id
-    return compile(ast.Module([node], []), "<program>", "exec"), ""
-
-
-def execute(source: str, namespace: dict[str, Any]) -> Outcome:
-    """Run one statement in ``namespace`` and say what happened."""
-    code, binds = _compiled(source)
-    try:
-        if binds == "":
-            exec(code, namespace)  # an attribute or item assignment: nothing to return
-            value = None
-        else:
-            value = eval(code, namespace)
-            if binds:
-                namespace[binds] = value
-    except Unsupported as exc:
-        return Outcome("unsupported", error=type(exc).__name__, message=str(exc))
-    except StopIteration:
-        return Outcome("stopped")
-    except CsConformError as exc:
-        return Outcome("refused", error=type(exc).__name__, message=str(exc))
-    except Exception as exc:  # noqa: BLE001 - an implementation's untyped failure is an observation
-        return Outcome("crashed", error=type(exc).__name__, message=str(exc))
-    return Outcome("returned", value)
+    def _restart(self) -> None:
+        self.close()
+        try:
+            declaration, _, _ = self._spawn()
+        except CsConformError as error:
+            raise ImplementationLost(
+                f"the implementation {self.name!r} ended or hung and could not be started again: {error}"
+            ) from None
+        if declaration != self.declaration:
+            raise ImplementationLost(f"the implementation {self.name!r} declared otherwise when started again")
 
 
 class Workdirs:
@@ -182,3 +191,19 @@ class Workdirs:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_running: list[Implementation] = []
+
+
+def start_implementation(name: str, limits: Limits = Limits()) -> Implementation:
+    """An implementation in a new process of its own, ended when this process exits."""
+    implementation = Implementation(name, limits)
+    _running.append(implementation)
+    return implementation
+
+
+@atexit.register
+def _close_all() -> None:
+    for implementation in _running:
+        implementation.close()

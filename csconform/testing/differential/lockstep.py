@@ -1,28 +1,34 @@
 """Run one program on two implementations in lockstep and record every disagreement.
 
-Statement by statement, A runs it, then B; then the outcomes (value, refusal by type, crash by
-type) and every observable (observables.py) are compared. A difference is recorded once, at the
-statement that makes it appear or get worse: a rounding difference in the weights is not reported
-again at every later statement that leaves the weights alone. A statement is reported under its
-most severe new difference. The program stops at the first *divergent* difference (the two runs no
-longer compute the same thing, so later statements would only repeat it) and at a statement both
+Statement by statement, A and B run it, each in its own process (implementation.py); then the
+outcomes (value, refusal by type, crash by type, a hang, an ended process) and every observable
+(observables.py) are compared. Starting a program (reset, set_target) is compared the same way. A
+difference is recorded once, at the statement that makes it appear or get worse: a rounding
+difference in the weights is not reported again at every later statement that leaves the weights
+alone. A statement is reported under its most severe new difference. The program stops at the
+first *divergent* difference (the two runs no longer compute the same thing, so later statements
+would only repeat it), at a side that hangs or ends its process, and at a statement both
 implementations fail that binds a variable; rounding, layout, payload and bookkeeping differences do
 not stop it. A call either implementation reports ``Unsupported`` ends the program uncompared.
 """
 
 from __future__ import annotations
 
-import gc
-import warnings
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from csconform.testing.differential.areas import Area, get_area
-from csconform.testing.differential.compare import DIVERGENT, SEVERITY, comparable, difference
-from csconform.testing.differential.implementation import Implementation, Outcome, Workdirs, execute
-from csconform.testing.differential.observables import BOOKKEEPING, OBSERVABLES, observe_state, opaque_result
+from csconform.testing.differential.compare import DIVERGENT, SEVERITY, difference
+from csconform.testing.differential.implementation import Implementation, Workdirs
+from csconform.testing.differential.observables import BOOKKEEPING, OBSERVABLES, opaque_result
+from csconform.testing.differential.outcome import Outcome, show_value
 from csconform.testing.differential.program import Program
 from csconform.testing.differential.signature import Signature
+
+START = "start"
+"""The call label of a program's first step: ``impl.reset()`` and ``impl.set_target(target)``."""
 
 
 @dataclass(frozen=True)
@@ -31,7 +37,7 @@ class Difference:
 
     signature: Signature
     statement: int
-    """Index of the statement in the program."""
+    """Index of the statement in the program (-1: the start)."""
     a: str
     b: str
 
@@ -110,43 +116,50 @@ def _state_differences(
         if variable is None:
             shown_a, shown_b = repr(sorted(state_a[observable])), repr(sorted(state_b[observable]))
         else:
-            shown_a = f"{variable}: {Outcome('returned', state_a[observable][variable]).show()}"
-            shown_b = f"{variable}: {Outcome('returned', state_b[observable][variable]).show()}"
+            shown_a = f"{variable}: {show_value(state_a[observable][variable])}"
+            shown_b = f"{variable}: {show_value(state_b[observable][variable])}"
         found.append((observable, kind, shown_a, shown_b))
     return found
 
 
 def run_lockstep(program: Program, a: Implementation, b: Implementation, workdirs: Workdirs) -> LockstepRun:
-    """Run ``program`` on A and B statement by statement; the disagreements, in order.
-
-    The implementations' warnings (deprecations, notes) are silenced: they are not observations.
-    """
-    _collect_and_freeze()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return _run(program, a, b, workdirs)
-
-
-def _collect_and_freeze() -> None:
-    """Collect the previous program's garbage, then freeze what survives (the harness's own objects,
-    Hypothesis' growing record of examples). An implementation that collects garbage itself (the
-    cstorch adapter does, for every GradScaler) then scans only this program's objects, however many
-    programs ran before: without this a campaign slows down with every example."""
-    gc.collect()
-    gc.freeze()
-
-
-def _run(program: Program, a: Implementation, b: Implementation, workdirs: Workdirs) -> LockstepRun:
+    """Run ``program`` on A and B statement by statement, each in its own process and both at once; the
+    disagreements, in order. A side that hangs or ends its process ends the program. The time limits
+    are those A was started with (a pair is started with one set of limits)."""
+    limits = a.limits
     run = LockstepRun(program)
     area = get_area(program.area)
+    program_deadline = time.monotonic() + limits.program_s
+
+    def both(send_a: Outcome | None, send_b: Outcome | None) -> tuple[Any, Any]:
+        call_deadline = time.monotonic() + limits.call_s
+        if call_deadline <= program_deadline:
+            deadline, limit = call_deadline, f"the limit of {limits.call_s:g} s per call"
+        else:
+            deadline, limit = program_deadline, f"the limit of {limits.program_s:g} s per program"
+        return send_a or a.receive(deadline, limit), send_b or b.receive(deadline, limit)
+
     workdir_a, workdir_b = workdirs.new(), workdirs.new()
-    space_a = a.start(program.target, workdir_a)
-    space_b = b.start(program.target, workdir_b)
+    start_a, start_b = both(a.send_start(program.target, workdir_a), b.send_start(program.target, workdir_b))
+    kind = _outcome_kind(start_a, start_b)
+    if kind is not None:
+        signature = Signature(program.area, START, "result", kind)
+        run.differences.append(Difference(signature, -1, start_a.show(), start_b.show()))
+    if start_a.status != "returned" or start_b.status != "returned":
+        return run
     kinds: dict[str, str] = {}
     seen = _Observations()
     for index, statement in enumerate(program.statements):
-        outcome_a = execute(statement.source, space_a)
-        outcome_b = execute(statement.source, space_b)
+        compare_result = not opaque_result(statement.label)
+        reply_a, reply_b = both(
+            a.send_statement(
+                statement.source, statement.binds or "", statement.binds_kind or "", kinds, compare_result
+            ),
+            b.send_statement(
+                statement.source, statement.binds or "", statement.binds_kind or "", kinds, compare_result
+            ),
+        )
+        (outcome_a, state_a), (outcome_b, state_b) = _split(reply_a), _split(reply_b)
         run.statements_run += 1
         if "unsupported" in (outcome_a.status, outcome_b.status):
             unsupported = outcome_a if outcome_a.status == "unsupported" else outcome_b
@@ -159,12 +172,11 @@ def _run(program: Program, a: Implementation, b: Implementation, workdirs: Workd
                 kinds.pop(statement.binds, None)
         found: list[tuple[str, str, str, str]] = []
         kind = _outcome_kind(outcome_a, outcome_b)
-        if kind is None and outcome_a.status == "returned" and not opaque_result(statement.label):
-            values = comparable(outcome_a.value, workdir_a), comparable(outcome_b.value, workdir_b)
-            kind = difference(*values, area.nan_payloads)
+        if kind is None and outcome_a.status == "returned" and compare_result:
+            kind = difference(outcome_a.value, outcome_b.value, area.nan_payloads)
         found.append(("result", kind or "", outcome_a.show(), outcome_b.show()))
-        state_a, state_b = observe_state(space_a, kinds, workdir_a), observe_state(space_b, kinds, workdir_b)
-        found += _state_differences(state_a, state_b, area)
+        if state_a is not None and state_b is not None:
+            found += _state_differences(_live(state_a, kinds), _live(state_b, kinds), area)
         # a result belongs to its statement; a state difference is new only if it appeared or got worse
         new = [item for item in found if seen.new(item[0], item[1] or None) or (item[0] == "result" and item[1])]
         if new:
@@ -173,6 +185,18 @@ def _run(program: Program, a: Implementation, b: Implementation, workdirs: Workd
             run.differences.append(Difference(signature, index, shown_a, shown_b))
             if any(_divergent(item[0], item[1]) for item in new):
                 break
+        if state_a is None or state_b is None:
+            break  # a side hung or ended: its namespace is gone
         if statement.binds and outcome_a.status != "returned" and outcome_b.status != "returned":
             break  # nothing later can use what this statement failed to make
     return run
+
+
+def _split(reply: Any) -> tuple[Outcome, dict[str, dict[str, Any]] | None]:
+    """(outcome, state) of an answer; a side that hung or ended has no state."""
+    return (reply, None) if isinstance(reply, Outcome) else reply
+
+
+def _live(state: dict[str, dict[str, Any]], kinds: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """The state of the variables both sides bound (a side observes what it bound itself)."""
+    return {observable: {v: value for v, value in values.items() if v in kinds} for observable, values in state.items()}

@@ -1,0 +1,5 @@
+"""Never finishes importing."""
+
+import time
+
+time.sleep(3600)
