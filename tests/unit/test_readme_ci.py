@@ -22,7 +22,7 @@ def test_ci_reads_the_readme_install_command() -> None:
 
 
 def test_ci_reads_the_readme_test_command() -> None:
-    assert _command_after("test") == "pytest"
+    assert _command_after("test") == "pytest -n auto"
 
 
 def test_ci_installs_chromium_and_requires_the_browser_test_before_the_tests() -> None:
