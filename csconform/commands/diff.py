@@ -6,6 +6,7 @@ import argparse
 import math
 from pathlib import Path
 
+from csconform import output_guard
 from csconform.errors import InvalidInputError
 
 
@@ -20,12 +21,8 @@ def _areas(text: str) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from csconform.testing.differential.campaign import PROFILES, parse_seeds, run_campaign
-    from csconform.testing.differential.explore import Pair, implementations
-    from csconform.testing.differential.implementation import Limits
-    from csconform.testing.differential.report import report_data, shown_path, triage_skeleton, write_report
-    from csconform.testing.differential.verdicts import FAILING, judge
-    from csconform.triage import triage_for
+    from csconform.interface.load import check_module_name, implementation_sources
+    from csconform.testing.differential.report import report_files
 
     if args.engine == args.against and args.triage:
         raise InvalidInputError("an implementation compared with itself has no triage: leave --triage out")
@@ -38,6 +35,22 @@ def run(args: argparse.Namespace) -> int:
     for option, seconds in (("--call-timeout", args.call_timeout), ("--program-timeout", args.program_timeout)):
         if not 0 < seconds < math.inf:
             raise InvalidInputError(f"{option} must be a positive number of seconds, got {seconds}")
+    names = {"--engine": check_module_name(args.engine), "--against": check_module_name(args.against)}
+    sources = [(option, source) for option, name in names.items() for source in implementation_sources(name)]
+    with output_guard.protect(sources):  # the implementations' own source files are inputs too
+        for path in report_files(Path(args.out), args.against):  # refused before the run, not after it
+            output_guard.check_output(path, "--out")
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from csconform.testing.differential.campaign import PROFILES, parse_seeds, run_campaign
+    from csconform.testing.differential.explore import Pair, implementations
+    from csconform.testing.differential.implementation import Limits
+    from csconform.testing.differential.report import report_data, shown_path, triage_skeleton, write_report
+    from csconform.testing.differential.verdicts import FAILING, judge
+    from csconform.triage import triage_for
+
     pair = Pair(args.engine, args.against, Limits(call_s=args.call_timeout, program_s=args.program_timeout))
     _a, b = implementations(pair)
     triage = triage_for(b.name, b.package_folder, Path(args.triage) if args.triage else None)
@@ -149,4 +162,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler address (tcp://host:port)")
     parser.add_argument("--scheduler-timeout", type=float, default=10.0, help="seconds to wait for the Dask scheduler")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, reads=("triage",), writes_into=("out",))

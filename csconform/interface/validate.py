@@ -20,6 +20,8 @@ from csconform.interface.core import ImplementationModule
 from csconform.interface.load import module_attribute, where_it_failed
 
 _MISSING = object()
+SHOWN_PROBLEMS = 5
+"""Problems a refusal lists (a refusal is a few lines; ``csconform interface`` lists every problem)."""
 _PROTOCOL_DUNDERS = {"__init__", "__call__", "__iter__", "__next__", "__mul__"}
 
 
@@ -178,12 +180,16 @@ def validate(module: ModuleType, name: str | None = None) -> list[str]:
 
 
 def checked_declaration(module: ModuleType, name: str) -> Declaration:
-    """What ``module`` declares, once it is known to implement it; else an InterfaceError listing the
-    problems (the first 25), so a wrong implementation stops a run before anything runs on it."""
+    """What ``module`` declares, once it is known to implement it; else an InterfaceError naming the
+    first problems, so a wrong implementation stops a run before anything runs on it."""
     problems = validate(module, name)
     declaration, _ = declaration_of(module)
     if problems or declaration is None:
-        shown = problems[:25] + ([f"... and {len(problems) - 25} more"] if len(problems) > 25 else [])
+        shown = problems[:SHOWN_PROBLEMS]
+        if len(problems) > SHOWN_PROBLEMS:
+            shown.append(
+                f"... and {len(problems) - SHOWN_PROBLEMS} more: csconform interface --engine {name} lists them"
+            )
         raise InterfaceError(
             f"{name!r} does not implement the interface it declares (see csconform/interface/):\n  "
             + "\n  ".join(shown)

@@ -505,6 +505,47 @@ def lint_cases(draw: st.DrawFn) -> Case:
     return Case("lint", "random", argv, files, _findings_outputs(argv, inputs), time_limit_s=60)
 
 
+ENGINE_DELEGATE = (
+    "import csconform.engine as _engine\n"
+    "from csconform.engine import CAPABILITIES, TARGETS, current_target, reset, set_target, use_target\n\n\n"
+    "def __getattr__(name):\n    return getattr(_engine, name)\n"
+)
+HOSTILE_IMPLEMENTATIONS = {
+    **BROKEN_MODULES,
+    "ends_on_import.py": "import os\nos._exit(3)\n",
+    "delegates.py": ENGINE_DELEGATE,
+    "lazy.py": ENGINE_DELEGATE.replace("getattr(_engine, name)", "importlib.import_module(f'csconform.engine.{name}')")
+    .replace("import csconform.engine as _engine", "import importlib"),
+    "hangs_in_calls.py": ENGINE_DELEGATE
+    + "\n\nimport time\n_engine.optim.lr_scheduler.ConstantLR.__call__ = lambda self, step: time.sleep(3600)\n",
+}
+
+
+@st.composite
+def diff_cases(draw: st.DrawFn) -> Case:
+    """Two implementations, a broken or hostile one among them, a few examples of one or two areas."""
+    files: dict[str, dict[str, Any]] = {name: {"text": text} for name, text in HOSTILE_IMPLEMENTATIONS.items()}
+    modules = [name.removesuffix(".py") for name in HOSTILE_IMPLEMENTATIONS]
+    against = draw(st.one_of(st.sampled_from(["csconform.engine", "no.such.module", *modules, *modules]), junk()))
+    argv = ["diff", "--against", against, "--seeds", "0", "--call-timeout", "2", "--program-timeout", "10"]
+    argv += ["--examples", draw(st.sampled_from(["1", "2", "2", "0", "-1", "x", "1e9"]))]
+    argv += ["--areas", draw(choice_or_junk(["data", "lr_schedule", "lr_schedule,data"]))]
+    if draw(st.booleans()):
+        argv += ["--engine", draw(st.sampled_from(["csconform.engine", "delegates", "empty_engine"]))]
+    if draw(st.integers(0, 3)) == 0:
+        files["triage.yaml"] = draw(mutated(TRIAGE_YAML, "text"))
+        argv += ["--triage", draw(st.sampled_from(["triage.yaml", "triage.yaml", "missing.yaml", "."]))]
+    out = draw(st.sampled_from(["out", "out", "a/b", "delegates.py", "ro"]))
+    if out == "ro":
+        files["ro"] = {"dir": True, "mode": "555"}
+    argv += ["--out", out, "--quiet"]
+    _with(draw, argv, "--jobs", numbers(["1", "2"]))
+    # in a process of its own: diff runs Hypothesis itself, which refuses to run inside this campaign's @given
+    case = Case("diff", "random", argv, files, [out], time_limit_s=90, subprocess=True)
+    case.env = {"PYTHONPATH": "{dir}"}
+    return case
+
+
 COMMANDS = {
     "plan": plan_cases,
     "place": place_cases,
@@ -516,4 +557,5 @@ COMMANDS = {
     "spec": spec_cases,
     "validate": validate_cases,
     "lint": lint_cases,
+    "diff": diff_cases,
 }

@@ -29,6 +29,7 @@ EXAMPLES = {
     "spec": 10,
     "validate": 8,
     "lint": 8,
+    "diff": 8,
 }
 SCALE = 20 if os.environ.get("HYPOTHESIS_PROFILE") == "nightly" else 1
 

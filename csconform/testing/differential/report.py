@@ -115,6 +115,12 @@ def report_stem(against: str) -> str:
     return f"differential_{against.rpartition('.')[2]}"
 
 
+def report_files(out: Path, against: str) -> list[Path]:
+    """Every file a differential report of ``against`` writes into ``out``: the JSON, the page, the tables."""
+    stem = report_stem(against)
+    return [out / f"{stem}.json", out / f"{stem}.md", out / f"{stem}_areas.csv", out / f"{stem}_classes.csv"]
+
+
 def read_report(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -155,9 +161,8 @@ def class_frame(data: dict[str, Any]) -> pd.DataFrame:
 
 def write_report_files(out: Path, data: dict[str, Any]) -> list[Path]:
     """The markdown page and the CSV tables of a differential report (the JSON is the caller's)."""
-    stem = report_stem(data["against"])
+    _, page, areas_csv, classes_csv = report_files(out, data["against"])
     areas, classes = area_frame(data), class_frame(data)
-    areas_csv, classes_csv = out / f"{stem}_areas.csv", out / f"{stem}_classes.csv"
     areas.to_csv(areas_csv, index=False)
     classes.to_csv(classes_csv, index=False)
     lines = [
@@ -192,7 +197,6 @@ def write_report_files(out: Path, data: dict[str, Any]) -> list[Path]:
         program = Program(row["area"], row["target"], tuple(row["statements"]))
         notes = {row["statement"]: f"A: {row['a']} | B: {row['b']}"} if row.get("found") else {}
         lines += ["```python", program.repro(data["against"], notes), "```", ""]
-    page = out / f"{stem}.md"
     page.write_text("\n".join(lines), encoding="utf-8")
     return [page, areas_csv, classes_csv]
 
@@ -200,7 +204,7 @@ def write_report_files(out: Path, data: dict[str, Any]) -> list[Path]:
 def write_report(out: Path, data: dict[str, Any]) -> list[Path]:
     """``differential_<implementation>.json`` and the files :func:`write_report_files` renders from it."""
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{report_stem(data['against'])}.json"
+    path = report_files(out, data["against"])[0]
     path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     return [path, *write_report_files(out, data)]
 
