@@ -42,7 +42,7 @@ def test_a_perturbed_implementation_is_caught_on_its_class_with_a_short_repro(wr
     pair = Pair("csconform.engine", f"{WRAPPERS}.{wrapper}")
     exploration = explore(area, pair, seed=0, examples=EXAMPLES)
     assert expected in exploration.findings, sorted(map(str, exploration.findings))
-    shrunk = shrink(expected, pair, exploration.findings[expected].first, EXAMPLES, budget_s=1.0)
+    shrunk = shrink(expected, pair, exploration.findings[expected].first, EXAMPLES, shrink_examples=200)
     assert expected in shrunk.run.signatures
     assert len(shrunk.program.source) <= len(exploration.findings[expected].program.source)
     assert len(shrunk.program.source) <= 5, shrunk.program.source  # parameters, optimizer (or scaler), calls
@@ -65,7 +65,7 @@ def test_the_engine_against_itself_shows_no_class(tmp_path: Path, capsys: pytest
 
 def _diff(tmp_path: Path, triage: Path | None, wrapper: str = "scaler_starts_halved") -> tuple[int, dict]:
     arguments = ["diff", "--against", f"{WRAPPERS}.{wrapper}", "--areas", CAUGHT[wrapper][0], "--examples", "15"]
-    arguments += ["--shrink-budget", "0.5", "--out", str(tmp_path), "--quiet"]
+    arguments += ["--shrink-examples", "20", "--out", str(tmp_path), "--quiet"]
     code = main(arguments + (["--triage", str(triage)] if triage else []))
     return code, json.loads((tmp_path / f"differential_{wrapper}.json").read_text())
 
@@ -194,7 +194,7 @@ def test_a_fixed_engine_bug_stays_fixed_until_its_repro_shows_again(
 
 def test_a_class_that_does_not_show_twice_is_flaky_and_fails_the_run() -> None:
     pair = Pair("csconform.engine", f"{WRAPPERS}.halves_only_the_first_scaler")
-    campaign = run_campaign(pair, PROFILES["ci"], areas=["grad_scaler"], seeds=(0,), examples=5, shrink_budget_s=0.2)
+    campaign = run_campaign(pair, PROFILES["ci"], areas=["grad_scaler"], seeds=(0,), examples=5, shrink_examples=20)
     (verdict,) = judge(campaign, None)
     assert verdict.verdict == "flaky" and verdict.fails
     assert verdict.signature == CAUGHT["scaler_starts_halved"][1]
