@@ -28,8 +28,8 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidInputError("an implementation compared with itself has no triage: leave --triage out")
     if args.examples is not None and args.examples < 1:
         raise InvalidInputError(f"--examples must be a positive number, got {args.examples}")
-    if args.shrink_budget is not None and args.shrink_budget < 0:
-        raise InvalidInputError(f"--shrink-budget must be >= 0 seconds, got {args.shrink_budget}")
+    if args.shrink_examples is not None and args.shrink_examples < 0:
+        raise InvalidInputError(f"--shrink-examples must be >= 0, got {args.shrink_examples}")
     if args.jobs < 1:
         raise InvalidInputError(f"--jobs must be at least 1, got {args.jobs}")
     for option, seconds in (("--call-timeout", args.call_timeout), ("--program-timeout", args.program_timeout)):
@@ -71,7 +71,7 @@ def _run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         progress=say,
         scheduler_timeout_s=args.scheduler_timeout,
-        shrink_budget_s=args.shrink_budget,
+        shrink_examples=args.shrink_examples,
         known_repros={entry.signature: entry.repro for entry in (triage.differential if triage else ())},
     )
     data = report_data(campaign, judge(campaign, triage), str(triage_path) if triage_path else None)
@@ -142,10 +142,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="B's triage for the release installed (default: the one in the triage/ folder beside B)",
     )
     parser.add_argument(
-        "--shrink-budget",
-        type=float,
+        "--shrink-examples",
+        type=int,
         default=None,
-        help="seconds of Hypothesis shrinking per class (default: the profile's)",
+        metavar="N",
+        help="programs Hypothesis may run to shrink each class (default: the profile's)",
     )
     parser.add_argument(
         "--call-timeout",

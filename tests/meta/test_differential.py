@@ -1,15 +1,20 @@
-"""The differential fuzzer's judge: a perturbed implementation is caught on the class it breaks, with a
-short repro and a stable signature; an untriaged class, a stale entry and a fixed bug that shows again
-fail ``csconform diff``; a triage of another release or implementation is refused; the engine against
-itself shows nothing.
+"""The differential fuzzer's judge: every planted bug is found by the ci profile; a perturbed
+implementation is caught on the class it breaks, with a short repro and a stable signature, shrunk to
+the same program however loaded the machine is; an untriaged class, a stale entry and a fixed bug that
+shows again fail ``csconform diff``; a triage of another release or implementation is refused; the
+engine against itself shows nothing.
 
-The implementations compared are the engine and wrappers of it that differ in one observable
-(tests/meta/differential_wrappers); example counts are small, so the whole module takes seconds.
+The implementations compared are the engine and wrappers of it that differ in one place
+(tests/meta/differential_wrappers); explorations stop at the class they look for, or run few examples,
+so the whole module takes seconds.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 
@@ -24,35 +29,102 @@ from csconform.testing.differential.verdicts import judge
 from csconform.triage import load_triage
 
 WRAPPERS = "tests.meta.differential_wrappers"
-EXAMPLES = 100
-CAUGHT = {
-    # wrapper: (area, the class it must produce)
-    "scaler_starts_halved": ("grad_scaler", Signature("grad_scaler", "GradScaler.__init__", "scaler.scale", "value")),
-    "sgd_ignores_weight_decay": ("optimizer", Signature("optimizer", "SGD.step", "weights", "value")),
-    "quantize_loses_nan_payloads": (
-        "precision",
-        Signature("precision", "precision.quantize", "result", "nan payload"),
+CI = PROFILES["ci"]
+PLANTED = {
+    # the planted bug (a module of tests/meta/differential_wrappers): the class it must show
+    "scaler_starts_halved": Signature("grad_scaler", "GradScaler.__init__", "scaler.scale", "value"),
+    "scaler_keeps_counting_after_an_overflow": Signature("grad_scaler", "GradScaler.update", "scaler.state", "value"),
+    "scaler_unscales_twice": Signature(
+        "grad_scaler", "GradScaler.update", "result", "A returns, B refuses (GradScalerUsageError)"
+    ),
+    "warmup_counts_steps_from_one": Signature("lr_schedule", "InverseSquareRootDecayLR.__call__", "result", "value"),
+    "milestone_applied_a_step_late": Signature("lr_schedule", "MultiStepLR.__call__", "result", "value"),
+    "sgd_ignores_weight_decay": Signature("optimizer", "SGD.step", "weights", "value"),
+    "adamw_decays_like_adam": Signature("optimizer", "AdamW.step", "weights", "value"),
+    "adam_bias_correction_a_step_ahead": Signature("optimizer", "Adam.step", "weights", "value"),
+    "quantize_loses_nan_payloads": Signature("precision", "precision.quantize", "result", "nan payload"),
+    "bfloat16_rounds_by_truncation": Signature("precision", "precision.quantize", "result", "value"),
+    "float16_flushes_subnormals": Signature("precision", "precision.quantize", "result", "value"),
+    "shuffle_repeats_every_epoch": Signature("data", "DatasetIterator.__next__", "result", "value"),
+    "batch_keeps_the_short_last_batch": Signature(
+        "data", "DatasetIterator.__next__", "result", "A stops iteration, B returns"
+    ),
+    "checkpoint_loads_tuples_as_lists": Signature("checkpoint", "checkpoint.load", "result", "type"),
+    "scaler_restore_restarts_its_counters": Signature(
+        "checkpoint", "GradScaler.load_state_dict", "scaler.state", "value"
     ),
 }
 
 
-@pytest.mark.parametrize("wrapper", sorted(CAUGHT))
+def test_every_area_has_at_least_two_planted_bugs() -> None:
+    per_area = {area: sum(s.area == area for s in PLANTED.values()) for area in CI.examples}
+    assert min(per_area.values()) >= 2, per_area
+
+
+@pytest.mark.parametrize("bug", sorted(PLANTED))
+def test_every_planted_bug_is_found_by_the_ci_profile_with_each_of_its_seeds(bug: str) -> None:
+    """The area explored as the ci profile explores it (its examples, each of its seeds), stopped at the
+    first program that shows the bug's class: the programs before it are the ones ci runs."""
+    expected = PLANTED[bug]
+    pair = Pair("csconform.engine", f"{WRAPPERS}.{bug}")
+    for seed in CI.seeds:
+        exploration = explore(expected.area, pair, seed, CI.examples[expected.area], until=expected)
+        assert expected in exploration.findings, (seed, sorted(map(str, exploration.findings)))
+        assert exploration.findings[expected].first.example < CI.examples[expected.area]
+
+
+EXAMPLES = 100
+SHRUNK = ("scaler_starts_halved", "sgd_ignores_weight_decay", "quantize_loses_nan_payloads")
+
+
+@pytest.mark.parametrize("wrapper", SHRUNK)
 def test_a_perturbed_implementation_is_caught_on_its_class_with_a_short_repro(wrapper: str) -> None:
-    area, expected = CAUGHT[wrapper]
+    expected = PLANTED[wrapper]
     pair = Pair("csconform.engine", f"{WRAPPERS}.{wrapper}")
-    exploration = explore(area, pair, seed=0, examples=EXAMPLES)
+    exploration = explore(expected.area, pair, seed=0, examples=EXAMPLES)
     assert expected in exploration.findings, sorted(map(str, exploration.findings))
-    shrunk = shrink(expected, pair, exploration.findings[expected].first, EXAMPLES, budget_s=1.0)
+    shrunk = shrink(expected, pair, exploration.findings[expected].first, EXAMPLES, CI.shrink_examples)
     assert expected in shrunk.run.signatures
     assert len(shrunk.program.source) <= len(exploration.findings[expected].program.source)
     assert len(shrunk.program.source) <= 5, shrunk.program.source  # parameters, optimizer (or scaler), calls
 
 
+@contextmanager
+def _a_busy_interpreter() -> Iterator[None]:
+    """Another thread computing all along: every program the shrink runs takes longer."""
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            sum(range(1000))
+
+    thread = threading.Thread(target=spin)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def test_a_class_shrinks_to_the_same_program_however_loaded_the_machine_is() -> None:
+    """The shrinking budget counts programs, not seconds: a second shrink of the class, slowed down by
+    another thread, with a budget that ends Hypothesis' shrinking early, gives the same program."""
+    expected = PLANTED["shuffle_repeats_every_epoch"]
+    pair = Pair("csconform.engine", f"{WRAPPERS}.shuffle_repeats_every_epoch")
+    first = explore("data", pair, 0, CI.examples["data"], until=expected).findings[expected].first
+    quiet = shrink(expected, pair, first, CI.examples["data"], shrink_examples=10)
+    with _a_busy_interpreter():
+        loaded = shrink(expected, pair, first, CI.examples["data"], shrink_examples=10)
+    assert loaded.program == quiet.program
+    assert expected in loaded.run.signatures
+
+
 def test_the_signature_is_the_same_with_every_seed() -> None:
-    area, expected = CAUGHT["sgd_ignores_weight_decay"]
+    expected = PLANTED["sgd_ignores_weight_decay"]
     pair = Pair("csconform.engine", f"{WRAPPERS}.sgd_ignores_weight_decay")
     for seed in (1, 2):
-        assert expected in explore(area, pair, seed=seed, examples=EXAMPLES).findings
+        assert expected in explore(expected.area, pair, seed=seed, examples=EXAMPLES).findings
 
 
 def test_the_engine_against_itself_shows_no_class(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -64,8 +136,8 @@ def test_the_engine_against_itself_shows_no_class(tmp_path: Path, capsys: pytest
 
 
 def _diff(tmp_path: Path, triage: Path | None, wrapper: str = "scaler_starts_halved") -> tuple[int, dict]:
-    arguments = ["diff", "--against", f"{WRAPPERS}.{wrapper}", "--areas", CAUGHT[wrapper][0], "--examples", "15"]
-    arguments += ["--shrink-budget", "0.5", "--out", str(tmp_path), "--quiet"]
+    arguments = ["diff", "--against", f"{WRAPPERS}.{wrapper}", "--areas", PLANTED[wrapper].area, "--examples", "15"]
+    arguments += ["--shrink-examples", "20", "--out", str(tmp_path), "--quiet"]
     code = main(arguments + (["--triage", str(triage)] if triage else []))
     return code, json.loads((tmp_path / f"differential_{wrapper}.json").read_text())
 
@@ -103,7 +175,7 @@ def test_an_untriaged_class_fails_the_run(untriaged: tuple[int, dict]) -> None:
     code, report = untriaged
     assert code == 1 and not report["passed"]
     rows = {row["signature"]: row for row in report["classes"]}
-    expected = str(CAUGHT["scaler_starts_halved"][1])
+    expected = str(PLANTED["scaler_starts_halved"])
     assert rows[expected]["verdict"] == "untriaged"
     assert rows[expected]["note"] == "no triage file for this release"
 
@@ -113,7 +185,7 @@ def test_the_console_shows_what_each_side_returned_for_a_failing_class(
 ) -> None:
     code, report = _diff(tmp_path, None)
     out = capsys.readouterr().out
-    row = next(row for row in report["classes"] if row["signature"] == str(CAUGHT["scaler_starts_halved"][1]))
+    row = next(row for row in report["classes"] if row["signature"] == str(PLANTED["scaler_starts_halved"]))
     assert code == 1
     assert f"  A: {row['a']}\n  B: {row['b']}" in out
 
@@ -174,7 +246,7 @@ def test_a_fixed_engine_bug_stays_fixed_until_its_repro_shows_again(
     tmp_path: Path, untriaged: tuple[int, dict]
 ) -> None:
     _code, first = untriaged
-    expected = str(CAUGHT["scaler_starts_halved"][1])
+    expected = str(PLANTED["scaler_starts_halved"])
     (row,) = [row for row in first["classes"] if row["signature"] == expected]
     harmless = {
         **_entry(row, "our-bug"),
@@ -194,7 +266,7 @@ def test_a_fixed_engine_bug_stays_fixed_until_its_repro_shows_again(
 
 def test_a_class_that_does_not_show_twice_is_flaky_and_fails_the_run() -> None:
     pair = Pair("csconform.engine", f"{WRAPPERS}.halves_only_the_first_scaler")
-    campaign = run_campaign(pair, PROFILES["ci"], areas=["grad_scaler"], seeds=(0,), examples=5, shrink_budget_s=0.2)
+    campaign = run_campaign(pair, PROFILES["ci"], areas=["grad_scaler"], seeds=(0,), examples=5, shrink_examples=20)
     (verdict,) = judge(campaign, None)
     assert verdict.verdict == "flaky" and verdict.fails
-    assert verdict.signature == CAUGHT["scaler_starts_halved"][1]
+    assert verdict.signature == PLANTED["scaler_starts_halved"]

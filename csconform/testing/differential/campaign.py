@@ -8,8 +8,9 @@ example), so the result does not depend on how the tasks were spread. A class it
 explains keeps the repro the entry stores, when that still shows it: only new classes are shrunk.
 
 Profiles fix the budget: ``ci`` is bounded and derandomized (fixed seeds, a few thousand examples in
-all, a few seconds of shrinking per class), ``nightly`` explores ten times as many examples per seed
-over eight seeds. A long campaign gives more seeds (``--seeds 0-999``) to a cluster.
+all, a bounded number of programs to shrink each class with), ``nightly`` explores ten times as many
+examples per seed over eight seeds, and shrinks longer. A long campaign gives more seeds
+(``--seeds 0-999``) to a cluster.
 """
 
 from __future__ import annotations
@@ -45,8 +46,9 @@ class Profile:
     examples: Mapping[str, int]
     """Examples per area and seed."""
     seeds: tuple[int, ...]
-    shrink_budget_s: float
-    """Seconds of Hypothesis shrinking per class (statement-by-statement shrinking follows)."""
+    shrink_examples: int
+    """Programs Hypothesis may run to shrink a class (counted, not timed, so that a repro does not
+    depend on the machine's load; the statement-by-statement pass that follows runs to its end)."""
 
 
 _CI_EXAMPLES = {
@@ -58,8 +60,8 @@ _CI_EXAMPLES = {
     "checkpoint": 150,
 }
 PROFILES = {
-    "ci": Profile("ci", _CI_EXAMPLES, (0, 1), 1.0),
-    "nightly": Profile("nightly", {area: 10 * count for area, count in _CI_EXAMPLES.items()}, tuple(range(8)), 20.0),
+    "ci": Profile("ci", _CI_EXAMPLES, (0, 1), 200),
+    "nightly": Profile("nightly", {area: 10 * count for area, count in _CI_EXAMPLES.items()}, tuple(range(8)), 2000),
 }
 
 
@@ -77,7 +79,7 @@ class ShrinkTask:
     pair: Pair
     first: Occurrence
     examples: int
-    budget_s: float
+    shrink_examples: int
 
 
 def run_explore(task: ExploreTask) -> Exploration:
@@ -87,7 +89,7 @@ def run_explore(task: ExploreTask) -> Exploration:
 def run_shrink(task: ShrinkTask) -> Shrunk | None:
     """The class shrunk, or None when it did not show again (the campaign reports it as flaky)."""
     try:
-        return shrink(task.signature, task.pair, task.first, task.examples, task.budget_s)
+        return shrink(task.signature, task.pair, task.first, task.examples, task.shrink_examples)
     except NotReproduced:
         return None
 
@@ -243,7 +245,7 @@ def run_campaign(
     jobs: int = 1,
     progress: Callable[[str], None] = lambda line: None,
     scheduler_timeout_s: float = 10.0,
-    shrink_budget_s: float | None = None,
+    shrink_examples: int | None = None,
     known_repros: Mapping[Signature, Program] | None = None,
 ) -> Campaign:
     """Explore ``areas`` with the profile's seeds (or ``seeds``), and give every class found a minimal
@@ -274,7 +276,7 @@ def run_campaign(
 
         findings = _merge(campaign, mapped(run_explore, tasks))
         examples_of = {(task.area, task.seed): task.examples for task in tasks}
-        budget_s = profile.shrink_budget_s if shrink_budget_s is None else shrink_budget_s
+        budget = profile.shrink_examples if shrink_examples is None else shrink_examples
         shrink_tasks = []
         for finding in sorted(findings.values(), key=lambda f: f.signature):
             known = _known(finding, (known_repros or {}).get(finding.signature), pair)
@@ -282,7 +284,7 @@ def run_campaign(
                 campaign.classes.append(known)
                 continue
             examples_run = examples_of[(finding.signature.area, finding.first.seed)]
-            shrink_tasks.append(ShrinkTask(finding.signature, pair, finding.first, examples_run, budget_s))
+            shrink_tasks.append(ShrinkTask(finding.signature, pair, finding.first, examples_run, budget))
         for task, shrunk in zip(shrink_tasks, mapped(run_shrink, shrink_tasks), strict=True):
             finding = findings[task.signature]
             if shrunk is None:

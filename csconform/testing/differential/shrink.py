@@ -3,20 +3,24 @@
 Shrinking reruns the area's ``@given`` test with the seed that found the class, with that one class
 as its sole failure. Hypothesis draws the same examples in the same order (the examples before the
 class's first occurrence are drawn but not run), finds the class at the recorded position, and
-shrinks it. A time budget bounds it: once the budget is spent the run stops and keeps the smallest
-program that showed the class so far. Then each statement is dropped in turn, last to first, and
-stays dropped if the class still shows without it: what is left is a program in which every
-statement matters.
+shrinks it. A budget counted in programs bounds it (``shrink_examples``: how many programs Hypothesis
+may run after the first one, never seconds, so that the repro does not depend on the machine's
+load): once it is spent the run stops and keeps the smallest program that showed the class so far.
+Then each statement is dropped in turn, last to first, and stays dropped if the class still shows
+without it; the pass is repeated until one drops nothing (a statement can become droppable once an
+earlier one is gone): what is left is a program in which every statement matters. The same class of
+the same run therefore always shrinks to the same program.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from csconform.errors import CsConformError
-from csconform.testing.differential.areas import get_area
+from csconform.testing.differential.areas import Context, get_area
 from csconform.testing.differential.explore import (
     Occurrence,
     Pair,
@@ -25,7 +29,7 @@ from csconform.testing.differential.explore import (
     implementations,
     run_test,
 )
-from csconform.testing.differential.implementation import Implementation, Workdirs
+from csconform.testing.differential.implementation import Workdirs
 from csconform.testing.differential.lockstep import Difference, LockstepRun, run_lockstep
 from csconform.testing.differential.program import Program
 from csconform.testing.differential.signature import Signature
@@ -44,6 +48,10 @@ class _Stop(BaseException):
     or the class did not show where exploration saw it."""
 
 
+Shows = Callable[[Program], bool]
+"""Whether a program shows the class being shrunk."""
+
+
 @dataclass(frozen=True)
 class Shrunk:
     """A class's minimal program and the lockstep run of it."""
@@ -58,35 +66,29 @@ class Shrunk:
         return next(d for d in self.run.differences if d.signature == self.signature)
 
 
-def _shown(program: Program, signature: Signature, a: Implementation, b: Implementation, workdirs: Workdirs) -> bool:
-    return signature in run_lockstep(program, a, b, workdirs).signatures
-
-
 def _by_hypothesis(
-    signature: Signature, a: Implementation, b: Implementation, first: Occurrence, examples: int, budget_s: float
+    signature: Signature, context: Context, shows: Shows, first: Occurrence, examples: int, shrink_examples: int
 ) -> Program:
-    started = time.perf_counter()
     drawn = [0]
     smallest: list[Program] = []
-    with Workdirs() as workdirs:
 
-        def body(program: Program) -> None:
-            index = drawn[0]
-            drawn[0] += 1
-            if index < first.example:
-                return  # drawn as exploration drew it; it did not show the class
-            if smallest and time.perf_counter() - started > budget_s:
-                raise _Stop
-            if _shown(program, signature, a, b, workdirs):
-                smallest.append(program)  # each one Hypothesis keeps is smaller than the one before
-                raise _Reproduced
-            if index == first.example:
-                raise _Stop
+    def body(program: Program) -> None:
+        index = drawn[0]
+        drawn[0] += 1
+        if index < first.example:
+            return  # drawn as exploration drew it; it did not show the class
+        if smallest and index - first.example > shrink_examples:
+            raise _Stop  # the budget is spent
+        if shows(program):
+            smallest.append(program)  # each one Hypothesis keeps is smaller than the one before
+            raise _Reproduced
+        if index == first.example:
+            raise _Stop
 
-        area = get_area(signature.area)
-        test = hypothesis_test(area, context_of(a, b), first.seed, max(examples, first.example + 1), body, shrink=True)
-        with contextlib.suppress(_Reproduced, _Stop):
-            run_test(test)
+    area = get_area(signature.area)
+    test = hypothesis_test(area, context, first.seed, max(examples, first.example + 1), body, shrink=True)
+    with contextlib.suppress(_Reproduced, _Stop):
+        run_test(test)
     if not smallest:
         raise NotReproduced(
             f"class {signature} did not show again at example {first.example} of seed {first.seed}: "
@@ -95,24 +97,37 @@ def _by_hypothesis(
     return smallest[-1]
 
 
-def _by_statements(program: Program, signature: Signature, a: Implementation, b: Implementation) -> Program:
-    with Workdirs() as workdirs:
-        index = len(program.source) - 1
-        while index >= 0:
-            shorter = Program(program.area, program.target, program.source[:index] + program.source[index + 1 :])
-            if shorter.source and _shown(shorter, signature, a, b, workdirs):
-                program = shorter
-            index -= 1
+def drop_statements(program: Program, shows: Shows) -> Program:
+    """``program`` with every statement dropped that the class does not need: passes last to first,
+    repeated until one drops nothing."""
+    while True:
+        shorter = _statement_pass(program, shows)
+        if shorter == program:
+            return program
+        program = shorter
+
+
+def _statement_pass(program: Program, shows: Shows) -> Program:
+    for index in reversed(range(len(program.source))):
+        shorter = Program(program.area, program.target, program.source[:index] + program.source[index + 1 :])
+        if shorter.source and shows(shorter):
+            program = shorter
     return program
 
 
-def shrink(signature: Signature, pair: Pair, first: Occurrence, examples: int, budget_s: float) -> Shrunk:
+def shrink(signature: Signature, pair: Pair, first: Occurrence, examples: int, shrink_examples: int) -> Shrunk:
     """The smallest program found that still shows ``signature`` (see the module docstring); NotReproduced
-    when the class does not show again."""
+    when the class does not show again. ``examples`` is the number of examples exploration ran with
+    ``first.seed`` (Hypothesis draws them the same way only with the same count)."""
     a, b = implementations(pair)
     started = time.perf_counter()
-    program = _by_statements(_by_hypothesis(signature, a, b, first, examples, budget_s), signature, a, b)
     with Workdirs() as workdirs:
+
+        def shows(program: Program) -> bool:
+            return signature in run_lockstep(program, a, b, workdirs).signatures
+
+        found = _by_hypothesis(signature, context_of(a, b), shows, first, examples, shrink_examples)
+        program = drop_statements(found, shows)
         run = run_lockstep(program, a, b, workdirs)
     if signature not in run.signatures:
         raise NotReproduced(f"the minimal program of class {signature} does not show it when run again")

@@ -42,7 +42,7 @@ def _outcome(campaign) -> tuple:  # type: ignore[no-untyped-def]
 
 def test_a_campaign_on_a_two_worker_dask_cluster_matches_the_local_one() -> None:
     distributed = pytest.importorskip("distributed")
-    arguments = {"areas": ["grad_scaler", "precision"], "seeds": (0, 1), "examples": 12, "shrink_budget_s": 0.2}
+    arguments = {"areas": ["grad_scaler", "precision"], "seeds": (0, 1), "examples": 12, "shrink_examples": 20}
     local = run_campaign(HALVED, PROFILES["ci"], **arguments)
     assert local.classes, "the wrapper must show some class"
     with distributed.LocalCluster(
@@ -79,6 +79,7 @@ def test_an_unreachable_scheduler_is_a_clear_error(capsys: pytest.CaptureFixture
         (["--areas", "scaling"], "unknown areas ['scaling']"),
         (["--examples", "0"], "--examples must be a positive number"),
         (["--jobs", "0"], "--jobs must be at least 1"),
+        (["--shrink-examples", "-1"], "--shrink-examples must be >= 0"),
         (["--triage", "x.yaml"], "compared with itself has no triage"),
     ],
 )

@@ -22,7 +22,7 @@ HALVED = Pair("csconform.engine", "tests.meta.differential_wrappers.scaler_start
 @pytest.fixture(scope="module")
 def data() -> dict:
     campaign = run_campaign(
-        HALVED, PROFILES["ci"], areas=["grad_scaler", "data"], seeds=(0,), examples=10, shrink_budget_s=0.2
+        HALVED, PROFILES["ci"], areas=["grad_scaler", "data"], seeds=(0,), examples=10, shrink_examples=20
     )
     return report_data(campaign, judge(campaign, None), None)
 

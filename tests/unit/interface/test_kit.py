@@ -177,6 +177,12 @@ def test_a_batch_stacks_elements_component_by_component():
     assert features.tolist() == [[1, 2], [3, 4]] and labels is None and extra["mask"].tolist() == [0, 1]
 
 
+def test_a_batch_of_elements_of_different_shapes_is_refused_naming_them():
+    with pytest.raises(InvalidInputError, match=r"\(1, 2\)") as refused:
+        stack([np.zeros((2, 2)), np.zeros((1, 2))])
+    assert "(2, 2)" in str(refused.value)
+
+
 class Run(runs.Runner):
     def prepare(self) -> None:
         self.prepared_with = (self.model, self.mode)
