@@ -157,7 +157,7 @@ def test_a_classifier_without_its_size_is_refused_naming_the_key():
 
 def test_a_negative_pad_token_id_is_refused():
     error = refusal(model_from_zoo_section, {**BERT, "mask_padding_in_positional_embed": True, "pad_token_id": -1})
-    assert_refused(error, ModelConfigError, "pad_token_id", "pad_token_id", f"0..{2**24}", "-1")
+    assert_refused(error, ModelConfigError, "pad_token_id", "pad_token_id", "pad token id", f"0..{2**24}", "-1")
 
 
 def test_the_largest_sizes_are_read():
