@@ -321,7 +321,10 @@ def test_each_run_is_predicted_by_the_fit_that_left_out_its_group() -> None:
     by_configuration = {h.run_id: h.log_ratio for h in validation.held_out if h.grouping == "configuration"}
     assert set(by_configuration) == {run.id for run in data if run.model.name != "bert_base"}
     (reason,) = [r for (g, label), r in validation.unfitted.items() if g == "configuration"]
-    assert reason == "need more than 5 measured runs to fit 5 figures"
+    left = [run for run in data if run.model.name != "bert_base"]
+    with pytest.raises(InvalidInputError) as too_few:  # worded in test_the_fit_needs_more_runs_than_figures
+        fit(left)
+    assert reason == str(too_few.value)  # the fold is named with the fit's own refusal
     for run_id in odd:
         assert by_configuration[run_id] == pytest.approx(math.log(0.5), abs=1e-5)
     others = [ratio for run_id, ratio in by_configuration.items() if run_id not in odd]

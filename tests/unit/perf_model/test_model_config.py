@@ -6,10 +6,12 @@ import json
 
 import pytest
 import yaml
+from model_refusals import assert_refused, refusal
 
 from csconform.errors import InvalidInputError, ModelConfigError
 from csconform.perf.models.config_file import read_config
 from csconform.perf.models.hf_config import load_model_config, model_from_config
+from csconform.perf.models.hf_families import FAMILIES
 from csconform.perf.models.layer import Layer
 from csconform.perf.models.model_spec import ModelSpec
 from csconform.perf.models.zoo import canonical_name, get_model, zoo_config
@@ -120,9 +122,7 @@ def test_a_model_at_another_sequence_length_keeps_its_name_and_source():
         model.at_seq_len(513)
     assert info.value.source == "gptj.json" and str(info.value).startswith("gptj.json: ")
     described = ModelSpec("x", (Layer("dense", 4, 4),), None, 8, 20.0, "test")
-    with pytest.raises(ModelConfigError) as refused:
-        described.at_seq_len(4)
-    assert str(refused.value) == "seq_len applies to models built from a config; build the layers at that length"
+    assert_refused(refusal(described.at_seq_len, 4), ModelConfigError, None, "seq_len", "config")
 
 
 def test_spellings_must_agree_and_optional_fields_take_hugging_face_defaults():
@@ -140,15 +140,10 @@ def test_spellings_must_agree_and_optional_fields_take_hugging_face_defaults():
 def test_our_own_families_and_the_csconform_block():
     mlp = model_from_config({"model_type": "mlp", "layer_widths": [784, 500, 500, 10]})
     assert mlp.params == 648_010 and mlp.seq_len is None
-    with pytest.raises(ModelConfigError) as too_few:
-        model_from_config({"model_type": "mlp", "layer_widths": [784]}, source="mlp.json")
-    assert (too_few.value.message, too_few.value.key) == (
-        "field layer_widths needs at least an input and an output width",
-        "layer_widths",
-    )
-    with pytest.raises(ModelConfigError) as sequence:
-        model_from_config({"model_type": "mlp", "layer_widths": [2, 2]}, seq_len=4, source="mlp.json")
-    assert (str(sequence.value), sequence.value.key) == ("mlp.json: an mlp has no sequence length to set", None)
+    too_few = refusal(model_from_config, {"model_type": "mlp", "layer_widths": [784]}, source="mlp.json")
+    assert_refused(too_few, ModelConfigError, "layer_widths", "layer_widths", source="mlp.json")
+    sequence = refusal(model_from_config, {"model_type": "mlp", "layer_widths": [2, 2]}, seq_len=4, source="mlp.json")
+    assert_refused(sequence, ModelConfigError, None, "mlp", "sequence length", source="mlp.json")
     resnet = zoo_config("resnet50")
     assert model_from_config(resnet).params == 25_557_032
     with pytest.raises(InvalidInputError, match="layer_type"):
@@ -174,33 +169,16 @@ def test_a_model_type_that_is_not_text_is_refused_naming_the_field(model_type: o
     assert "config.json" in str(error.value)
 
 
-@pytest.mark.parametrize(
-    ("widths", "message"),
-    [
-        (None, "missing field layer_widths"),
-        ([], "field layer_widths must be a non-empty list of integers in 1..4194304"),
-        (5, "field layer_widths must be a non-empty list of integers in 1..4194304"),
-        ("784,10", "field layer_widths must be a non-empty list of integers in 1..4194304"),
-        ([2] * 2049, "field layer_widths must be a non-empty list of integers in 1..4194304"),
-    ],
-)
-def test_an_mlp_s_layer_widths_are_a_list_of_at_most_max_layers_widths(widths, message):
+@pytest.mark.parametrize("widths", [None, [], 5, "784,10", [2] * 2049])
+def test_an_mlp_s_layer_widths_are_a_list_of_at_most_max_layers_widths(widths):
     config = {"model_type": "mlp"} if widths is None else {"model_type": "mlp", "layer_widths": widths}
-    with pytest.raises(ModelConfigError) as info:
-        model_from_config(config, source="mlp.json")
-    assert (info.value.key, info.value.message) == ("layer_widths", message)
+    error = refusal(model_from_config, config, source="mlp.json")
+    words = () if widths is None else ("1..4194304",)  # the range of widths a list must keep to
+    assert_refused(error, ModelConfigError, "layer_widths", "layer_widths", *words, source="mlp.json")
     assert len(model_from_config({"model_type": "mlp", "layer_widths": [2] * 2048}).layers) == 2047
 
 
 def test_a_missing_or_non_string_model_type_is_refused_listing_the_families():
-    from csconform.perf.models.hf_families import FAMILIES
-
-    known = ", ".join(FAMILIES)
-    for config, message in (
-        ({}, f"missing field model_type (one of {known})"),
-        ({"model_type": ["gpt2"]}, f"field model_type must be a string (one of {known}), got ['gpt2']"),
-    ):
-        with pytest.raises(ModelConfigError) as info:
-            model_from_config(config, source="config.json")
-        assert (info.value.key, info.value.message) == ("model_type", message)
-        assert str(info.value) == f"config.json: {message}"
+    for config, given in (({}, ()), ({"model_type": ["gpt2"]}, ("['gpt2']",))):
+        error = refusal(model_from_config, config, source="config.json")
+        assert_refused(error, ModelConfigError, "model_type", "model_type", *given, *FAMILIES, source="config.json")

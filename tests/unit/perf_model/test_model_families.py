@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
+from model_refusals import assert_refused, refusal
 
 from csconform.cli import main as cli_main
 from csconform.errors import (
@@ -207,13 +208,8 @@ def test_an_encoder_decoder_model_is_refused_saying_so(tmp_path, capsys):
     with pytest.raises(UnsupportedModelError, match="encoder-decoder") as info:
         load_model_config(DATA / "t5-small.json")
     assert info.value.key == "model_type" and "t5-small.json" in str(info.value)
-    with pytest.raises(UnsupportedModelError) as declared:
-        model_from_config({"model_type": "my_seq2seq", "is_encoder_decoder": True})
-    assert str(declared.value) == (
-        "model_type 'my_seq2seq' is an encoder-decoder model, which csconform does not model: its encoder and "
-        "decoder run over inputs and targets of different lengths with cross-attention between them; plan "
-        "decoder-only or encoder-only models"
-    )
+    declared = refusal(model_from_config, {"model_type": "my_seq2seq", "is_encoder_decoder": True})
+    assert_refused(declared, UnsupportedModelError, "model_type", "model_type", "'my_seq2seq'", "encoder-decoder")
     assert cli_main(["plan", "--model-config", str(DATA / "t5-small.json")]) == 2
     err = capsys.readouterr().err
     assert "encoder-decoder" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
