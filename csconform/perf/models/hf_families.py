@@ -136,6 +136,8 @@ class Shape:
     vocab: int
     positions: int
     tokens: int
+    heads_key: str
+    """The spelling that holds the number of heads (a refusal about the heads names it)."""
 
     def transformer(self, attention: Attention, mlp: MLP, **choices: Any) -> Transformer:
         """The transformer of these sizes, with the family's attention, MLP and other choices."""
@@ -155,7 +157,8 @@ def shape(f: Fields, sizes: SizeFields, seq_len: int | None) -> Shape:
     if sizes.positions_limit and tokens > longest:
         spelled = next((n for n in sizes.positions if f.config.get(n) is not None), sizes.positions[0])
         raise f.error(f"seq_len {tokens} is longer than the config's {f.key(spelled)} ({longest})", spelled)
-    return Shape(n_layers, n_width, n_heads, vocab, longest, tokens)
+    heads_key = f.present(sizes.heads)[0][0]  # heads are required, so one spelling holds them
+    return Shape(n_layers, n_width, n_heads, vocab, longest, tokens, heads_key)
 
 
 def even_heads(f: Fields, s: Shape) -> int:
@@ -164,7 +167,7 @@ def even_heads(f: Fields, s: Shape) -> int:
         raise f.error(
             f"contradictory fields: the model width ({s.width}) must be a multiple of the number of attention "
             f"heads ({s.heads})",
-            f.present(HEADS)[0][0],  # heads are required, so one spelling holds them
+            s.heads_key,
         )
     return s.width // s.heads
 

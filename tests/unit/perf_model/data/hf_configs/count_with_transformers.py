@@ -27,7 +27,13 @@ EXTRA_CLASSES = {
     "roberta-base": ["RobertaModel"],
 }
 # a variant without architectures is counted as the class csconform reads it as
-READ_AS = {"falcon": "FalconForCausalLM", "bert": "BertForPreTraining", "roberta": "RobertaForMaskedLM"}
+READ_AS = {
+    "falcon": "FalconForCausalLM",
+    "mpt": "MptForCausalLM",
+    "gemma2": "Gemma2ForCausalLM",
+    "bert": "BertForPreTraining",
+    "roberta": "RobertaForMaskedLM",
+}
 RENAMED = {
     "LLaMAForCausalLM": "LlamaForCausalLM",
     "MPTForCausalLM": "MptForCausalLM",  # MosaicML's remote-code class name; transformers' in-library class
