@@ -514,8 +514,9 @@ HOSTILE_IMPLEMENTATIONS = {
     **BROKEN_MODULES,
     "ends_on_import.py": "import os\nos._exit(3)\n",
     "delegates.py": ENGINE_DELEGATE,
-    "lazy.py": ENGINE_DELEGATE.replace("getattr(_engine, name)", "importlib.import_module(f'csconform.engine.{name}')")
-    .replace("import csconform.engine as _engine", "import importlib"),
+    "lazy.py": ENGINE_DELEGATE.replace(
+        "getattr(_engine, name)", "importlib.import_module(f'csconform.engine.{name}')"
+    ).replace("import csconform.engine as _engine", "import importlib"),
     "hangs_in_calls.py": ENGINE_DELEGATE
     + "\n\nimport time\n_engine.optim.lr_scheduler.ConstantLR.__call__ = lambda self, step: time.sleep(3600)\n",
 }

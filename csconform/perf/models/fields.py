@@ -120,6 +120,15 @@ class Fields:
             raise self.error(f"field {self.key(name)} must be one of {known}, got {shown(value)}", name)
         return value
 
+    def string(self, name: str, default: str) -> str:
+        """``name`` when it is a string, ``default`` when absent or null."""
+        value = self.config.get(name)
+        if value is None:
+            return default
+        if not isinstance(value, str):
+            raise self.error(f"field {self.key(name)} must be a string, got {shown(value)}", name)
+        return value
+
     def check_activation(self, name: str) -> None:
         """Refuse an unknown activation (absent and null are fine; the choice changes no count)."""
         value = self.config.get(name)

@@ -15,6 +15,9 @@ table :data:`SIZE_FIELDS` says which, so each family's reader only says what the
                 absent ``num_key_value_heads`` is transformers' default 8 (Qwen2: 32), not one per head
 ``qwen2``       mistral's, with Q, K and V biases (not the output's); the window only when
                 ``use_sliding_window``, from block ``max_window_layers`` on
+``gemma2``      llama's attention and gated MLP (GeGLU) with ``head_dim`` apart from the width (default
+                256), RMSNorm before and after attention and MLP (four per block), sliding-window attention
+                in every other block from block 0 (or as ``layer_types`` says), tied LM head
 ``mixtral``     mistral's attention, a mixture of ``num_local_experts`` (or ``num_experts``) gated MLPs of which
                 ``num_experts_per_tok`` run per token, a router without bias
 ``phi``         phi-1/1.5/2: partial rotary, one LN feeding attention and MLP in parallel, biases
@@ -25,6 +28,9 @@ table :data:`SIZE_FIELDS` says which, so each family's reader only says what the
 ``opt``         learned positions with 2 extra rows, ReLU MLP ``ffn_dim``, ``enable_bias``,
                 ``word_embed_proj_dim`` projections, final LN unless post-LN, tied LM head
 ``bloom``       ALiBi (no position table), LN after the embedding, biased fused QKV, MLP 4d
+``mpt``         ALiBi, fused QKV, MLP 4d, LayerNorms without shift, no biases, tied LM head: what
+                transformers' MptForCausalLM builds whatever ``expansion_ratio``, ``no_bias`` and
+                ``attn_config`` say; MosaicML's own code reads them, so other values are refused
 ``bert``        learned positions and token types, embedding LN, post-LN encoder
 ``roberta``     bert's encoder (its position table has ``max_position_embeddings`` rows)
 ``resnet``      Hugging Face ResNetConfig (bottleneck blocks; a block's shortcut has a projection only
@@ -43,6 +49,7 @@ pooler only; ``*ForSequenceClassification`` the pooler (RoBERTa: its dense layer
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -102,6 +109,15 @@ SIZE_FIELDS: dict[str, SizeFields] = {
     "falcon": FALCON_SIZES,
     "opt": SizeFields(),
     "bloom": replace(FALCON_SIZES, positions=("seq_length",), positions_limit=False),
+    "mpt": SizeFields(
+        positions=("max_seq_len",),
+        width=("d_model", "hidden_size"),
+        layers=("n_layers", "num_hidden_layers"),
+        heads=("n_heads", "num_attention_heads"),
+        positions_default=2048,
+        positions_limit=False,
+    ),
+    "gemma2": SizeFields(),
     "bert": SizeFields(),
     "roberta": SizeFields(),
 }
@@ -120,6 +136,8 @@ class Shape:
     vocab: int
     positions: int
     tokens: int
+    heads_key: str
+    """The spelling that holds the number of heads (a refusal about the heads names it)."""
 
     def transformer(self, attention: Attention, mlp: MLP, **choices: Any) -> Transformer:
         """The transformer of these sizes, with the family's attention, MLP and other choices."""
@@ -139,7 +157,8 @@ def shape(f: Fields, sizes: SizeFields, seq_len: int | None) -> Shape:
     if sizes.positions_limit and tokens > longest:
         spelled = next((n for n in sizes.positions if f.config.get(n) is not None), sizes.positions[0])
         raise f.error(f"seq_len {tokens} is longer than the config's {f.key(spelled)} ({longest})", spelled)
-    return Shape(n_layers, n_width, n_heads, vocab, longest, tokens)
+    heads_key = f.present(sizes.heads)[0][0]  # heads are required, so one spelling holds them
+    return Shape(n_layers, n_width, n_heads, vocab, longest, tokens, heads_key)
 
 
 def even_heads(f: Fields, s: Shape) -> int:
@@ -148,7 +167,7 @@ def even_heads(f: Fields, s: Shape) -> int:
         raise f.error(
             f"contradictory fields: the model width ({s.width}) must be a multiple of the number of attention "
             f"heads ({s.heads})",
-            f.present(HEADS)[0][0],  # heads are required, so one spelling holds them
+            s.heads_key,
         )
     return s.width // s.heads
 
@@ -257,9 +276,9 @@ def _gpt_neox(f: Fields, seq_len: int | None) -> list[Layer]:
     return trunk(t) + decoder_head(f, t, tied_default=False, bias=False)
 
 
-# transformers' MistralConfig and MixtralConfig default num_key_value_heads to 8, Qwen2Config to 32 (not to
-# the number of attention heads, as LlamaConfig and PhiConfig do)
-KV_HEADS_DEFAULT = {"mistral": 8, "mixtral": 8, "qwen2": 32}
+# transformers' MistralConfig and MixtralConfig default num_key_value_heads to 8, Qwen2Config to 32, Gemma2Config
+# to 4 (not to the number of attention heads, as LlamaConfig and PhiConfig do)
+KV_HEADS_DEFAULT = {"mistral": 8, "mixtral": 8, "qwen2": 32, "gemma2": 4}
 
 
 def _llama_like(f: Fields, seq_len: int | None, family: str) -> list[Layer]:
@@ -382,17 +401,108 @@ def _opt(f: Fields, seq_len: int | None) -> list[Layer]:
     return trunk(t) + decoder_head(f, t, tied_default=True, bias=False)
 
 
-def _bloom(f: Fields, seq_len: int | None) -> list[Layer]:
-    sizes = SIZE_FIELDS["bloom"]
+def alibi_shape(f: Fields, family: str, seq_len: int | None) -> Shape:
+    """The sizes of an ALiBi family, noting that its length field is a default, not a limit."""
+    sizes = SIZE_FIELDS[family]
     s = shape(f, sizes, seq_len)
-    stated = "seq_length, the training length" if f.present(sizes.positions) else "no seq_length given"
+    field = sizes.positions[0]
+    stated = f"{field}, the training length" if f.present(sizes.positions) else f"no {field} given"
     f.notes.append(
         f"ALiBi positions: no position table; {s.positions} ({stated}) is the default sequence length, not a limit"
     )
+    return s
+
+
+def _bloom(f: Fields, seq_len: int | None) -> list[Layer]:
+    s = alibi_shape(f, "bloom", seq_len)
     t = s.transformer(
         multi_head(f, s, True, True),
         MLP(4 * s.width, gated=False, bias=True),  # BloomMLP is always 4d wide
         embedding_norm=True,
+    )
+    return trunk(t) + decoder_head(f, t, tied_default=True, bias=False)
+
+
+MPT_AS_BUILT = {  # field -> (the value transformers' MptForCausalLM builds whatever the config says, what that is)
+    "expansion_ratio": (4, "an MLP 4 x d_model wide"),
+    "no_bias": (True, "no biases"),
+    "attn_config.alibi": (True, "ALiBi positions"),
+    "attn_config.attn_type": ("multihead_attention", "one key/value head per attention head"),
+    "attn_config.qk_ln": (False, "no query/key LayerNorm"),
+    "ffn_config.ffn_type": ("mptmlp", "a GELU MLP (mptmlp)"),
+}
+
+
+def _mpt(f: Fields, seq_len: int | None) -> list[Layer]:
+    """MPT as transformers' MptForCausalLM builds it, where MosaicML's own code (the hub config's ``auto_map``)
+    builds the same model; a field on which the two would differ is refused, naming it."""
+    s = alibi_shape(f, "mpt", seq_len)
+    attention = Fields(f.config.get("attn_config") or {}, f.source, prefix="attn_config.")
+    ffn = Fields(f.config.get("ffn_config") or {}, f.source, prefix="ffn_config.")
+    f.check_flag("learned_pos_emb")  # MosaicML's code reads it only without ALiBi, which is refused below
+    stated = {
+        "expansion_ratio": f.integer("MLP expansion ratio", ("expansion_ratio",), default=4, limit=MAX_WIDTH),
+        "no_bias": f.flag("no_bias", True),
+        "attn_config.alibi": attention.flag("alibi", True),
+        "attn_config.attn_type": attention.string("attn_type", "multihead_attention"),
+        "attn_config.qk_ln": attention.flag("qk_ln", False),
+        "ffn_config.ffn_type": ffn.string("ffn_type", "mptmlp"),
+    }
+    for key, value in stated.items():
+        built, what = MPT_AS_BUILT[key]
+        if value != built:
+            raise f.error(
+                f"field {key}: {json.dumps(value)} is not modelled: transformers' MptForCausalLM builds {what} "
+                "whatever it says, MosaicML's own code builds what it says, and the two counts differ; csconform "
+                f"plans MPT where both agree ({key} {json.dumps(built)})",
+                key,
+                UnsupportedModelError,
+            )
+    t = s.transformer(multi_head(f, s, False, False), MLP(4 * s.width, gated=False, bias=False), norm_bias=False)
+    return trunk(t) + decoder_head(f, t, tied_default=True, bias=False)
+
+
+GEMMA2_HEAD_DIM = 256
+"""Gemma2Config's head width when the config gives none (not hidden_size / heads)."""
+GEMMA2_LAYER_TYPES = ("sliding_attention", "full_attention")
+
+
+def _gemma2(f: Fields, seq_len: int | None) -> list[Layer]:
+    """Gemma 2: grouped-query attention of ``head_dim``-wide heads, a GeGLU MLP, RMSNorm before and after each,
+    sliding-window attention in every other block (or as ``layer_types`` says)."""
+    s = shape(f, SIZE_FIELDS["gemma2"], seq_len)
+    f.check_activation("hidden_activation")  # what Gemma2Config reads; the hub's files also carry hidden_act
+    f.check_activation("hidden_act")
+    if not f.present(("head_dim",)):
+        f.notes.append(f"head_dim absent: transformers' default {GEMMA2_HEAD_DIM} (not hidden_size / heads)")
+    dim = f.integer("head dimension", ("head_dim",), default=GEMMA2_HEAD_DIM, limit=MAX_WIDTH)
+    groups = kv_heads(f, s.heads, default=KV_HEADS_DEFAULT["gemma2"])
+    bias = f.flag("attention_bias", False)
+    window = f.integer(
+        "sliding window",
+        ("sliding_window",),
+        default=4096 if "sliding_window" not in f.config else 0,
+        limit=MAX_SEQUENCE,
+    )
+    types = f.strings("layer_types")
+    if types and (len(types) != s.layers or any(kind not in GEMMA2_LAYER_TYPES for kind in types)):
+        raise f.error(
+            f"field layer_types must list one of {', '.join(GEMMA2_LAYER_TYPES)} for each of the {s.layers} blocks, "
+            f"got {shown(types)}",
+            "layer_types",
+        )
+    windowed = tuple(i for i in range(s.layers) if (types[i] == "sliding_attention" if types else i % 2 == 0))
+    if window:
+        source = "layer_types" if types else "every other block from block 0, transformers' default"
+        f.notes.append(
+            f"sliding-window attention: each query attends to at most {window} keys in {len(windowed)} of the "
+            f"{s.layers} blocks ({source})"
+        )
+    t = s.transformer(
+        Attention(s.heads, groups, dim, bias, bias, window=window, windowed_layers=windowed),
+        MLP(f.integer("MLP width", ("intermediate_size",), limit=4 * MAX_WIDTH), gated=True, bias=False),
+        norm="rms",
+        post_norms=True,
     )
     return trunk(t) + decoder_head(f, t, tied_default=True, bias=False)
 
@@ -516,6 +626,8 @@ FAMILIES: dict[str, Callable[[Fields, int | None], list[Layer]]] = {
     "falcon": _falcon,
     "opt": _opt,
     "bloom": _bloom,
+    "mpt": _mpt,
+    "gemma2": _gemma2,
     "bert": functools.partial(_encoder, family="bert"),
     "roberta": functools.partial(_encoder, family="roberta"),
     "resnet": _resnet,

@@ -4,8 +4,9 @@ Hugging Face configs (:mod:`csconform.perf.models.hf_config`) and Model Zoo ``mo
 (:mod:`csconform.perf.models.zoo_section`) spell a transformer differently but describe the same few
 choices: how tokens and positions are embedded, the attention (heads, key/value heads, head width,
 biases, a sliding window), the MLP (width, gated or not, biases, a mixture of experts), the norms
-(LayerNorm, RMSNorm; one per block when attention and MLP run in parallel from it, two otherwise)
-and what sits on top (a language-model head, tied to the token embedding or not; BERT's heads).
+(LayerNorm, RMSNorm; one per block when attention and MLP run in parallel from it, two otherwise, four
+when their outputs are normed too) and what sits on top (a language-model head, tied to the token
+embedding or not; BERT's heads).
 :class:`Transformer` holds those choices; :func:`trunk` and the head builders turn them into
 :class:`~csconform.perf.models.layer.Layer` records, one group (pipeline stage) per block.
 
@@ -74,6 +75,8 @@ class Transformer:
     embedding_width: int = 0
     """Width of the token embedding when it differs from the model's (OPT-350m projects in and out)."""
     final_norm: bool = True
+    post_norms: bool = False
+    """A norm on the attention's and on the MLP's output too, before each residual add (Gemma 2: four per block)."""
 
 
 def trunk(t: Transformer) -> list[Layer]:
@@ -170,6 +173,8 @@ def _block(t: Transformer, index: int) -> list[Layer]:
             _norm(t, a.head_dim, n * a.heads, f"{g}.q_norm", g),
             _norm(t, a.head_dim, n * a.kv_heads, f"{g}.k_norm", g),
         ]
+    if t.post_norms:
+        layers.append(_norm(t, d, n, f"{g}.attn_out_ln", g))
     if t.block_norms == 2:
         layers.append(_norm(t, d, n, f"{g}.ln2", g))
     up = 2 * m.width if m.gated else m.width
@@ -178,8 +183,11 @@ def _block(t: Transformer, index: int) -> list[Layer]:
         layers += _ffn(f"{g}.experts", d, up, m, n, m.experts, m.experts_per_token)
         if m.shared_experts:
             layers += _ffn(f"{g}.shared_experts", d, up, m, n, m.shared_experts, m.shared_experts)
-        return layers
-    return layers + _ffn(g, d, up, m, n, 1, 1)
+    else:
+        layers += _ffn(g, d, up, m, n, 1, 1)
+    if t.post_norms:
+        layers.append(_norm(t, d, n, f"{g}.mlp_out_ln", g))
+    return layers
 
 
 def _ffn(prefix: str, d: int, up: int, m: MLP, tokens: int, experts: int, per_token: int) -> list[Layer]:

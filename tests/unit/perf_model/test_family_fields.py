@@ -101,6 +101,26 @@ NOTES = {
     "roberta-sequence-classifier": (
         "heads counted (*ForSequenceClassification): a pooler-sized dense layer and a classifier",
     ),
+    "mpt-defaults": (
+        "ALiBi positions: no position table; 2048 (no max_seq_len given) is the default sequence length, not a limit",
+        TIED,
+    ),
+    "mpt-untied-stated": (
+        "ALiBi positions: no position table; 64 (max_seq_len, the training length) is the default sequence length, "
+        "not a limit",
+        UNTIED,
+    ),
+    "gemma2-defaults": (
+        "head_dim absent: transformers' default 256 (not hidden_size / heads)",
+        "num_key_value_heads absent: transformers' default 4 key/value heads",
+        "sliding-window attention: each query attends to at most 4096 keys in 2 of the 3 blocks (every other block "
+        "from block 0, transformers' default)",
+        TIED,
+    ),
+    "gemma2-biased-layer-types": (
+        "sliding-window attention: each query attends to at most 16 keys in 2 of the 3 blocks (layer_types)",
+        UNTIED,
+    ),
 }
 
 
@@ -131,6 +151,7 @@ SPELLINGS = [
     ("gpt2-n_inner-untied", {"n_positions": "max_position_embeddings"}),
     ("gptj-n_inner", {"n_positions": "max_position_embeddings", "n_embd": "hidden_size"}),
     ("mixtral-num_experts", {"num_experts": "num_local_experts"}),
+    ("mpt-defaults", {"d_model": "hidden_size", "n_layers": "num_hidden_layers", "n_heads": "num_attention_heads"}),
 ]
 
 
@@ -395,6 +416,121 @@ REFUSED = [
         ModelConfigError,
         "num_key_value_heads",
         ("num_key_value_heads", "8", "4"),
+    ),
+    (
+        "mpt-defaults",
+        {"n_heads": 5},
+        "contradictory fields: the model width (64) must be a multiple of the number of attention heads (5)",
+        "n_heads",
+    ),
+    ("mpt-defaults", {"no_bias": "yes"}, "field no_bias must be true or false, got 'yes'", "no_bias"),
+    ("mpt-defaults", {"learned_pos_emb": 1}, "field learned_pos_emb must be true or false, got 1", "learned_pos_emb"),
+    (
+        "mpt-defaults",
+        {"expansion_ratio": 4.0},
+        f"field expansion_ratio (MLP expansion ratio) must be an integer in 1..{MAX_WIDTH}, got 4.0",
+        "expansion_ratio",
+    ),
+    (
+        "mpt-defaults",
+        {"max_seq_len": MAX_SEQUENCE + 1},
+        f"field max_seq_len (maximum sequence length) must be an integer in 1..{MAX_SEQUENCE}, got {MAX_SEQUENCE + 1}",
+        "max_seq_len",
+    ),
+    ("mpt-defaults", {"attn_config": [True]}, "field attn_config must be an object of fields, got list", "attn_config"),
+    (
+        "mpt-untied-stated",
+        {"attn_config": {"alibi": "on"}},
+        "field attn_config.alibi must be true or false, got 'on'",
+        "attn_config.alibi",
+    ),
+    (
+        "mpt-untied-stated",
+        {"attn_config": {"attn_type": 1}},
+        "field attn_config.attn_type must be a string, got 1",
+        "attn_config.attn_type",
+    ),
+    (
+        "mpt-untied-stated",
+        {"ffn_config": {"ffn_type": None, "fc_type": "torch"}, "attn_config": {"qk_ln": 0}},
+        "field attn_config.qk_ln must be true or false, got 0",
+        "attn_config.qk_ln",
+    ),
+    (
+        "mpt-untied-stated",
+        {"ffn_config": "mptmlp"},
+        "field ffn_config must be an object of fields, got str",
+        "ffn_config",
+    ),
+    (
+        "gemma2-biased-layer-types",
+        {"head_dim": MAX_WIDTH + 1},
+        f"field head_dim (head dimension) must be an integer in 1..{MAX_WIDTH}, got {MAX_WIDTH + 1}",
+        "head_dim",
+    ),
+    (
+        "gemma2-biased-layer-types",
+        {"num_key_value_heads": 3},
+        "contradictory fields: num_key_value_heads (3) must divide the 4 attention heads",
+        "num_key_value_heads",
+    ),
+    (
+        "gemma2-defaults",
+        {"num_attention_heads": 6},
+        "contradictory fields: num_key_value_heads (absent, transformers' default 4) must divide the 6 attention heads",
+        "num_key_value_heads",
+    ),
+    (
+        "gemma2-biased-layer-types",
+        {"attention_bias": "no"},
+        "field attention_bias must be true or false, got 'no'",
+        "attention_bias",
+    ),
+    (
+        "gemma2-biased-layer-types",
+        {"hidden_activation": "gelu_old"},
+        "field hidden_activation: unknown activation 'gelu_old'; known: gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, "
+        "gelu_python, quick_gelu, relu, silu, swish, tanh, sigmoid",
+        "hidden_activation",
+    ),
+    (
+        "gemma2-biased-layer-types",
+        {"hidden_act": 3},
+        "field hidden_act: unknown activation 3; known: gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, gelu_python, "
+        "quick_gelu, relu, silu, swish, tanh, sigmoid",
+        "hidden_act",
+    ),
+    (
+        "gemma2-biased-layer-types",
+        {"sliding_window": MAX_SEQUENCE + 1},
+        f"field sliding_window (sliding window) must be an integer in 1..{MAX_SEQUENCE}, got {MAX_SEQUENCE + 1}",
+        "sliding_window",
+    ),
+    (
+        "gemma2-biased-layer-types",
+        {"layer_types": ["full_attention", "sliding_attention"]},
+        "field layer_types must list one of sliding_attention, full_attention for each of the 3 blocks, got "
+        "['full_attention', 'sliding_attention']",
+        "layer_types",
+    ),
+    (
+        "gemma2-biased-layer-types",
+        {"layer_types": ["full_attention", "local", "full_attention"]},
+        "field layer_types must list one of sliding_attention, full_attention for each of the 3 blocks, got "
+        "['full_attention', 'local', 'full_attention']",
+        "layer_types",
+    ),
+    (
+        "gemma2-biased-layer-types",
+        {"layer_types": "full_attention"},
+        "field layer_types must be a list of strings, got 'full_attention'",
+        "layer_types",
+    ),
+    (
+        "gemma2-defaults",
+        {"intermediate_size": WIDEST_MLP + 1},
+        f"field intermediate_size (MLP width) must be an integer in 1..{WIDEST_MLP}, got {WIDEST_MLP + 1}",
+        "intermediate_size",
     ),
 ]
 
@@ -831,3 +967,62 @@ def test_layers_beyond_max_layers_and_architectures_that_are_not_a_list_are_refu
 def test_each_size_every_transformer_states_is_refused_beyond_its_limit(field, quantity, limit):
     error = refusal(model_from_config, {**VARIANTS["gpt2-bare"], field: limit + 1})
     assert_refused(error, ModelConfigError, field, field, quantity, f"1..{limit}", str(limit + 1))
+
+
+def test_an_mpt_field_transformers_ignores_is_refused_saying_both_builds_and_what_would_plan():
+    with pytest.raises(UnsupportedModelError) as info:
+        model_from_config({**VARIANTS["mpt-defaults"], "expansion_ratio": 8}, source="config.json")
+    assert info.value.key == "expansion_ratio"
+    assert info.value.message == (
+        "field expansion_ratio: 8 is not modelled: transformers' MptForCausalLM builds an MLP 4 x d_model wide "
+        "whatever it says, MosaicML's own code builds what it says, and the two counts differ; csconform plans MPT "
+        "where both agree (expansion_ratio 4)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [
+        ({"no_bias": False}, "no_bias"),
+        ({"attn_config": {"alibi": False}}, "attn_config.alibi"),
+        ({"attn_config": {"attn_type": "multiquery_attention"}}, "attn_config.attn_type"),
+        ({"attn_config": {"qk_ln": True}}, "attn_config.qk_ln"),
+        ({"ffn_config": {"ffn_type": "mptglu"}}, "ffn_config.ffn_type"),
+    ],
+)
+def test_every_mpt_field_on_which_mosaicml_and_transformers_differ_is_refused_naming_it(change, key):
+    with pytest.raises(UnsupportedModelError) as info:
+        model_from_config({**VARIANTS["mpt-untied-stated"], **change})
+    assert info.value.key == key and info.value.message.startswith(f"field {key}: ")
+
+
+def test_mpt_plans_any_sequence_length_and_has_no_position_table():
+    mpt = model_from_config(VARIANTS["mpt-untied-stated"], seq_len=4096)  # max_seq_len is 64
+    assert mpt.max_seq_len is None and mpt.seq_len == 4096
+    assert mpt.params == model_from_config(VARIANTS["mpt-untied-stated"]).params
+    assert not any(layer.kind == "embedding" and "position" in layer.name for layer in mpt.layers)
+
+
+def test_gemma2_windows_the_blocks_layer_types_names_else_every_other_block_from_block_0():
+    def windows(config: dict) -> list[int]:
+        return [layer.window for layer in model_from_config(config, seq_len=64).layers if layer.kind == "attention"]
+
+    assert windows(VARIANTS["gemma2-biased-layer-types"]) == [0, 16, 16]
+    assert windows({**VARIANTS["gemma2-defaults"], "num_hidden_layers": 4}) == [4096, 0, 4096, 0]
+    assert windows({**VARIANTS["gemma2-defaults"], "sliding_window": None}) == [0, 0, 0]
+
+
+def test_gemma2_norms_the_input_and_output_of_attention_and_mlp():
+    model = model_from_config(VARIANTS["gemma2-defaults"])
+    block = [layer.name for layer in model.layers if layer.group == "block0"]
+    assert block == [
+        "block0.ln1",
+        "block0.attn",
+        "block0.attn_out_ln",
+        "block0.ln2",
+        "block0.fc1",
+        "block0.fc2",
+        "block0.mlp_out_ln",
+    ]
+    norms = [layer for layer in model.layers if layer.kind == "layer_norm"]
+    assert len(norms) == 4 * 3 + 1 and not any(layer.bias for layer in norms)  # RMSNorm: a scale per feature only

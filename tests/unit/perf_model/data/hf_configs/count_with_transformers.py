@@ -27,8 +27,18 @@ EXTRA_CLASSES = {
     "roberta-base": ["RobertaModel"],
 }
 # a variant without architectures is counted as the class csconform reads it as
-READ_AS = {"falcon": "FalconForCausalLM", "bert": "BertForPreTraining", "roberta": "RobertaForMaskedLM"}
-RENAMED = {"LLaMAForCausalLM": "LlamaForCausalLM", "T5WithLMHeadModel": "T5ForConditionalGeneration"}
+READ_AS = {
+    "falcon": "FalconForCausalLM",
+    "mpt": "MptForCausalLM",
+    "gemma2": "Gemma2ForCausalLM",
+    "bert": "BertForPreTraining",
+    "roberta": "RobertaForMaskedLM",
+}
+RENAMED = {
+    "LLaMAForCausalLM": "LlamaForCausalLM",
+    "MPTForCausalLM": "MptForCausalLM",  # MosaicML's remote-code class name; transformers' in-library class
+    "T5WithLMHeadModel": "T5ForConditionalGeneration",
+}
 
 
 def count(config: transformers.PretrainedConfig, class_name: str) -> dict[str, int]:
