@@ -225,47 +225,66 @@ def convert(doc: ConfigFile, release: ReleaseKnowledge) -> Conversion:
         raise ConversionError(f"release {release.name} has no trainer layout to convert to")
     if "trainer" in doc.data:
         raise ConversionError(f"{doc.source} is in the trainer layout already")
-    params = _numbers(doc)
-    entries = list(_table_entries(tables["to_trainer"]))
+    taken = _take(_numbers(doc), tables, release.name)
+    trainer = _restructure(_fill(tables["to_trainer"], taken.values), tables, release, doc.source)
+    placed: dict[str, list[KeyPath]] = {}
+    for place, key in _table_entries(tables["to_trainer"]):
+        target = tuple(part for part in place if part != GLOB)
+        for leaf in taken.origin.get(key, []):
+            rest = taken.paths[leaf][len(key.split(".")) - 1 :] if key.endswith(".*") else ()
+            placed.setdefault(leaf, []).append((*target, *rest))
+    destinations = {taken.paths[leaf]: _resolved(places, trainer) for leaf, places in placed.items()}
+    return Conversion({"trainer": trainer}, destinations, {taken.paths[k]: why for k, why in taken.dropped.items()})
+
+
+@dataclass
+class _Taken:
+    """The flat file's values as the table's entries take them."""
+
+    values: dict[str, Any]
+    """Entry (a flat key, or a section ending in ``.*``) -> its value."""
+    origin: dict[str, list[str]]
+    """Entry -> the flat values (as the table names them) it took."""
+    dropped: dict[str, str]
+    paths: dict[str, KeyPath]
+    """A flat value as the table names it -> its key path in the file."""
+
+
+def _take(params: Any, tables: Mapping[str, Any], release: str) -> _Taken:
+    """Ignored keys out; exact entries first; then the sections, the most deeply nested first, each with
+    its values no other section took (a value an exact entry took is repeated); the rest dropped."""
+    entries = [key for _, key in _table_entries(tables["to_trainer"])]
     paths = {_flat_name(path): path for path, _ in _leaves(params)}
-    leaves = {_flat_name(path): value for path, value in _leaves(params)}
-    remaining = dict(leaves)
-    dropped = {key: f"release {release.name} ignores it" for key in tables.get("ignore", []) if key in remaining}
+    remaining = {_flat_name(path): value for path, value in _leaves(params)}
+    dropped = {key: f"release {release} ignores it" for key in tables.get("ignore", []) if key in remaining}
     for key in dropped:
         remaining.pop(key)
     values: dict[str, Any] = {}
-    origin: dict[str, list[str]] = {}  # flat key or section -> the flat keys it took
-    for _, key in entries:
+    origin: dict[str, list[str]] = {}
+    for key in entries:
         if key in remaining:
             values[key] = remaining.pop(key)
             origin[key] = [key]
-    sections = sorted({k for _, k in entries if k.endswith(".*") and k not in values}, key=lambda k: -k.count("."))
-    for section in sections:
+
+    def value_of(leaf: str) -> Any:
+        return remaining.pop(leaf) if leaf in remaining else values.get(leaf, MISSING)
+
+    for section in sorted({k for k in entries if k.endswith(".*") and k not in values}, key=lambda k: -k.count(".")):
         scope = section[:-2]
         node = _subtree(params, scope.split("."))
-        taken = [leaf for leaf in leaves if leaf.startswith(f"{scope}.")]
-        if node is MISSING or not taken:
+        inside = [leaf for leaf in paths if leaf.startswith(f"{scope}.")]
+        if node is MISSING or not inside:
             continue
-        mine = [leaf for leaf in taken if leaf in remaining or leaf in values]
-
-        def value_of(leaf: str) -> Any:
-            if leaf in remaining:
-                return remaining.pop(leaf)
-            return values.get(leaf, MISSING)
-
+        origin[section] = [leaf for leaf in inside if leaf in remaining or leaf in values]
         values[section] = _rebuild(node, scope, value_of)
-        origin[section] = mine
     for key in remaining:
-        dropped[key] = f"no entry of release {release.name}'s conversion names it (the release warns and drops it)"
+        dropped[key] = f"no entry of release {release}'s conversion names it (the release warns and drops it)"
+    return _Taken(values, origin, dropped, paths)
 
-    placed: dict[str, list[KeyPath]] = {}
-    for place, key in entries:
-        target = tuple(part for part in place if part != GLOB)
-        for leaf in origin.get(key, []):
-            rest = paths[leaf][len(key.split(".")) - 1 :] if key.endswith(".*") else ()
-            placed.setdefault(leaf, []).append((*target, *rest))
 
-    trainer = _fill(tables["to_trainer"], values)
+def _restructure(trainer: dict[str, Any], tables: Mapping[str, Any], release: ReleaseKnowledge, source: str) -> Any:
+    """The filled table made a trainer section: summaries, empty values out, schedule, callbacks, prune,
+    optimizer, the convert command's defaults."""
     init = trainer["init"]
     if any(v for v in _pop_everywhere(init.get("sparsity"), "add_summaries") if _given(v)):
         for callback in init.get("callbacks", []):
@@ -280,9 +299,11 @@ def convert(doc: ConfigFile, release: ReleaseKnowledge) -> Conversion:
     for key in tables.get("prune", []):
         _prune(trainer, key.split("."))
     if "optimizer" in init:
+        if not isinstance(init["optimizer"], dict):
+            raise ConversionError(f"{source}: the optimizer section is not a mapping")
         optimizer = dict(init["optimizer"])
         if "optimizer_type" not in optimizer:
-            raise ConversionError(f"{doc.source}: the optimizer section has no optimizer_type")
+            raise ConversionError(f"{source}: the optimizer section has no optimizer_type")
         init["optimizer"] = {str(optimizer.pop("optimizer_type")): optimizer}
     for dotted_key, value in release.convert_defaults.items():
         *parents, leaf = dotted_key.split(".")
@@ -290,9 +311,7 @@ def convert(doc: ConfigFile, release: ReleaseKnowledge) -> Conversion:
         for part in parents:
             node = node.setdefault(part, {})
         node.setdefault(leaf, value)
-    trainer = _without_missing(trainer)
-    destinations = {paths[leaf]: _resolved(places, trainer) for leaf, places in placed.items()}
-    return Conversion({"trainer": trainer}, destinations, {paths[k]: why for k, why in dropped.items()})
+    return _without_missing(trainer)
 
 
 def _drop_empty_runs(trainer: dict[str, Any]) -> None:

@@ -339,11 +339,7 @@ def _optimizer_type(test: ast.AST) -> str | None:
 def optimizers_1x(tree: Tree) -> dict[str, Any] | None:
     """The keys ``_configure_optimizer`` reads: per optimizer type, and for every type."""
     module = tree.parse(BASE_MODEL_1X) if BASE_MODEL_1X in tree.paths else None
-    function = (
-        next((n for n in ast.walk(module) if isinstance(n, ast.FunctionDef) and n.name == "_configure_optimizer"), None)
-        if module
-        else None
-    )
+    function = _function(module, "_configure_optimizer")
     if function is None:
         return None
     per_type: dict[str, list[str]] = {}

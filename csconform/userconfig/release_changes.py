@@ -185,8 +185,8 @@ def _moves(doc: ConfigFile, old: Conversion | None, new: Conversion, source: str
         key, line = dotted(path), doc.line(path)
         if (
             old is not None
-            and old.dropped.get(path) == new.dropped.get(path)
-            and (old.destinations.get(path) == new.destinations.get(path))
+            and (path in old.dropped) == (path in new.dropped)
+            and old.destinations.get(path) == new.destinations.get(path)
         ):
             continue
         if path in new.dropped:
@@ -298,21 +298,23 @@ def _optimizer(run: RunDescription, a: ReleaseKnowledge, b: ReleaseKnowledge) ->
     given = {use.name: use for use in _optimizer_keys(run) if use.name not in ("optimizer_type", "learning_rate")}
     for name, use in given.items():
         before, after = _how_read(old, a, name, package), _how_read(new, b, name, package)
-        if before == after or (before and after and None in (before["argument"], after["argument"])):
-            continue  # read the same way, or by both (one for every optimizer type)
-        if before is not None and after is None:
-            if before["argument"] is None and new is None:
-                continue  # loss scaling, clipping: the 2.x flat layout reads them outside the optimizer
+        if _argument(before) == _argument(after):
+            continue
+        if EVERY_TYPE in (_argument(before), _argument(after)):
+            if None in (old, new) or (before and after):
+                continue  # read by both, or the package's flat layout reads it outside the optimizer
+            read = "reads" if after else "no longer reads"
+            yield Change("optimizer", f"release {b.name} {read} {name}", "check the value", use.path, use.line)
+        elif before is not None and after is None:
             keys = _keys_of(old or package, before["argument"])
             target = before["argument"] if new is None else next(iter(_keys_of(new, before["argument"])), None)
             action = f"write {target}" + (f": [{', '.join(keys)}]" if len(keys) > 1 else "") if target else "remove it"
             how = f"builds {built}" if new is None else "does not read it"
-            passes = f"passes {name} to the optimizer's {before['argument']}" if before["argument"] else f"reads {name}"
-            yield Change("optimizer", f"release {a.name} {passes}; release {b.name} {how}", action, use.path, use.line)
+            message = f"release {a.name} passes {name} to the optimizer's {before['argument']}; release {b.name} {how}"
+            yield Change("optimizer", message, action, use.path, use.line)
         elif before is None and after is not None:
-            message = (
-                f"release {a.name} ignores {name}; release {b.name} passes it to the optimizer's {after['argument']}"
-            )
+            ignored = f"builds {built}, which takes no {name}" if old is None else f"ignores {name}"
+            message = f"release {a.name} {ignored}; release {b.name} passes it to the optimizer's {after['argument']}"
             yield Change("optimizer", message, "check the value: it now takes effect", use.path, use.line)
         elif before is not None and after is not None:
             message = f"release {b.name} passes {name} to the optimizer's {after['argument']}, not {before['argument']}"
@@ -359,6 +361,17 @@ def _defaults(
             f"{where.key}.{keys[0]}" if where is not None else None,
             where.line if where is not None else None,
         )
+
+
+EVERY_TYPE = ""
+"""How :func:`_argument` names a key a 1.x release reads for every optimizer type (loss scaling, ...)."""
+
+
+def _argument(how: Mapping[str, Any] | None) -> str | None:
+    """The argument a key is passed to; EVERY_TYPE when read for every type, None when not read."""
+    if how is None:
+        return None
+    return EVERY_TYPE if how["argument"] is None else str(how["argument"])
 
 
 def _how_read(

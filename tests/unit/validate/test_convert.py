@@ -9,18 +9,22 @@ be the flat file's.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from zoo_data import MODELZOO
 
 from csconform.cli import main as cli_main
+from csconform.errors import UnreadableDocumentError
 from csconform.spec import Catalogue, Spec
 from csconform.userconfig.config_file import ConfigFile
-from csconform.userconfig.convert import ConversionError, convert, scheduler_entry
+from csconform.userconfig.convert import ConversionError, convert, scheduler_entry, to_yaml
 from csconform.userconfig.release_data import knowledge
 from csconform.userconfig.validate import Verdict, release_options, validate_file
 
@@ -194,3 +198,73 @@ def test_the_line_fixes_come_first_and_the_conversion_on_the_next_run(tmp_path: 
     second = yaml.safe_load(path.read_text(encoding="utf-8"))
     assert second["trainer"]["init"]["precision"]["fp16_type"] == "bfloat16"
     assert "model" not in second and "fp16_type" not in second["trainer"]["init"]["model"]  # 2.10.0 prunes it
+
+
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.floats(-1e3, 1e3) | st.sampled_from(["1e-5", "Linear", "x"]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "scheduler",
+                    "main_scheduler",
+                    "total_iters",
+                    "learning_rate",
+                    "optimizer_type",
+                    "adjust_learning_rate",
+                    "micro_batch_size",
+                    "add_summaries",
+                    "listeners",
+                    "listener_type",
+                    "experimental",
+                    "sparsity",
+                    "num_csx",
+                    "max_steps",
+                    "mode",
+                    "batch_size",
+                ]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=20,
+)
+flat_documents = st.dictionaries(
+    st.sampled_from(["train_input", "eval_input", "model", "optimizer", "runconfig", "sparsity", "wandb"]),
+    _values,
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(document=flat_documents)
+def test_any_flat_document_converts_or_is_refused_with_a_typed_error(tmp_path: Path, document: dict[str, Any]) -> None:
+    path = tmp_path / "flat.yaml"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    try:
+        doc = ConfigFile.read(path)
+    except UnreadableDocumentError:
+        return
+    for release in ("2.3.0", "2.4.0", "2.10.0"):
+        try:
+            conversion = convert(doc, knowledge(release))
+        except ConversionError:
+            continue
+        assert "trainer" in yaml.safe_load(to_yaml(conversion, "converted"))
+
+
+def test_a_converted_file_without_a_model_name_keeps_the_family_its_data_processor_says(
+    tmp_path: Path, spec: Spec, catalogue: Catalogue
+) -> None:
+    """The 2.0.3 UNet file names no model: neither it nor its conversion (out of the zoo folder) is planned;
+    the model keys alone, without the data processor, would be taken for GPT-2's (124M parameters)."""
+    path = _copy(tmp_path, "2.0.3/modelzoo/vision/pytorch/unet/configs/params_skm_tea.yaml")
+    converted = tmp_path / "converted" / "params.yaml"
+    converted.parent.mkdir()
+    converted.write_text(to_yaml(convert(ConfigFile.read(path), knowledge(CONVERTER)), "converted"), encoding="utf-8")
+    for verdict in (_verdict(path, spec, catalogue), _verdict(converted, spec, catalogue)):
+        assert verdict.parameters is None
+        assert any(note.startswith("model not planned") for note in verdict.notes), verdict.notes

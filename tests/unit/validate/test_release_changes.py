@@ -153,3 +153,28 @@ def test_options_that_do_not_go_with_to_are_refused(options: list[str], names: s
 def test_an_unknown_release_to_compare_with_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["validate", str(MIXTRAL_231), "--release", "2.3.1", "--to", "9.9"]) == 2
     assert "unknown release '9.9'" in capsys.readouterr().err
+
+
+def test_back_from_the_package_to_a_1x_release(spec: Spec, catalogue: Catalogue) -> None:
+    """The reverse of the first test: only the keys 1.9.1 passes to another argument than the package's."""
+    report = changes(GPT3_XL_191, "2.10.0", "1.9.1", spec, catalogue)
+    optimizer = by_key(report, "optimizer")
+    assert set(optimizer) == {"optimizer.beta1", "optimizer.beta2", "optimizer.weight_decay_rate"}
+    assert "release 1.9.1 passes it to the optimizer's weight_decay" in optimizer["optimizer.weight_decay_rate"].message
+    assert not [c for c in report.changes if c.kind in ("default", "moved", "dropped")]  # 1.9.1 converts nothing
+    (layout,) = [c for c in report.changes if c.kind == "layout"]
+    assert "reads this flat-layout file as it is" in layout.message
+
+
+def test_two_releases_that_both_convert_report_only_what_their_conversions_do_differently(
+    spec: Spec, catalogue: Catalogue
+) -> None:
+    """2.5.0 prunes the copy of model.mixed_precision that 2.4.0's conversion leaves in the model section."""
+    report = changes(GPT3_XL_191, "2.4.0", "2.5.0", spec, catalogue)
+    moved = by_key(report, "moved")
+    assert set(moved) == {"model.mixed_precision"}
+    assert moved["model.mixed_precision"].message == (
+        "release 2.5.0 reads it as trainer.init.precision.enabled "
+        "(release 2.4.0: trainer.init.model.mixed_precision, trainer.init.precision.enabled)"
+    )
+    assert not [c for c in report.changes if c.kind == "dropped"]  # both drop the same keys
