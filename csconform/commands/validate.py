@@ -4,12 +4,14 @@
                        [--lr-at 0,1000,5000] [--plot lr.png] [--num-csx N] [--wafer wse2|wse3] [--model-family NAME]
     csconform validate config.json --batch-size 512 --max-steps 100000 --learning-rate 3e-4
                        --warmup-steps 2000 [--schedule cosine|linear|constant] [--seq-len 2048] ...
+    csconform validate CONFIG [CONFIG|DIR ...] --release A --to B [--format text|json] [--json [OUT]]
 
 Reads Model Zoo params files (flat or trainer layout) and Hugging Face ``config.json`` files (with
 the training options given here), checks them against the spec's rules for one release, runs the
 LR schedule through the reference engine and plans the model. Exit status 0: every file conforms
 (warnings allowed); 1: a file breaks a rule; 2: a file cannot be read. A directory means every
-``.yaml``, ``.yml`` and ``.json`` file under it.
+``.yaml``, ``.yml`` and ``.json`` file under it. With ``--to B`` it lists instead what changes for
+each file from release A (``--release``) to release B; exit status 1 when B refuses what A accepts.
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ from csconform.perf.models.zoo_section import check_zoo_model
 from csconform.spec.loader import default_specs_dir, load_spec
 from csconform.spec.releases import load_catalogue
 from csconform.userconfig.read_hf import SCHEDULES, TrainingOptions
-from csconform.userconfig.summary import render, table
-from csconform.userconfig.validate import Verdict, release_options, validate_file
+from csconform.userconfig.release_changes import ReleaseChanges, release_changes
+from csconform.userconfig.summary import render, render_changes, table
+from csconform.userconfig.validate import ValidateOptions, Verdict, release_options, validate_file
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -98,10 +101,54 @@ def run(arguments: argparse.Namespace) -> int:
     if arguments.model_family is not None:
         check_zoo_model(arguments.model_family)
     settings = project_config(arguments)
+    if arguments.to is not None:
+        _check_changes_options(arguments, settings)
     files = [path for path in config_files(arguments.configs) if not settings.excluded(path)]
     with output_guard.protect([("CONFIG", path) for path in files]):  # the files found in folders too
         check_output_paths(arguments)
+        if arguments.to is not None:
+            return _changes(arguments, files, settings)
         return _validate(arguments, files, settings)
+
+
+class ChangesOptionError(InvalidInputError):
+    """An option that does not go with ``--to`` (which lists changes, not one release's verdict)."""
+
+
+def _check_changes_options(arguments: argparse.Namespace, settings: ProjectConfig) -> None:
+    if (arguments.release or settings.release) is None:
+        raise ChangesOptionError("--to B lists what changes from the release --release names: give --release A too")
+    given = {"--fix": arguments.fix, "--plot": arguments.plot, "--lr-at": arguments.lr_at}
+    for option, value in given.items():
+        if value:
+            raise ChangesOptionError(f"{option} is for one release's verdict; --to lists changes: drop {option}")
+    if arguments.format in ("sarif", "github"):
+        raise ChangesOptionError(f"--to lists changes, which --format {arguments.format} cannot carry: text or json")
+
+
+def _changes(arguments: argparse.Namespace, files: list[Path], settings: ProjectConfig) -> int:
+    specs_dir = default_specs_dir()
+    spec, catalogue = load_spec(specs_dir), load_catalogue(specs_dir)
+    reports: list[ReleaseChanges] = []
+    for path in files:
+
+        def options(release: str) -> ValidateOptions:
+            return release_options(
+                catalogue,
+                release,
+                wafer=arguments.wafer,
+                num_csx=arguments.num_csx,
+                family=arguments.model_family,
+                plan=False,
+                training=_training(arguments),
+            )
+
+        source = str(arguments.release or settings.release)  # one of them is given: _check_changes_options
+        report = release_changes(path, spec, options(source), options(arguments.to))
+        suppress(report, _comments(path), settings.ignores(path).__contains__)
+        reports.append(report)
+    text = lambda done: "\n\n".join(render_changes(r) for r in done if isinstance(r, ReleaseChanges))  # noqa: E731
+    return emit(reports, arguments, spec, "validate", text=text, release=reports[0].source, to=reports[0].target)
 
 
 def _validate(arguments: argparse.Namespace, files: list[Path], settings: ProjectConfig) -> int:
@@ -151,6 +198,12 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     parser.add_argument("configs", nargs="+", metavar="CONFIG", help="params files, config.json files or directories")
     parser.add_argument("--release", help="the release to judge for (e.g. 1.9.1, 2.10; default: the newest known)")
+    parser.add_argument(
+        "--to",
+        metavar="RELEASE",
+        help="with --release A: list what changes for each file from release A to this one (keys, layout, "
+        "optimizer and scheduler arguments, commands, findings)",
+    )
     parser.add_argument("--lr-at", metavar="S1,S2,...", help="print the learning rate at these global steps")
     parser.add_argument("--plot", metavar="PATH", help="PNG of the LR schedule (a directory for several files)")
     parser.add_argument("--num-csx", type=int, help="systems in the cluster (overrides the file's num_csx)")

@@ -1,10 +1,12 @@
 """The spec's rules applied to a run description: each check reads the description, never the file.
 
+Where a behaviour changes between releases, a check asks the release's extracted knowledge
+(:mod:`.release_data`: what each release's own source does) rather than comparing version numbers.
 Where the reference engine decides a refusal (the GradScaler's arguments, the SGD/Adam/AdamW
 hyperparameters, the LR schedule's values), the check builds the engine's own object and reports its
 typed refusal, so that validate and the engine never disagree. Each check reports through
 :class:`~csconform.findings.collect.Findings`, which drops the rules whose releases leave out the
-release being judged; a check with behaviour that differs between releases compares versions itself.
+release being judged.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
-from packaging.version import Version
 
 from csconform.arguments import integer_problem, is_finite_real, is_integer
 from csconform.engine import amp, context
@@ -30,7 +31,7 @@ from csconform.findings.finding import Location
 from csconform.perf.hardware import check_cluster_size, get_wafer
 from csconform.userconfig.description import RunDescription, SchedulerConfig, Setting
 from csconform.userconfig.package_api import package_api
-from csconform.userconfig.release_data import ModelConfigClass, knowledge
+from csconform.userconfig.release_data import ModelConfigClass, ReleaseKnowledge, first_release, knowledge
 from csconform.userconfig.schedule import SEQUENTIAL, Schedule, ScheduleNotRunnable, build, evaluation_steps
 from csconform.userconfig.schedulers import class_name
 from csconform.userconfig.vocabulary import SIMILARITY, did_you_mean
@@ -52,8 +53,8 @@ ESTIMATOR_RULES = {
 CLUSTER_RULES = {"wse1": "HW-015", "wse2": "HW-009", "wse3": "HW-010"}
 
 
-def _release_at_least(run: RunDescription, version: str) -> bool:
-    return run.release.version >= Version(version)
+def _release(run: RunDescription) -> ReleaseKnowledge:
+    return knowledge(run.release.name)
 
 
 def trains(run: RunDescription) -> bool:
@@ -72,12 +73,16 @@ def _train_origin(run: RunDescription) -> Location:
 
 
 def check_layout(run: RunDescription, found: Findings) -> None:
-    if run.layout == "trainer":
+    release = _release(run)
+    if run.layout == "trainer" and not release.reads_trainer_layout:
+        since = first_release(lambda r: r.reads_trainer_layout)
         found.refuse(
-            "CONFIG-004", Location("trainer", 1), f"the trainer layout is read from release 2.3.0 on, not {run.release}"
+            "CONFIG-004",
+            Location("trainer", 1),
+            f"the trainer layout is read from release {since} on, not {run.release}",
         )
-    elif run.layout == "flat":
-        command = knowledge(run.release.name).convert_command
+    elif run.layout == "flat" and release.reads_trainer_layout:
+        command = release.convert_command
         once = (
             f"{command} FILE -o NEW converts it once"
             if command
@@ -137,7 +142,7 @@ def _in_model_section(run: RunDescription, path: str) -> bool:
 def _model_config(run: RunDescription) -> ModelConfigClass | None:
     if run.model is None or run.model.kind != "zoo" or run.model.family is None:
         return None
-    return knowledge(run.release.name).model_config(run.model.family.value)
+    return _release(run).model_config(run.model.family.value)
 
 
 def check_model_keys(run: RunDescription, found: Findings) -> None:
@@ -166,7 +171,7 @@ def check_model_keys(run: RunDescription, found: Findings) -> None:
 def _moved_out_of_model(run: RunDescription) -> set[str]:
     """Model keys of a flat-layout file that the release's conversion moves to another section
     (``model.mixed_precision`` to ``precision.enabled``); the model's config class never sees them."""
-    conversion = knowledge(run.release.name).legacy_conversion
+    conversion = _release(run).legacy_conversion
     if run.layout != "flat" or conversion is None:
         return set()
     moved: set[str] = set()
@@ -186,9 +191,13 @@ def _moved_out_of_model(run: RunDescription) -> set[str]:
 
 
 def _vocabulary(run: RunDescription) -> frozenset[str]:
+    return _vocabulary_of(run.release.name)
+
+
+def _vocabulary_of(release: str) -> frozenset[str]:
     from csconform.userconfig.vocabulary import accepted_keys
 
-    return accepted_keys(run.release.name)
+    return accepted_keys(release)
 
 
 # --- batch and cluster -------------------------------------------------------------------------------
@@ -248,11 +257,17 @@ def check_cluster(run: RunDescription, found: Findings, wafer: str) -> None:
 # --- precision and loss scaling ------------------------------------------------------------------------
 
 
+def reads_use_bfloat16(release: str) -> bool:
+    """Whether the release chooses the half dtype with ``use_bfloat16`` (1.x to 2.0.3): its code or files
+    use the key and it does not refuse it (2.1.0 to 2.3.1 refuse it; later releases never name it)."""
+    return "use_bfloat16" in _vocabulary_of(release) and "use_bfloat16" not in knowledge(release).refused_keys
+
+
 def _half_dtype(run: RunDescription) -> str:
-    """The half dtype the run computes in, as the release reads the file: ``use_bfloat16`` before
-    2.1.0, ``fp16_type`` from 2.1.0 (default float16; bfloat16 in the trainer layout)."""
+    """The half dtype the run computes in, as the release reads the file: ``use_bfloat16`` where the
+    release reads it, else ``fp16_type`` (default float16; bfloat16 in the trainer layout)."""
     precision = run.precision
-    if not _release_at_least(run, "2.1.0"):
+    if reads_use_bfloat16(run.release.name):
         use_bfloat16 = precision.use_bfloat16 is not None and precision.use_bfloat16.value is True
         return "bfloat16" if use_bfloat16 else "float16"
     if precision.fp16_type is not None:
@@ -330,7 +345,7 @@ def check_loss_scaling(run: RunDescription, found: Findings) -> None:
 
 def check_clipping(run: RunDescription, found: Findings) -> None:
     norm, value = run.loss_scaling.max_gradient_norm, run.loss_scaling.max_gradient_value
-    positive_required = _release_at_least(run, "2.0.2")
+    positive_required = _release(run).zero_clipping_threshold == "refused"
     for setting in (norm, value):
         if setting is None:
             continue
@@ -368,7 +383,7 @@ def check_optimizer(run: RunDescription, found: Findings) -> None:
     optimizer = run.optimizer
     if optimizer is None:
         if trains(run) and run.layout != "hf":
-            rule = "CONFIG-041" if _release_at_least(run, "2.0.2") else "CONFIG-040"
+            rule = "CONFIG-040" if _release(run).builds_1x_optimizers else "CONFIG-041"
             found.refuse(
                 rule,
                 Location("optimizer" if run.layout == "flat" else "trainer.init.optimizer"),
@@ -376,11 +391,11 @@ def check_optimizer(run: RunDescription, found: Findings) -> None:
             )
         return
     name = optimizer.name.value
-    supported = knowledge(run.release.name).supported_optimizers
+    supported = _release(run).supported_optimizers
     if supported and (not isinstance(name, str) or name.lower() not in {n.lower() for n in supported}):
         found.refuse("CONFIG-040", optimizer.name.origin, optimizer_type=name, supported=list(supported))
         return
-    if not _release_at_least(run, "2.0.2") and isinstance(name, str):
+    if isinstance(name, str):
         _check_1x_optimizer_keys(run, name, found)
     signature = package_api().optimizer(name) if isinstance(name, str) else None
     if signature is None:
@@ -389,7 +404,7 @@ def check_optimizer(run: RunDescription, found: Findings) -> None:
             "CONFIG-041", optimizer.name.origin, f"unknown optimizer {name!r}; the package's optimizers: {known}"
         )
         return
-    release = knowledge(run.release.name)
+    release = _release(run)
     arguments = {release.argument_name(a, signature.arguments): s for a, s in optimizer.arguments.items()}
     if run.layout == "trainer":
         for argument, setting in optimizer.arguments.items():
@@ -405,7 +420,7 @@ def check_optimizer(run: RunDescription, found: Findings) -> None:
 
 def _check_1x_optimizer_keys(run: RunDescription, name: str, found: Findings) -> None:
     """CONFIG-042: an optimizer-section key the 1.x release reads for no optimizer of this type."""
-    reads = knowledge(run.release.name).optimizer_reads(name)
+    reads = _release(run).optimizer_reads(name)
     if reads is None or run.layout != "flat":
         return
     for use in run.keys:
@@ -441,9 +456,11 @@ def _check_with_engine_optimizer(name: str, arguments: Mapping[str, Setting[Any]
 
 
 def _scheduler_name_message(run: RunDescription, written: str) -> str:
-    if run.layout == "flat" and not _release_at_least(run, "2.0.2"):
+    """The refusal of the release's own reader: the 1.x PyTorchBaseModel, the trainer's conversion of a
+    flat file, or (2.0.2 to 2.2.1 and the trainer layout) the package's classes."""
+    if run.layout == "flat" and _release(run).builds_1x_optimizers:
         return f"Unsupported LR scheduler {written.lower()}"
-    if run.layout == "flat" and _release_at_least(run, "2.3.0"):
+    if run.layout == "flat" and _release(run).reads_trainer_layout:
         known = [n.lower() for n in package_api().lr_schedulers]
         return f"Invalid lr_scheduler type. Expected one of {known}. Got: {written.lower()}"
     return (
@@ -489,7 +506,7 @@ def _check_sequence(config: SchedulerConfig, run: RunDescription, found: Finding
             given = phase.arguments["total_iters"].value if "total_iters" in phase.arguments else None
             text = (
                 "Non final learning rate schedulers must have either the 'steps' or 'decay_steps' parameter given."
-                if run.layout == "flat" and not _release_at_least(run, "2.0.2")
+                if run.layout == "flat" and _release(run).builds_1x_optimizers
                 else f"every phase but the last needs a positive total_iters; {phase.written} has {given!r}"
             )
             found.refuse("CONFIG-053", phase.origin, text)
@@ -609,7 +626,7 @@ def _check_evaluation(run: RunDescription, found: Findings) -> None:
     frequency = loop.eval_frequency
     if frequency is not None:
         value = frequency.value
-        fraction_allowed = _release_at_least(run, "2.3.0")
+        fraction_allowed = _release(run).eval_frequency_fraction
         valid = (is_integer(value) and value >= 1) or (
             fraction_allowed and isinstance(value, float) and 0.0 < value <= 1.0
         )

@@ -19,7 +19,18 @@ writes ``data/modelzoo-releases.json``, one entry per release with its commit:
 * ``optimizers_1x``: the keys the 1.x ``PyTorchBaseModel._configure_optimizer`` reads for each
   optimizer type, and those it reads for every type (other keys are silently ignored);
 * ``families``: for each model folder, the data processors and model keys its own params files use
-  (how validate recognises the family of a flat file copied out of its folder).
+  (how validate recognises the family of a flat file copied out of its folder);
+* ``optimizer_arguments_1x`` and ``lr_schedulers_1x``: for each optimizer type and each LR scheduler
+  name of the 1.x ``PyTorchBaseModel``, the constructor argument each key of the section is passed
+  to and its default (``weight_decay_rate`` -> ``weight_decay``, 0.0) or that it is required, and
+  the keys the scheduler reader copies to another name before choosing (``steps`` -> ``decay_steps``);
+* ``refused_keys``: keys a function refuses on sight (an ``if "key" in section: raise`` at its top,
+  ``use_bfloat16`` from 2.1.0), with the section when the code names it and the file;
+* ``zero_clipping_threshold``: what a ``max_gradient_norm`` or ``max_gradient_value`` of 0 does, read
+  from the guard that refuses thresholds (``< 0.0``: 0 is no clipping; ``<= 0.0``: 0 is refused);
+* ``eval_frequency_fraction``: whether the trainer's loop takes a fraction of the run as
+  ``eval_frequency`` (its parameter's annotation names ``float``);
+* ``convert_defaults``: what the convert command adds to the converted file (``init.device: CSX``).
 
 The checks in :mod:`.checks` and the readers read this file through :mod:`.release_data`;
 ``tests/unit/validate`` rebuilds releases from the clone when ``CSCONFORM_MODELZOO`` names one and
@@ -328,11 +339,7 @@ def _optimizer_type(test: ast.AST) -> str | None:
 def optimizers_1x(tree: Tree) -> dict[str, Any] | None:
     """The keys ``_configure_optimizer`` reads: per optimizer type, and for every type."""
     module = tree.parse(BASE_MODEL_1X) if BASE_MODEL_1X in tree.paths else None
-    function = (
-        next((n for n in ast.walk(module) if isinstance(n, ast.FunctionDef) and n.name == "_configure_optimizer"), None)
-        if module
-        else None
-    )
+    function = _function(module, "_configure_optimizer")
     if function is None:
         return None
     per_type: dict[str, list[str]] = {}
@@ -425,6 +432,244 @@ def _optimizer_section_keys(module: ast.Module | None) -> Iterator[str]:
                     yield key
 
 
+# --- the 1.x optimizers' and LR schedulers' arguments -------------------------------------------------
+
+
+def _branch_names(test: ast.AST, variable: str) -> list[str]:
+    """The names an ``if`` of an if/elif chain selects: ``x == "a" or x == "b"``, ``x in ("a", "b")``."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return [name for value in test.values for name in _branch_names(value, variable)]
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and variable in ast.unparse(test.left)):
+        return []
+    right = test.comparators[0]
+    if isinstance(test.ops[0], ast.Eq) and isinstance(right, ast.Constant) and isinstance(right.value, str):
+        return [right.value.lower()]
+    if isinstance(test.ops[0], ast.In) and isinstance(right, ast.Tuple | ast.List):
+        return [str(e.value).lower() for e in right.elts if isinstance(e, ast.Constant)]
+    return []
+
+
+def _chain(body: list[ast.stmt], variable: str) -> Iterator[tuple[list[str], list[ast.stmt]]]:
+    """``(names, body)`` of each branch of the if/elif chains in ``body`` that test ``variable``."""
+    for statement in body:
+        node: ast.stmt | None = statement
+        while isinstance(node, ast.If) and (names := _branch_names(node.test, variable)):
+            yield names, node.body
+            node = node.orelse[0] if len(node.orelse) == 1 else None
+
+
+def _literal(node: ast.AST) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return ast.unparse(node)
+
+
+def _section_lookups(expression: ast.AST, section: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(key, {"default": value} or {"required": True})`` of each lookup of ``section`` in ``expression``."""
+    for node in ast.walk(expression):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == section
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            default = _literal(node.args[1]) if len(node.args) > 1 else None
+            yield str(node.args[0].value), {"default": default}
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == section
+            and isinstance(node.slice, ast.Constant)
+        ):
+            yield str(node.slice.value), {"required": True}
+
+
+def _arguments(body: list[ast.stmt], section: str) -> dict[str, dict[str, Any]]:
+    """For each key of ``section`` a branch reads: the constructor argument it is passed to, and its
+    default or that it is required (a local variable in between is followed)."""
+    variables = {
+        target.id: node.value
+        for statement in body
+        for node in ast.walk(statement)
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    found: dict[str, dict[str, Any]] = {}
+    for statement in body:
+        for call in ast.walk(statement):
+            if not isinstance(call, ast.Call):
+                continue
+            for keyword in call.keywords:
+                if keyword.arg is None:
+                    continue
+                value = keyword.value
+                if isinstance(value, ast.Name) and value.id in variables:
+                    value = variables[value.id]
+                for key, how in _section_lookups(value, section):
+                    found.setdefault(key, {"argument": keyword.arg, **how})
+    return dict(sorted(found.items()))
+
+
+def _function(module: ast.Module | None, name: str) -> ast.FunctionDef | None:
+    return (
+        next((n for n in ast.walk(module) if isinstance(n, ast.FunctionDef) and n.name == name), None)
+        if module
+        else None
+    )
+
+
+def optimizer_arguments_1x(tree: Tree) -> dict[str, dict[str, dict[str, Any]]] | None:
+    """Per 1.x optimizer type, the keys ``_configure_optimizer`` passes to the optimizer's constructor."""
+    module = tree.parse(BASE_MODEL_1X) if BASE_MODEL_1X in tree.paths else None
+    function = _function(module, "_configure_optimizer")
+    if function is None:
+        return None
+    section = function.args.args[1].arg if len(function.args.args) > 1 else OPTIMIZER_PARAMETERS[0]
+    per_type: dict[str, dict[str, dict[str, Any]]] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.If) and (kind := _optimizer_type(node.test)) is not None:
+            per_type[kind] = _arguments(node.body, section)
+    return dict(sorted(per_type.items()))
+
+
+def lr_schedulers_1x(tree: Tree) -> dict[str, Any] | None:
+    """The 1.x ``_configure_lr_scheduler``: each scheduler name's arguments (as for the optimizers), the
+    name each branch answers to, and the keys copied to other names before the branches."""
+    module = tree.parse(BASE_MODEL_1X) if BASE_MODEL_1X in tree.paths else None
+    outer = _function(module, "_configure_lr_scheduler")
+    inner = _function(ast.Module([outer], []) if outer else None, "_get_scheduler")
+    if inner is None or len(inner.args.args) < 2:
+        return None
+    section = inner.args.args[1].arg
+    schedulers: dict[str, dict[str, Any]] = {}
+    names: dict[str, str] = {}
+    for branch_names, body in _chain(inner.body, "scheduler"):
+        schedulers[branch_names[0]] = _arguments(body, section)
+        names.update({name: branch_names[0] for name in branch_names})
+    copies: dict[str, set[str]] = defaultdict(set)
+    branches = {id(n) for _, body in _chain(inner.body, "scheduler") for s in body for n in ast.walk(s)}
+    for node in ast.walk(inner):
+        if (
+            id(node) not in branches
+            and isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(target := node.targets[0], ast.Subscript)
+            and isinstance(node.value, ast.Subscript)
+            and all(isinstance(n.value, ast.Name) and n.value.id == section for n in (target, node.value))
+            and isinstance(target.slice, ast.Constant)
+            and isinstance(node.value.slice, ast.Constant)
+        ):
+            copies[str(node.value.slice.value)].add(str(target.slice.value))
+    return {
+        "names": dict(sorted(names.items())),
+        "arguments": dict(sorted(schedulers.items())),
+        "copies": {key: sorted(targets) for key, targets in sorted(copies.items())},
+    }
+
+
+# --- refusals and thresholds -------------------------------------------------------------------------
+
+
+def _config_code(tree: Tree, containing: str) -> Iterator[tuple[str, ast.Module]]:
+    """The release's Python modules that may read a params file and contain ``containing``."""
+    for path in tree.paths:
+        if path.endswith(".py") and not any(part in path for part in NOT_MODEL_CODE):
+            text = tree.read(path) or ""
+            if containing in text:
+                module = tree.parse(path)
+                if module is not None:
+                    yield path, module
+
+
+def refused_keys(tree: Tree) -> dict[str, dict[str, Any]]:
+    """Keys refused on sight: a function whose body has ``if "key" in section: raise ...``."""
+    refused: dict[str, dict[str, Any]] = {}
+    for path, module in _config_code(tree, "raise"):
+        for function in ast.walk(module):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for statement in function.body:
+                test = statement.test if isinstance(statement, ast.If) and statement.body else None
+                if (
+                    isinstance(statement, ast.If)
+                    and isinstance(statement.body[0], ast.Raise)
+                    and isinstance(test, ast.Compare)
+                    and isinstance(test.left, ast.Constant)
+                    and isinstance(test.left.value, str)
+                    and len(test.ops) == 1
+                    and isinstance(test.ops[0], ast.In)
+                ):
+                    sections = list(literal_keys(test.comparators[0]))
+                    refused[test.left.value] = {"section": sections[-1] if sections else None, "file": path}
+    return dict(sorted(refused.items()))
+
+
+CLIPPING_THRESHOLDS = ("max_gradient_norm", "max_gradient_value")
+
+
+def zero_clipping_threshold(tree: Tree) -> str | None:
+    """``"refused"`` where the guard on the clipping thresholds raises at ``<= 0``, ``"no clipping"``
+    where it raises only below 0; None where the release has no such guard."""
+    found: set[str] = set()
+    for _, module in _config_code(tree, "max_gradient_norm"):
+        for node in ast.walk(module):
+            if not (isinstance(node, ast.If) and any(isinstance(s, ast.Raise) for s in node.body)):
+                continue
+            for compare in ast.walk(node.test):
+                if (
+                    isinstance(compare, ast.Compare)
+                    and len(compare.ops) == 1
+                    and isinstance(compare.ops[0], ast.Lt | ast.LtE)
+                    and isinstance(compare.comparators[0], ast.Constant)
+                    and compare.comparators[0].value == 0
+                    and ast.unparse(compare.left).rsplit(".", 1)[-1] in CLIPPING_THRESHOLDS
+                ):
+                    found.add("refused" if isinstance(compare.ops[0], ast.LtE) else "no clipping")
+    return "refused" if "refused" in found else next(iter(found), None)
+
+
+TRAINER_LOOP = "src/cerebras/modelzoo/trainer/callbacks/loop.py"
+
+
+def eval_frequency_fraction(tree: Tree) -> bool:
+    """Whether the trainer's loop callback annotates its ``eval_frequency`` parameter with ``float``."""
+    module = tree.parse(TRAINER_LOOP) if TRAINER_LOOP in tree.paths else None
+    for node in ast.walk(module) if module else ():
+        if isinstance(node, ast.FunctionDef):
+            for argument in (*node.args.args, *node.args.kwonlyargs):
+                annotation = ast.unparse(argument.annotation) if argument.annotation is not None else ""
+                if argument.arg == "eval_frequency" and "float" in annotation:
+                    return True
+    return False
+
+
+CONFIG_CLI = "src/cerebras/modelzoo/cli/config_mgmt_cli.py"
+
+
+def convert_defaults(tree: Tree) -> dict[str, Any]:
+    """``{"init.device": "CSX"}``: the ``setdefault`` calls with which the convert command completes
+    the converted trainer section (``params["trainer"]["init"].setdefault("device", "CSX")``)."""
+    function = _function(tree.parse(CONFIG_CLI) if CONFIG_CLI in tree.paths else None, "config_convert")
+    defaults: dict[str, Any] = {}
+    for node in ast.walk(function) if function else ():
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "setdefault"
+            and len(node.args) == 2
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            scope = [k for k in literal_keys(node.func.value)][::-1]  # innermost subscript first in the walk
+            if scope and scope[0] == "trainer":
+                defaults[".".join([*scope[1:], str(node.args[0].value)])] = _literal(node.args[1])
+    return defaults
+
+
 # --- families of the flat layout -----------------------------------------------------------------------
 
 
@@ -469,6 +714,12 @@ def release_knowledge(mirror: Path, release: Release) -> dict[str, Any]:
             "param_group_keys": param_group_keys(tree),
             "optimizers_1x": optimizers_1x(tree),
             "families": families(tree),
+            "optimizer_arguments_1x": optimizer_arguments_1x(tree),
+            "lr_schedulers_1x": lr_schedulers_1x(tree),
+            "refused_keys": refused_keys(tree),
+            "zero_clipping_threshold": zero_clipping_threshold(tree),
+            "eval_frequency_fraction": eval_frequency_fraction(tree),
+            "convert_defaults": convert_defaults(tree),
         }
     finally:
         tree.close()

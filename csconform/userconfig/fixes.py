@@ -2,10 +2,15 @@
 
 * CONFIG-023: ``use_bfloat16: True`` becomes ``fp16_type: bfloat16`` (``False``: ``float16``), the key
   releases from 2.1.0 read instead, on the same line of the same section;
-* CONFIG-007: a text float ``1e-4`` becomes ``1.0e-4``, the number every YAML reader reads.
+* CONFIG-007: a text float ``1e-4`` becomes ``1.0e-4``, the number every YAML reader reads;
+* CONFIG-005: a flat-layout file becomes the trainer layout, as the release judged converts it
+  (:mod:`.convert`): one edit that replaces the whole file.
 
-An edit is made only where the finding's line holds exactly one such key or value; anything else is
-left for the user (the finding stays, without an edit).
+A line edit is made only where the finding's line holds exactly one such key or value; anything else
+is left for the user (the finding stays, without an edit). The conversion replaces the whole file, so
+it is offered once no line edit is pending (``--fix --in-place`` makes the line edits, the next run
+converts), and not for a file the release's converter would stop on (no ``optimizer_type``, an
+unknown LR scheduler): its CONFIG-005 finding stays without an edit.
 """
 
 from __future__ import annotations
@@ -17,6 +22,10 @@ from pathlib import Path
 
 from csconform.documents import read_bytes
 from csconform.findings.finding import Edit, Finding
+from csconform.userconfig.config_file import ConfigFile
+from csconform.userconfig.convert import ConversionError, convert, to_yaml
+from csconform.userconfig.read_flat import framework_of
+from csconform.userconfig.release_data import knowledge
 
 USE_BFLOAT16 = re.compile(r"(?<![\w-])use_bfloat16\s*:\s*(?P<value>[^\s#,}]+)")
 YAML_TRUE = ("true", "yes", "on")
@@ -44,24 +53,51 @@ def _decimal_point(line: str, number: int) -> tuple[Edit, ...]:
     return (Edit(number, after_mantissa, number, after_mantissa, ".0"),)
 
 
+def _trainer_layout(path: Path | str, text: str, release: str) -> tuple[Edit, ...]:
+    """The whole file replaced by its conversion to the trainer layout (none for a TensorFlow file,
+    which the trainer releases do not run, or where the release's converter would stop)."""
+    if framework_of(Path(path)) == "tensorflow":
+        return ()
+    try:
+        conversion = convert(ConfigFile.read(path), knowledge(release))
+    except ConversionError:
+        return ()
+    command = knowledge(release).convert_command
+    how = f"as {command} does" if command else "as the release converts it on load"
+    converted = to_yaml(conversion, f"converted to the trainer layout for release {release} ({how})")
+    lines = text.splitlines(keepends=True)
+    return (Edit(1, 1, len(lines) + 1, 1, converted),)
+
+
 EDITS: dict[str, Callable[[str, int], tuple[Edit, ...]]] = {"CONFIG-023": _fp16_type, "CONFIG-007": _decimal_point}
 """Rule -> the edits that fix its finding, from the text of the finding's line and its number."""
+FILE_EDITS: dict[str, Callable[[Path | str, str, str], tuple[Edit, ...]]] = {"CONFIG-005": _trainer_layout}
+"""Rule -> the edits that fix its finding, from the file (its path and text) and the release judged."""
 
 
-def with_edits(findings: Sequence[Finding], path: Path | str) -> list[Finding]:
-    """``findings`` with the edits that fix them where a rule has a mechanical fix (the file is read
-    again only when one does)."""
+def with_edits(findings: Sequence[Finding], path: Path | str, release: str) -> list[Finding]:
+    """``findings`` with the edits that fix them where a rule has a mechanical fix for ``release``
+    (the file is read again only when one does)."""
 
     def fixable(finding: Finding) -> bool:
-        return finding.rule in EDITS and finding.line is not None and not finding.edits
+        by_line = finding.rule in EDITS and finding.line is not None
+        return (by_line or finding.rule in FILE_EDITS) and not finding.edits
 
     if not any(fixable(f) for f in findings):
         return list(findings)
-    lines = read_bytes(path, what="config").decode("utf-8-sig").splitlines()
+    text = read_bytes(path, what="config").decode("utf-8-sig")
+    lines = text.splitlines()
     fixed = []
     for finding in findings:
-        if fixable(finding) and finding.line is not None and finding.line <= len(lines):
+        edits: tuple[Edit, ...] = ()
+        if fixable(finding) and finding.rule in EDITS and finding.line is not None and finding.line <= len(lines):
             edits = EDITS[finding.rule](lines[finding.line - 1], finding.line)
-            finding = dataclasses.replace(finding, edits=edits) if edits else finding
-        fixed.append(finding)
-    return fixed
+        fixed.append(dataclasses.replace(finding, edits=edits) if edits else finding)
+    if any(finding.edits for finding in fixed):
+        return fixed
+    return [
+        dataclasses.replace(finding, edits=edits)
+        if fixable(finding) and finding.rule in FILE_EDITS and (edits := FILE_EDITS[finding.rule](path, text, release))
+        else finding
+        for finding in fixed
+    ]

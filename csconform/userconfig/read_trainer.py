@@ -95,6 +95,11 @@ def read_trainer(doc: ConfigFile, release: Release) -> RunDescription:
             kind="zoo",
             seq_len=doc.setting((*FIT, "train_dataloader", "max_sequence_length")),
             compute_eval_metrics=doc.setting((*INIT, "model", "compute_eval_metrics")),
+            data_processors=tuple(
+                str(processor.value)
+                for loader in ("train_dataloader", "val_dataloader")
+                if (processor := doc.setting((*FIT, loader, "data_processor"))) is not None
+            ),
         ),
         batch=Batch(
             train=doc.setting((*FIT, "train_dataloader", "batch_size")),

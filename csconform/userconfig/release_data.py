@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -44,6 +44,29 @@ class ReleaseKnowledge:
     """Optimizer-section keys the trainer reads to build param groups (``params``), not optimizer arguments."""
     optimizers_1x: Mapping[str, Any] | None
     families: Mapping[str, Mapping[str, list[str]]]
+    optimizer_arguments_1x: Mapping[str, Mapping[str, Mapping[str, Any]]] | None
+    """Per 1.x optimizer type: ``{key: {"argument": name, "default": value} or {..., "required": True}}``."""
+    lr_schedulers_1x: Mapping[str, Any] | None
+    """The 1.x LR schedulers: ``names`` (as written, lower case -> branch), ``arguments`` per branch, ``copies``."""
+    refused_keys: Mapping[str, Mapping[str, Any]]
+    """Keys refused on sight: ``{key: {"section": "model" or None, "file": path}}``."""
+    zero_clipping_threshold: str | None
+    """What a clipping threshold of 0 does: ``refused`` or ``no clipping``."""
+    eval_frequency_fraction: bool
+    """Whether ``eval_frequency`` may be a fraction of the run (the trainer's loop)."""
+    convert_defaults: Mapping[str, Any]
+    """What the convert command adds to the trainer section it writes (``init.device``)."""
+
+    @property
+    def reads_trainer_layout(self) -> bool:
+        """Whether the release reads the trainer layout (it converts a flat-layout file to it on load)."""
+        return self.legacy_conversion is not None
+
+    @property
+    def builds_1x_optimizers(self) -> bool:
+        """Whether a flat file's optimizer and LR schedule are built by the 1.x ``PyTorchBaseModel`` (its
+        optimizer types and messages), not from the vendor package's classes."""
+        return self.optimizers_1x is not None
 
     @property
     def convert_command(self) -> str | None:
@@ -103,9 +126,20 @@ def knowledge(release: str) -> ReleaseKnowledge:
         param_group_keys=frozenset(entry["param_group_keys"]),
         optimizers_1x=entry["optimizers_1x"],
         families=entry["families"],
+        optimizer_arguments_1x=entry["optimizer_arguments_1x"],
+        lr_schedulers_1x=entry["lr_schedulers_1x"],
+        refused_keys=entry["refused_keys"],
+        zero_clipping_threshold=entry["zero_clipping_threshold"],
+        eval_frequency_fraction=entry["eval_frequency_fraction"],
+        convert_defaults=entry["convert_defaults"],
     )
 
 
 def release_names() -> list[str]:
     """The releases with extracted knowledge, oldest first."""
     return [entry["name"] for entry in _stored()["releases"]]
+
+
+def first_release(fact: Callable[[ReleaseKnowledge], bool]) -> str | None:
+    """The oldest release for which ``fact`` holds (how a message names where a behaviour starts)."""
+    return next((name for name in release_names() if fact(knowledge(name))), None)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from tabulate import tabulate
 
 from csconform.findings.render import finding_text
+from csconform.userconfig.release_changes import Change, ReleaseChanges
 from csconform.userconfig.validate import Verdict
 
 UNITS = (("s", 1.0), ("min", 60.0), ("h", 3600.0), ("d", 86400.0))
@@ -125,3 +126,24 @@ def table(verdicts: Sequence[Verdict]) -> str:
         f"{counts['unreadable']} unreadable"
     )
     return tabulate(rows, headers=headers) + tail
+
+
+def change_text(path: str, change: Change) -> str:
+    """One change as a finding is printed: ``path:line: kind key: message``, what to do below."""
+    where = f"{path}:{change.line}" if change.line else path
+    rule = f" {change.rule}" if change.rule else ""
+    key = f" {change.key}:" if change.key else ":"
+    text = f"{where}: {change.kind}{rule}{key} {change.message}"
+    return text + (f"\n    do: {change.action}" if change.action else "")
+
+
+def render_changes(report: ReleaseChanges) -> str:
+    """What changes for one file from one release to another, one change a line."""
+    head = f"{report.path}: from release {report.source} to {report.target}"
+    if report.error:
+        return f"{head}\n  cannot read: {report.error}"
+    lines = [f"{head}; {report.layout} layout; {plural(len(report.changes), 'change')}"]
+    lines += [_indented(change_text(report.path, change)) for change in report.changes]
+    if report.violations:
+        lines.append(f"  release {report.target} refuses what release {report.source} accepts: exit status 1")
+    return "\n".join(lines)

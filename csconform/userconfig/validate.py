@@ -230,7 +230,9 @@ def validate_file(path: Path | str, spec: Spec, options: ValidateOptions) -> Ver
     _run_schedule(run, options, verdict)
     if run.model is not None:
         _plan(run, options, verdict, found)
-    verdict.violations, verdict.warnings = with_edits(found.violations, path), with_edits(found.warnings, path)
+    fixed = with_edits([*found.violations, *found.warnings], path, options.release.name)
+    verdict.violations = [f for f in fixed if f.severity == "violation"]
+    verdict.warnings = [f for f in fixed if f.severity == "warning"]
     return verdict
 
 

@@ -68,8 +68,29 @@ def test_the_extracted_knowledge_covers_every_release_with_its_commit() -> None:
     assert knowledge("2.2.1").legacy_conversion is None
 
 
+def test_the_extracted_behaviours_change_where_the_releases_source_changes() -> None:
+    """The facts the checks' release boundaries are read from, at both sides of each edge."""
+    assert knowledge("1.9.1").zero_clipping_threshold == "no clipping"  # gradient_clipper.py: `< 0.0` raises
+    assert knowledge("2.0.2").zero_clipping_threshold == "refused"  # run_cstorch_flow.py: `<= 0.0` raises
+    assert not knowledge("2.2.1").eval_frequency_fraction and knowledge("2.3.0").eval_frequency_fraction
+    assert "use_bfloat16" not in knowledge("2.0.3").refused_keys
+    assert knowledge("2.1.0").refused_keys["use_bfloat16"]["file"].endswith("half_dtype.py")
+    assert knowledge("2.1.0").refused_keys["precision_opt_level"]["section"] == "model"
+    assert knowledge("2.3.1").convert_defaults == {} and knowledge("2.4.0").convert_defaults == {"init.device": "CSX"}
+    adamw_191 = knowledge("1.9.1").optimizer_arguments_1x["adamw"]  # type: ignore[index]
+    assert adamw_191["weight_decay_rate"] == {"argument": "weight_decay", "default": 0.0}
+    assert adamw_191["beta2"] == {"argument": "betas", "default": 0.999} and adamw_191["correct_bias"]["default"]
+    assert not knowledge("1.6.0").optimizer_arguments_1x["adamw"]["correct_bias"]["default"]  # type: ignore[index]
+    assert knowledge("1.9.1").optimizer_arguments_1x["sgd"]["momentum"] == {"argument": "momentum", "required": True}  # type: ignore[index]
+    schedulers = knowledge("1.9.1").lr_schedulers_1x
+    assert schedulers is not None and schedulers["names"]["linearlr"] == "polynomial"
+    assert schedulers["copies"]["steps"] == ["decay_steps"]
+    assert schedulers["arguments"]["cosinedecay"]["decay_steps"] == {"argument": "decay_steps", "required": True}
+    assert knowledge("2.0.2").optimizer_arguments_1x is None and knowledge("2.0.2").lr_schedulers_1x is None
+
+
 @pytest.mark.skipif(CLONE is None, reason="CSCONFORM_MODELZOO names no Model Zoo clone")
-@pytest.mark.parametrize("release", ["1.7.0", "2.3.1", "2.4.0", "2.10.0"])
+@pytest.mark.parametrize("release", ["1.7.0", "1.9.1", "2.0.2", "2.1.0", "2.3.1", "2.4.0", "2.10.0"])
 def test_the_extracted_knowledge_is_current(release: str) -> None:
     """Releases at the edges of what changed, re-read from the clone (all: python -m csconform.userconfig.extract)."""
     stored = json.loads((resources.files("csconform.userconfig") / "data" / release_data.DATA_FILE).read_text())
