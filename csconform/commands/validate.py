@@ -72,7 +72,7 @@ def _plot_paths(files: list[Path], plot: str | None) -> list[Path | None]:
         return [None] * len(files)
     if len(files) == 1:
         return [Path(plot)]
-    folder = Path(plot)
+    folder = output_guard.check_output_folder(plot, "--plot")  # several files: a folder of plots
     folder.mkdir(parents=True, exist_ok=True)
     stems = [f.stem for f in files]
     return [folder / (f"{stem}.png" if stems.count(stem) == 1 else f"{stem}-{i}.png") for i, stem in enumerate(stems)]
