@@ -178,3 +178,14 @@ def test_two_releases_that_both_convert_report_only_what_their_conversions_do_di
         "(release 2.4.0: trainer.init.model.mixed_precision, trainer.init.precision.enabled)"
     )
     assert not [c for c in report.changes if c.kind == "dropped"]  # both drop the same keys
+
+
+def test_the_changes_are_never_written_over_the_file_compared(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / "params.yaml"
+    copy.write_bytes(MIXTRAL_231.read_bytes())
+    for option in ("--json", "--output"):
+        assert cli_main(["validate", str(copy), "--release", "2.3.1", "--to", "2.4.0", option, str(copy)]) == 2
+        assert "is the input" in capsys.readouterr().err
+    assert copy.read_bytes() == MIXTRAL_231.read_bytes()
