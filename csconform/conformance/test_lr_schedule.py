@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from csconform.errors import InvalidInputError
@@ -318,13 +318,14 @@ def test_linear_lr_is_polynomial_lr_with_the_same_arguments(engine, cycle):
 
 @pytest.mark.spec("LR-009")
 @given(init=RATES, total=ITERS, rate=st.floats(0.05, 1.5), staircase=st.booleans(), t=global_steps(5000))
+@example(init=0.1, total=1, rate=1.5, staircase=False, t=1751)  # 1.5**1751 leaves float64's range
 def test_exponential_lr(engine, init, total, rate, staircase, t):
     schedule = lr(engine).ExponentialLR(
         initial_learning_rate=init, total_iters=total, decay_rate=rate, staircase=staircase
     )
     exponent = t // total if staircase else t / total
-    with np.errstate(over="ignore"):  # a growing schedule may leave float32's range: inf, like the system
-        expected = float(np.float32(init * rate**exponent))
+    with np.errstate(over="ignore"):  # a growing schedule may leave float32's range (and float64's): inf
+        expected = float(np.float32(init * np.float64(rate) ** exponent))
     assert_rate(schedule(t), expected, rtol=2e-6, atol=1e-30)
 
 
