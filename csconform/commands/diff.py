@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
 from csconform import output_guard
+from csconform.arguments import positive_seconds
 from csconform.errors import InvalidInputError
 
 
@@ -32,9 +32,6 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidInputError(f"--shrink-examples must be >= 0, got {args.shrink_examples}")
     if args.jobs < 1:
         raise InvalidInputError(f"--jobs must be at least 1, got {args.jobs}")
-    for option, seconds in (("--call-timeout", args.call_timeout), ("--program-timeout", args.program_timeout)):
-        if not 0 < seconds < math.inf:
-            raise InvalidInputError(f"{option} must be a positive number of seconds, got {seconds}")
     names = {"--engine": check_module_name(args.engine), "--against": check_module_name(args.against)}
     sources = [(option, source) for option, name in names.items() for source in implementation_sources(name)]
     with output_guard.protect(sources):  # the implementations' own source files are inputs too
@@ -150,13 +147,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--call-timeout",
-        type=float,
+        type=positive_seconds,
         default=60.0,
         metavar="S",
         help="seconds one call may take before the side that has not answered is called hung (default 60)",
     )
     parser.add_argument(
-        "--program-timeout", type=float, default=600.0, metavar="S", help="seconds one program may take (default 600)"
+        "--program-timeout",
+        type=positive_seconds,
+        default=600.0,
+        metavar="S",
+        help="seconds one program may take (default 600)",
     )
     parser.add_argument("--out", default="reports", help="directory for differential_<B>.{json,md} (default reports)")
     parser.add_argument("--jobs", type=int, default=1, help="local worker processes (default 1)")

@@ -27,6 +27,7 @@ from csconform.errors import CsConformError, InterfaceError, InvalidInputError
 from csconform.interface.load import check_module_name
 from csconform.interface.validate import Declaration
 from csconform.testing.differential.outcome import Outcome
+from csconform.testing.differential.program import Statement
 
 
 @dataclass(frozen=True)
@@ -55,17 +56,12 @@ class Implementation:
         self._connection: Connection | None = None
         self.declaration, self.version, self.package_folder = self._spawn()
 
-    @property
-    def short_name(self) -> str:
-        """The last part of the module name: ``cstorch`` for ``csconform.adapters.cstorch``."""
-        return self.name.rpartition(".")[2]
-
     # --- the process ------------------------------------------------------------------------------
 
     def _spawn(self) -> tuple[Declaration, str, Path | None]:
         """Start the process and import the implementation in it; what it declares."""
         ours, theirs = Pipe()
-        environment = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), *(p for p in sys.path if p)])}
+        environment = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         self._process = subprocess.Popen(
             [sys.executable, "-m", "csconform.testing.differential.child", str(theirs.fileno()), self.name],
             pass_fds=(theirs.fileno(),),
@@ -74,7 +70,7 @@ class Implementation:
         )
         theirs.close()
         self._connection = ours
-        answer = self._receive(time.monotonic() + self.limits.import_s, f"{self.limits.import_s:g} s")
+        answer = self.receive(time.monotonic() + self.limits.import_s, f"{self.limits.import_s:g} s")
         if isinstance(answer, Outcome):  # it hung or ended while importing
             self.close()
             raise InterfaceError(
@@ -117,8 +113,10 @@ class Implementation:
         how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
         return Outcome("ended", message=f"the process ended ({how})")
 
-    def _receive(self, deadline: float, limit: str) -> Any:
-        """The process's answer, or the Outcome of a process that hung (it is killed) or ended."""
+    def receive(self, deadline: float, limit: str) -> Any:
+        """The answer to the last request: an Outcome (and the state after a statement), or the Outcome
+        of a process that did not answer by ``deadline`` (``limit`` says which limit that is: it is
+        killed) or ended."""
         assert self._connection is not None
         try:
             if not self._connection.poll(max(0.0, deadline - time.monotonic())):
@@ -147,16 +145,11 @@ class Implementation:
             self._restart()
         return self._send(("start", target, str(workdir)))
 
-    def send_statement(
-        self, source: str, binds: str, binds_kind: str, kinds: dict[str, str], compare_result: bool
-    ) -> Outcome | None:
-        """Run one statement. Then :meth:`receive` its outcome and the state after it."""
-        return self._send(("run", source, binds, binds_kind, kinds, compare_result))
-
-    def receive(self, deadline: float, limit: str) -> Any:
-        """The answer to the last request: an Outcome (and the state after a statement), or the Outcome
-        of a process that did not answer by ``deadline`` (``limit`` says which limit that is) or ended."""
-        return self._receive(deadline, limit)
+    def send_statement(self, statement: Statement, kinds: dict[str, str], compare_result: bool) -> Outcome | None:
+        """Run one statement, then observe the objects of ``kinds`` (and what the statement binds). Then
+        :meth:`receive` its outcome and the state after it."""
+        request = ("run", statement.source, statement.binds, statement.binds_kind, kinds, compare_result)
+        return self._send(request)
 
     def _restart(self) -> None:
         self.close()

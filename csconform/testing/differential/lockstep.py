@@ -152,12 +152,7 @@ def run_lockstep(program: Program, a: Implementation, b: Implementation, workdir
     for index, statement in enumerate(program.statements):
         compare_result = not opaque_result(statement.label)
         reply_a, reply_b = both(
-            a.send_statement(
-                statement.source, statement.binds or "", statement.binds_kind or "", kinds, compare_result
-            ),
-            b.send_statement(
-                statement.source, statement.binds or "", statement.binds_kind or "", kinds, compare_result
-            ),
+            a.send_statement(statement, kinds, compare_result), b.send_statement(statement, kinds, compare_result)
         )
         (outcome_a, state_a), (outcome_b, state_b) = _split(reply_a), _split(reply_b)
         run.statements_run += 1
