@@ -1,7 +1,8 @@
 """The ``csconform`` command line.
 
 Each command lives in its own module, ``csconform/commands/<command>.py``, and contributes itself
-through a ``register(subparsers)`` function; this module only assembles them — importing just the
+through an ``add_arguments(parser)`` function (its help is :data:`COMMANDS`' line, its description
+the module's first paragraph); this module only assembles them — importing just the
 module of the command being run, so that ``csconform spec list`` does not pay for cvxpy — and turns
 every :class:`~csconform.errors.CsConformError` into a one-line message and exit status 2, so that
 no command a user runs ends in a bare traceback.
@@ -20,7 +21,7 @@ from typing import NoReturn
 from csconform import __version__, output_guard
 from csconform.errors import CsConformError, OutputPathError
 
-# command -> (module with its register(subparsers), one-line help)
+# command -> (module with its add_arguments(parser), one-line help)
 COMMANDS = {
     "spec": ("csconform.commands.spec", "list, show and validate the executable spec"),
     "report": ("csconform.commands.report", "regenerate the published report: conformance, performance, benchmarks"),
@@ -59,12 +60,21 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"csconform {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, (module, help_text) in COMMANDS.items():
+    for name, (module_name, help_text) in COMMANDS.items():
         if name == command:
-            importlib.import_module(module).register(subparsers)
+            module = importlib.import_module(module_name)
+            module.add_arguments(subparsers.add_parser(name, help=help_text, description=description(module.__doc__)))
         else:
             subparsers.add_parser(name, help=help_text)
     return parser
+
+
+def description(docstring: str | None) -> str | None:
+    """What ``csconform COMMAND --help`` says above the options: the first paragraph of the command
+    module's docstring, as one line of plain text (without reStructuredText's double backquotes)."""
+    if not docstring:
+        return None
+    return " ".join(docstring.split("\n\n")[0].split()).replace("``", "")
 
 
 def _labels(parser: argparse.ArgumentParser, command: str) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""The ``csconform calibrate`` subcommand: fit the performance model on measured runs, or score it.
+"""``csconform calibrate``: fit the performance model on measured runs, or score it.
 
     csconform calibrate [--measured CSV] [--write PATH] [--write-shipped]    fit + grouped cross-validation
     csconform calibrate --evaluate CSV [--csv OUT]     predict measured runs with the stored fit
@@ -110,10 +110,7 @@ def run(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(
-        "calibrate", help="fit the performance model on measured runs, or score it", description=__doc__.splitlines()[0]
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--measured", metavar="CSV", help="measured runs to fit (default: the shipped calibration set)")
     parser.add_argument(
         "--write", nargs="?", const="", type=_write_path, metavar="PATH", help="store the fit as JSON in PATH"
@@ -126,4 +123,3 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--evaluate", metavar="CSV", help="predict the runs of CSV with the stored fit; no fitting")
     parser.add_argument("--csv", metavar="OUT", help="with --evaluate: write predicted against measured to OUT")
     parser.set_defaults(handler=run, reads=("measured", "evaluate"), writes={"write": {}, "csv": {}})
-    return parser

@@ -64,8 +64,7 @@ def _check(args: argparse.Namespace, engine: str) -> int:
     return 1 if failed or matrix.get("expected_failures", {}).get("stale") else 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("check", help="run the conformance suite against an implementation")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", help="implementation under test (default: $CSCONFORM_ENGINE or csconform.engine)")
     parser.add_argument("--area", action="append", help="only this area's checks (repeatable), e.g. grad_scaler")
     parser.add_argument(

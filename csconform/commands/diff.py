@@ -1,4 +1,7 @@
-"""``csconform diff``: run two implementations in lockstep, judge every class of difference, write the report."""
+"""``csconform diff``: drive two implementations through the same random call sequences (Hypothesis),
+compare every observable, shrink each class of difference to a minimal repro and judge it against B's
+triage. Exits 1 when a class is untriaged, a triage entry is stale, a fixed engine bug shows again or a
+class does not show twice."""
 
 from __future__ import annotations
 
@@ -102,20 +105,10 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if data["passed"] else 1
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     from csconform.testing.differential.areas import AREA_NAMES
     from csconform.testing.differential.campaign import PROFILES
 
-    parser = subparsers.add_parser(
-        "diff",
-        help="run two implementations in lockstep and judge every class of difference",
-        description=(
-            "Drive two implementations through the same random call sequences (Hypothesis), compare every "
-            "observable, shrink each class of difference to a minimal repro and judge it against B's triage. "
-            "Exits 1 when a class is untriaged, a triage entry is stale, a fixed engine bug shows again or a class "
-            "does not show twice."
-        ),
-    )
     parser.add_argument(
         "--engine", default="csconform.engine", metavar="MODULE", help="implementation A (default: csconform.engine)"
     )

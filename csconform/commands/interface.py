@@ -98,12 +98,7 @@ def interface(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "interface",
-        help="print the implementation interface, or check an implementation against it",
-        description=__doc__.splitlines()[0],
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", metavar="MODULE", help="check this implementation module against the interface")
     parser.add_argument("--markdown", action="store_true", help="print the interface as the docs/interface.md page")
     parser.set_defaults(handler=interface)

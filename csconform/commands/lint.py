@@ -96,13 +96,7 @@ def _merged(static: list[FileReport], ran: list[FileReport]) -> list[FileReport]
     return merged
 
 
-def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add the ``lint`` subparser; its handler is stored as ``handler``."""
-    parser = subparsers.add_parser(
-        "lint",
-        help="check training code (PyTorch, cerebras.pytorch, CerebrasEstimator) against the spec",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="PATH", help="Python files or folders")
     parser.add_argument("--release", help="the release to judge for (e.g. 1.7.1, 2.10; default: the newest known)")
     running = parser.add_argument_group("the run on CPU")
@@ -124,4 +118,3 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     add_output_options(parser)
     parser.set_defaults(handler=run, script_args=[], passthrough="script_args")
-    return parser

@@ -1,4 +1,4 @@
-"""The ``csconform place`` subcommand: solve an ISPD 2020 ``.kgraph`` instance and write JSON.
+"""``csconform place``: solve an ISPD 2020 ``.kgraph`` instance and write JSON.
 
     csconform place A.kgraph --json A.json [--time-limit 60] [--no-gp-bound]
 
@@ -39,13 +39,7 @@ def run(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add the ``place`` subparser; its handler is stored as ``handler`` (call ``args.handler(args)``)."""
-    parser = subparsers.add_parser(
-        "place",
-        help="size and place the kernels of an ISPD 2020 .kgraph instance on the wafer",
-        description=__doc__.splitlines()[0],
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("instance", help="path to a .kgraph file")
     parser.add_argument("--json", metavar="OUT", help="write the placement as JSON to OUT")
     parser.add_argument(
@@ -53,4 +47,3 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-gp-bound", action="store_true", help="skip the cvxpy relaxation bound")
     parser.set_defaults(handler=run, reads=("instance",), writes={"json": {}})
-    return parser

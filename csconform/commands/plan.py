@@ -1,4 +1,4 @@
-"""The ``csconform plan`` subcommand: model a zoo model, or any model from its config, on a wafer.
+"""``csconform plan``: model a zoo model, or any model from its config, on a wafer.
 
     csconform plan (--model gpt2_small | --model-config config.json) [--wafer wse2]
                    [--mode pipelined|weight_streaming] [--systems N] [--batch B] [--seq-len T]
@@ -87,11 +87,7 @@ def band_text(samples_per_s: float, band: dict[str, Any]) -> str:
     )
 
 
-def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add the ``plan`` subparser; its handler is stored as ``handler``."""
-    parser = subparsers.add_parser(
-        "plan", help="model throughput and placement of a model on a wafer", description=__doc__.splitlines()[0]
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--model", help="zoo model name (e.g. gpt2_small, gpt3_xl, llama2_7b)")
     which.add_argument(
@@ -115,4 +111,3 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--json", metavar="OUT", help="write the plan as JSON to OUT")
     parser.add_argument("--png", metavar="OUT", help="write the wafer map as PNG to OUT")
     parser.set_defaults(handler=run, reads=("model_config",), writes={"json": {}, "png": {"suffixes": (".png",)}})
-    return parser

@@ -76,10 +76,7 @@ def _parts(text: str) -> list[str]:
     return parts
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "report", help="regenerate the published report (conformance, performance, placement, benchmarks)"
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="reports", help="report folder (default reports/)")
     parser.add_argument("--engine", help="implementation under test (default: $CSCONFORM_ENGINE or csconform.engine)")
     parser.add_argument(

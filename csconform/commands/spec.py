@@ -124,8 +124,7 @@ def check(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    spec = subparsers.add_parser("spec", help="list, show and validate the executable spec")
+def add_arguments(spec: argparse.ArgumentParser) -> None:
     spec.add_argument("--specs-dir", default=None, help="spec directory (default: the bundled specs)")
     commands = spec.add_subparsers(dest="spec_command", metavar="SUBCOMMAND", required=True)
 

@@ -1,4 +1,5 @@
-"""``csconform sweep``: throughput over a design space, as a CSV and a markdown table."""
+"""``csconform sweep``: the performance model over a design space, locally or on a Dask cluster, as a
+CSV and a markdown table."""
 
 from __future__ import annotations
 
@@ -52,12 +53,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "sweep",
-        help="model throughput over models x wafers x batch sizes x cluster sizes",
-        description="Sweep the performance model over a design space; locally, or on a Dask cluster.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--models", type=_names, required=True, help="comma-separated zoo names, e.g. gpt2_small,bert_base"
     )

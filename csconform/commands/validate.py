@@ -189,13 +189,7 @@ def _text(verdicts: Sequence[FileReport]) -> str:
     return blocks + ("\n\n" + table([v for v in verdicts if isinstance(v, Verdict)]) if len(verdicts) > 1 else "")
 
 
-def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add the ``validate`` subparser; its handler is stored as ``handler``."""
-    parser = subparsers.add_parser(
-        "validate",
-        help="check a Model Zoo params file or a config.json against the spec; LR schedule and time to train",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("configs", nargs="+", metavar="CONFIG", help="params files, config.json files or directories")
     parser.add_argument("--release", help="the release to judge for (e.g. 1.9.1, 2.10; default: the newest known)")
     parser.add_argument(
@@ -231,4 +225,3 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     training.add_argument("--checkpoint-steps", type=int, help="checkpoint cadence in steps")
     add_output_options(parser)
     parser.set_defaults(handler=run)
-    return parser

@@ -24,6 +24,20 @@ from csconform.userconfig.description import KeyUse, Setting
 # YAML 1.1 resolver, which the Model Zoo loads params files with, reads the string "1e-5".
 TEXT_FLOAT = re.compile(r"^[-+]?[0-9]+[eE][-+]?[0-9]+$")
 
+LOSS_SCALING_KEYS = {
+    "factor": "loss_scaling_factor",
+    "initial_scale": "initial_loss_scale",
+    "steps_per_increase": "steps_per_increase",
+    "min_scale": "min_loss_scale",
+    "max_scale": "max_loss_scale",
+    "max_gradient_norm": "max_gradient_norm",
+    "max_gradient_value": "max_gradient_value",
+}
+""":class:`~.description.LossScaling`'s fields and the Model Zoo's keys for them, spelt alike in both
+layouts (flat: under ``optimizer``; trainer: in the precision section)."""
+LOOP_KEYS = ("max_steps", "num_steps", "num_epochs", "eval_steps", "eval_frequency")
+"""Loop settings whose key is the :class:`~.description.Loop` field's name in both layouts."""
+
 
 def as_number(value: Any) -> Any:
     """A YAML 1.1 text float (``"1e-5"``) as the number it means; any other value unchanged."""
@@ -47,6 +61,10 @@ class ConfigFile(Document):
         """The value at ``path`` with its origin, or None when the key is absent or null."""
         value = self.node(path)
         return None if value is None else Setting(as_number(value), self.origin(path))
+
+    def settings(self, section: KeyPath, keys: Mapping[str, str]) -> dict[str, Setting[Any] | None]:
+        """``{field: setting}`` for each ``field: key`` of ``keys``, the keys read inside ``section``."""
+        return {name: self.setting((*section, key)) for name, key in keys.items()}
 
     def section(self, path: KeyPath) -> Mapping[str, Any] | None:
         value = self.node(path)

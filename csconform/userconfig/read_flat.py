@@ -14,7 +14,7 @@ from typing import Any
 
 from csconform.engine.estimator_config import UNSUPPORTED_PARAMETERS
 from csconform.spec.releases import Release
-from csconform.userconfig.config_file import ConfigFile
+from csconform.userconfig.config_file import LOOP_KEYS, LOSS_SCALING_KEYS, ConfigFile
 from csconform.userconfig.description import (
     Batch,
     Loop,
@@ -109,27 +109,14 @@ def read_flat(doc: ConfigFile, release: Release) -> RunDescription:
             use_bfloat16=doc.setting(("model", "use_bfloat16")),
             precision_opt_level=doc.setting(("runconfig", "precision_opt_level")),
         ),
-        loss_scaling=LossScaling(
-            factor=doc.setting(("optimizer", "loss_scaling_factor")),
-            initial_scale=doc.setting(("optimizer", "initial_loss_scale")),
-            steps_per_increase=doc.setting(("optimizer", "steps_per_increase")),
-            min_scale=doc.setting(("optimizer", "min_loss_scale")),
-            max_scale=doc.setting(("optimizer", "max_loss_scale")),
-            max_gradient_norm=doc.setting(("optimizer", "max_gradient_norm")),
-            max_gradient_value=doc.setting(("optimizer", "max_gradient_value")),
-        ),
+        loss_scaling=LossScaling(**doc.settings(("optimizer",), LOSS_SCALING_KEYS)),
         optimizer=_optimizer(doc),
         schedule=read_flat_schedule(doc, ("optimizer", "learning_rate")),
         loop=Loop(
-            max_steps=doc.setting(("runconfig", "max_steps")),
-            num_steps=doc.setting(("runconfig", "num_steps")),
-            num_epochs=doc.setting(("runconfig", "num_epochs")),
-            eval_steps=doc.setting(("runconfig", "eval_steps")),
-            eval_frequency=doc.setting(("runconfig", "eval_frequency")),
-            checkpoint_steps=doc.setting(("runconfig", "checkpoint_steps")),
-            log_steps=doc.setting(("runconfig", "log_steps")),
-            mode=doc.setting(("runconfig", "mode")),
-            execution_strategy=doc.setting(("runconfig", "execution_strategy")),
+            **doc.settings(
+                ("runconfig",),
+                {key: key for key in (*LOOP_KEYS, "checkpoint_steps", "log_steps", "mode", "execution_strategy")},
+            ),
             has_eval_input=doc.section(("eval_input",)) is not None,
         ),
         keys=doc.key_uses(section_depth=1),

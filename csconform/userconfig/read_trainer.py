@@ -12,7 +12,7 @@ from typing import Any
 
 from csconform.documents import KeyPath
 from csconform.spec.releases import Release
-from csconform.userconfig.config_file import ConfigFile
+from csconform.userconfig.config_file import LOOP_KEYS, LOSS_SCALING_KEYS, ConfigFile
 from csconform.userconfig.description import (
     Batch,
     Loop,
@@ -114,23 +114,11 @@ def read_trainer(doc: ConfigFile, release: Release) -> RunDescription:
             fp16_type=doc.setting((*precision, "fp16_type")),
             precision_opt_level=doc.setting((*precision, "precision_opt_level")),
         ),
-        loss_scaling=LossScaling(
-            factor=doc.setting((*precision, "loss_scaling_factor")),
-            initial_scale=doc.setting((*precision, "initial_loss_scale")),
-            steps_per_increase=doc.setting((*precision, "steps_per_increase")),
-            min_scale=doc.setting((*precision, "min_loss_scale")),
-            max_scale=doc.setting((*precision, "max_loss_scale")),
-            max_gradient_norm=doc.setting((*precision, "max_gradient_norm")),
-            max_gradient_value=doc.setting((*precision, "max_gradient_value")),
-        ),
+        loss_scaling=LossScaling(**doc.settings(precision, LOSS_SCALING_KEYS)),
         optimizer=_optimizer(doc),
         schedule=schedule,
         loop=Loop(
-            max_steps=doc.setting((*loop, "max_steps")),
-            num_steps=doc.setting((*loop, "num_steps")),
-            num_epochs=doc.setting((*loop, "num_epochs")),
-            eval_steps=doc.setting((*loop, "eval_steps")),
-            eval_frequency=doc.setting((*loop, "eval_frequency")),
+            **doc.settings(loop, {key: key for key in LOOP_KEYS}),
             checkpoint_steps=doc.setting((*INIT, "checkpoint", "steps")),
             log_steps=doc.setting((*INIT, "logging", "log_steps")),
             has_eval_input=doc.section(val) is not None,

@@ -23,6 +23,7 @@ Each change names the key, its line in the file and what to do.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,6 @@ from typing import Any
 import yaml
 
 from csconform.documents import KeyPath, dotted
-from csconform.errors import UnreadableDocumentError
 from csconform.findings.finding import FileReport, Finding
 from csconform.spec.model import Spec
 from csconform.userconfig.config_file import ConfigFile
@@ -39,7 +39,7 @@ from csconform.userconfig.convert import Conversion, ConversionError, convert
 from csconform.userconfig.description import KeyUse, RunDescription
 from csconform.userconfig.package_api import package_api
 from csconform.userconfig.release_data import ReleaseKnowledge, knowledge
-from csconform.userconfig.validate import NotAConfigError, ValidateOptions, describe, validate_file
+from csconform.userconfig.validate import ValidateOptions, read_run, validate_file
 
 LAYOUT_RULES = ("CONFIG-004", "CONFIG-005")
 """Findings the layout change already says."""
@@ -58,14 +58,7 @@ class Change:
     rule: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "key": self.key,
-            "line": self.line,
-            "rule": self.rule,
-            "message": self.message,
-            "action": self.action,
-        }
+        return dataclasses.asdict(self)
 
 
 @dataclass
@@ -91,12 +84,10 @@ class ReleaseChanges(FileReport):
 def release_changes(path: Path | str, spec: Spec, before: ValidateOptions, after: ValidateOptions) -> ReleaseChanges:
     """What changes for the file at ``path`` from ``before.release`` to ``after.release``."""
     report = ReleaseChanges(str(path), source=before.release.name, target=after.release.name)
-    try:
-        doc = ConfigFile.read(path)
-        run = describe(doc, before)
-    except (UnreadableDocumentError, NotAConfigError) as exc:
-        report.error = str(exc)
+    read = read_run(path, before, report)
+    if read is None:
         return report
+    doc, run = read
     report.layout = run.layout
     a, b = knowledge(before.release.name), knowledge(after.release.name)
     verdict_a, verdict_b = validate_file(path, spec, before), validate_file(path, spec, after)

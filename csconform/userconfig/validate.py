@@ -214,15 +214,26 @@ def _plan(run: RunDescription, options: ValidateOptions, verdict: Verdict, found
         verdict.notes.append(f"model not planned: {exc}")
 
 
+def read_run(
+    path: Path | str, options: ValidateOptions, report: FileReport
+) -> tuple[ConfigFile, RunDescription] | None:
+    """The file and the run it describes; None, with the reason as ``report.error``, when the file
+    cannot be read or is not a config (so that a folder's other files are still judged)."""
+    try:
+        doc = ConfigFile.read(path)
+        return doc, describe(doc, options)
+    except (UnreadableDocumentError, NotAConfigError) as exc:
+        report.error = str(exc)
+        return None
+
+
 def validate_file(path: Path | str, spec: Spec, options: ValidateOptions) -> Verdict:
     """The verdict on one file for ``options.release``."""
     verdict = Verdict(str(path), release=options.release.name, release_is_default=options.release_is_default)
-    try:
-        doc = ConfigFile.read(path)
-        run = describe(doc, options)
-    except (UnreadableDocumentError, NotAConfigError) as exc:
-        verdict.error = str(exc)
+    read = read_run(path, options, verdict)
+    if read is None:
         return verdict
+    _, run = read
     verdict.layout = run.layout
     found = Findings(spec, options.release, str(path))
     run_checks(run, found, options.wafer)

@@ -4,14 +4,17 @@ cvxpy nor pandas, nor for any other command's module. Checked in a fresh interpr
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import csconform
-from csconform.cli import COMMANDS
+from csconform.cli import COMMANDS, build_parser, description, main
 
 ROOT = Path(csconform.__file__).resolve().parents[1]
 
@@ -53,3 +56,17 @@ def test_a_static_lint_imports_neither_torch_nor_tensorflow(tmp_path: Path) -> N
     modules = _modules_imported_by("lint", str(source), "--isolated")
     assert {name for name in modules if name.startswith("csconform.commands.")} == {"csconform.commands.lint"}
     assert {"torch", "tensorflow", "cvxpy", "pandas", "matplotlib"}.isdisjoint(modules)
+
+
+def test_each_command_says_once_what_it_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """Its one-line help comes from COMMANDS whichever command the parser is built for, and
+    ``csconform COMMAND --help`` opens with its module's first paragraph in plain text."""
+    for name, (module_name, help_text) in COMMANDS.items():
+        with pytest.raises(SystemExit):
+            main([name, "--help"])
+        shown = " ".join(capsys.readouterr().out.split())
+        first_paragraph = importlib.import_module(module_name).__doc__.split("\n\n")[0]
+        assert description(first_paragraph) in shown
+        assert "``" not in shown.split("options:")[0]
+        for built_for in (name, None):
+            assert " ".join(help_text.split()) in " ".join(build_parser(built_for).format_help().split())

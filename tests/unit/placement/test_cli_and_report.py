@@ -1,4 +1,4 @@
-"""The place subcommand registered on its own parser, and the ISPD report on one small instance."""
+"""The place subcommand's arguments on a parser of its own, and the ISPD report on one small instance."""
 
 from __future__ import annotations
 
@@ -20,11 +20,11 @@ INSTANCES = BUNDLED_INSTANCES
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="csconform")
-    place.register(top.add_subparsers(dest="command", required=True))
+    place.add_arguments(top.add_subparsers(dest="command", required=True).add_parser("place"))
     return top
 
 
-def test_register_adds_place_with_its_handler(tmp_path: Path, capsys) -> None:
+def test_place_arguments_carry_its_handler(tmp_path: Path, capsys) -> None:
     out = tmp_path / "K.json"
     command = ["place", str(INSTANCES / "K.kgraph"), "--json", str(out), "--time-limit", "5", "--no-gp-bound"]
     args = parser().parse_args(command)
