@@ -35,8 +35,8 @@ class Findings:
 
     def refuse(self, rule_id: str, at: Location, message: str | None = None, **details: Any) -> None:
         """The release refuses this: a violation (a warning when the rule is a reference choice).
-        ``details``: ``fix`` (instead of the rule's), ``edits`` (a mechanical fix), and the values
-        the rule's documented message names."""
+        ``details``: ``fix`` (instead of the rule's), ``edits`` or ``new_value`` (a mechanical fix), and
+        the values the rule's documented message names."""
         self._add(rule_id, at, message, advisory=False, **details)
 
     def warn(self, rule_id: str, at: Location, message: str | None = None, **details: Any) -> None:
@@ -51,6 +51,7 @@ class Findings:
         advisory: bool,
         fix: str | None = None,
         edits: tuple[Edit, ...] = (),
+        new_value: str | None = None,
         **values: Any,
     ) -> None:
         if not self.in_force(rule_id):
@@ -70,5 +71,6 @@ class Findings:
             key=at.key,
             fix=fix or rule.fix,
             edits=edits,
+            new_value=new_value,
         )
         (self.violations if severity == "violation" else self.warnings).append(finding)

@@ -58,6 +58,9 @@ class Finding:
     """The key path inside a config document (None in code)."""
     fix: str | None = None
     edits: tuple[Edit, ...] = field(default=(), compare=False)
+    new_value: str | None = field(default=None, compare=False)
+    """A mechanical fix that gives the key on the finding's line this value (a check knows the value,
+    not the text: the fixes turn it into an :class:`Edit` where the line holds the key once)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -520,13 +520,25 @@ def _check_sequence(config: SchedulerConfig, run: RunDescription, found: Finding
             f"Expected {config.name.value} to have milestones {starts[1:]}, but got {given.value}",
         )
     steps = run.steps
-    for phase, start, length in zip(config.children, starts, lengths, strict=True):
+    for index, (phase, start, length) in enumerate(zip(config.children, starts, lengths, strict=True)):
         if steps is not None and start >= steps:
             text = f"{phase.written} starts at step {start}, after the last training step {steps - 1}: it never runs"
             found.warn("CONFIG-054", phase.origin, text)
         elif steps is not None and length is not None and start + length > steps:
             text = f"{phase.written} ends at step {start + length}; training stops at step {steps - 1}, mid-phase"
-            found.warn("CONFIG-054", phase.origin, text)
+            fix = (
+                f"shorten {phase.written} to {steps - start} steps to end with the run's {steps}, "
+                f"or train for {start + length} steps"
+            )
+            # Shortening a phase that later phases follow would move their milestones too: no edit then.
+            last = index == len(config.children) - 1 or given is None
+            found.warn(
+                "CONFIG-054",
+                phase.arguments["total_iters"].origin,
+                text,
+                fix=fix,
+                new_value=str(steps - start) if last else None,
+            )
     for before, after, length in zip(config.children, config.children[1:], lengths, strict=False):
         _check_handover(before, after, length, run, found)
 

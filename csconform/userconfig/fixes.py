@@ -3,6 +3,9 @@
 * CONFIG-023: ``use_bfloat16: True`` becomes ``fp16_type: bfloat16`` (``False``: ``float16``), the key
   releases from 2.1.0 read instead, on the same line of the same section;
 * CONFIG-007: a text float ``1e-4`` becomes ``1.0e-4``, the number every YAML reader reads;
+* CONFIG-054: a phase of a schedule that training stops in the middle of is shortened to end where
+  training stops (its ``total_iters``, ``steps`` or ``decay_steps``); only the last phase, or any
+  phase of a flat-layout list, whose later phases have no milestones to move;
 * CONFIG-005: a flat-layout file becomes the trainer layout, as the release judged converts it
   (:mod:`.convert`): one edit that replaces the whole file.
 
@@ -33,7 +36,7 @@ YAML_FALSE = ("false", "no", "off")
 TEXT_FLOAT_MANTISSA = re.compile(r"(?<![\w.+-])[-+]?[0-9]+(?=[eE][-+]?[0-9]+(?![\w.]))")
 
 
-def _fp16_type(line: str, number: int) -> tuple[Edit, ...]:
+def _fp16_type(finding: Finding, line: str) -> tuple[Edit, ...]:
     matches = list(USE_BFLOAT16.finditer(line))
     if len(matches) != 1:
         return ()
@@ -42,15 +45,27 @@ def _fp16_type(line: str, number: int) -> tuple[Edit, ...]:
         return ()
     dtype = "bfloat16" if value in YAML_TRUE else "float16"
     start, end = matches[0].span()
-    return (Edit(number, start + 1, number, end + 1, f"fp16_type: {dtype}"),)
+    return (Edit(finding.line or 0, start + 1, finding.line or 0, end + 1, f"fp16_type: {dtype}"),)
 
 
-def _decimal_point(line: str, number: int) -> tuple[Edit, ...]:
+def _decimal_point(finding: Finding, line: str) -> tuple[Edit, ...]:
     matches = list(TEXT_FLOAT_MANTISSA.finditer(line.split("#", 1)[0]))
     if len(matches) != 1:
         return ()
     after_mantissa = matches[0].end() + 1
-    return (Edit(number, after_mantissa, number, after_mantissa, ".0"),)
+    return (Edit(finding.line or 0, after_mantissa, finding.line or 0, after_mantissa, ".0"),)
+
+
+def _new_value(finding: Finding, line: str) -> tuple[Edit, ...]:
+    """The value of the finding's key replaced by ``finding.new_value``, where the line holds the key once."""
+    if finding.new_value is None or finding.key is None or finding.line is None:
+        return ()
+    key = re.escape(finding.key.rsplit(".", 1)[-1])
+    matches = list(re.finditer(rf"(?<![\w-]){key}\s*:\s*(?P<value>[^\s#,}}]+)", line.split("#", 1)[0]))
+    if len(matches) != 1:
+        return ()
+    start, end = matches[0].span("value")
+    return (Edit(finding.line, start + 1, finding.line, end + 1, finding.new_value),)
 
 
 def _trainer_layout(path: Path | str, text: str, release: str) -> tuple[Edit, ...]:
@@ -69,8 +84,9 @@ def _trainer_layout(path: Path | str, text: str, release: str) -> tuple[Edit, ..
     return (Edit(1, 1, len(lines) + 1, 1, converted),)
 
 
-EDITS: dict[str, Callable[[str, int], tuple[Edit, ...]]] = {"CONFIG-023": _fp16_type, "CONFIG-007": _decimal_point}
-"""Rule -> the edits that fix its finding, from the text of the finding's line and its number."""
+EDITS: dict[str, Callable[[Finding, str], tuple[Edit, ...]]] = {"CONFIG-023": _fp16_type, "CONFIG-007": _decimal_point}
+"""Rule -> the edits that fix its finding, from the text of the finding's line (a finding that names
+its ``new_value`` is fixed by :func:`_new_value` whatever its rule)."""
 FILE_EDITS: dict[str, Callable[[Path | str, str, str], tuple[Edit, ...]]] = {"CONFIG-005": _trainer_layout}
 """Rule -> the edits that fix its finding, from the file (its path and text) and the release judged."""
 
@@ -79,9 +95,14 @@ def with_edits(findings: Sequence[Finding], path: Path | str, release: str) -> l
     """``findings`` with the edits that fix them where a rule has a mechanical fix for ``release``
     (the file is read again only when one does)."""
 
+    def by_line(finding: Finding) -> bool:
+        return (finding.rule in EDITS or finding.new_value is not None) and finding.line is not None
+
     def fixable(finding: Finding) -> bool:
-        by_line = finding.rule in EDITS and finding.line is not None
-        return (by_line or finding.rule in FILE_EDITS) and not finding.edits
+        return (by_line(finding) or finding.rule in FILE_EDITS) and not finding.edits
+
+    def line_edits(finding: Finding, line: str) -> tuple[Edit, ...]:
+        return _new_value(finding, line) if finding.new_value is not None else EDITS[finding.rule](finding, line)
 
     if not any(fixable(f) for f in findings):
         return list(findings)
@@ -90,8 +111,8 @@ def with_edits(findings: Sequence[Finding], path: Path | str, release: str) -> l
     fixed = []
     for finding in findings:
         edits: tuple[Edit, ...] = ()
-        if fixable(finding) and finding.rule in EDITS and finding.line is not None and finding.line <= len(lines):
-            edits = EDITS[finding.rule](lines[finding.line - 1], finding.line)
+        if fixable(finding) and by_line(finding) and finding.line is not None and finding.line <= len(lines):
+            edits = line_edits(finding, lines[finding.line - 1])
         fixed.append(dataclasses.replace(finding, edits=edits) if edits else finding)
     if any(finding.edits for finding in fixed):
         return fixed
