@@ -47,6 +47,8 @@ class PlanSummary:
     systems: int
     wafer: str
     mode: str
+    mode_source: str
+    """Where the mode came from: the file's ``execution_strategy``, or the plan's choice."""
     batch: int
     model_flops_per_step: float
     samples_per_s: float
@@ -125,6 +127,21 @@ def _bands(seconds: float, stated: dict[str, Any]) -> tuple[Band, Band]:
     return Band(typical, seconds / typical, seconds * typical), Band(worst, seconds / worst, seconds * worst)
 
 
+def execution_mode(run: RunDescription) -> tuple[str | None, str]:
+    """The mode the file asks for (a 1.x ``runconfig.execution_strategy``: ``weight_streaming`` or
+    ``pipeline``) and where it came from; None when the file asks for none and the plan chooses."""
+    strategy = run.loop.execution_strategy
+    written = None if strategy is None else str(strategy.value)
+    if strategy is not None and written == "weight_streaming":
+        return "weight_streaming", f"the file's {strategy.origin}"
+    if strategy is not None and written is not None and written.startswith("pipeline"):
+        return "pipelined", f"the file's {strategy.origin}"
+    return (
+        None,
+        "chosen: pipelined where the model fits one system before release 1.9.0, else weight streaming",
+    )
+
+
 def plan_run(run: RunDescription, model: ModelSpec, wafer: str = "wse2") -> PlanSummary:
     """Throughput and time to train of ``model`` at the run's batch on its number of systems."""
     batch = run.batch.train.value if run.batch.train is not None else None
@@ -133,7 +150,8 @@ def plan_run(run: RunDescription, model: ModelSpec, wafer: str = "wse2") -> Plan
     release = run.release.name
     if batch is not None and batch_is_per_system(release):
         batch *= run.systems
-    result = plan(model, wafer=wafer, systems=run.systems, batch=batch, release=release)
+    mode, mode_source = execution_mode(run)
+    result = plan(model, wafer=wafer, mode=mode, systems=run.systems, batch=batch, release=release)
     steps = run.steps
     seconds = steps * result.batch / result.samples_per_s if steps is not None else None
     band, worst = _bands(seconds, result.band) if seconds is not None and result.band else (None, None)
@@ -159,6 +177,7 @@ def plan_run(run: RunDescription, model: ModelSpec, wafer: str = "wse2") -> Plan
         binding_limit=limit,
         binding_detail=detail,
         systems_source=systems_source(run),
+        mode_source=mode_source,
         notes=tuple(model.notes) + tuple(result.notes),
     )
 

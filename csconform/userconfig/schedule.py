@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -186,8 +187,11 @@ def key_points(schedule: Schedule, steps: int) -> KeyPoints:
     )
 
 
-def plot(schedule: Schedule, steps: int, path: Path, title: str) -> None:
-    """The learning rate at every step of the run (PNG), phase boundaries dashed."""
+def plot(
+    schedule: Schedule, steps: int, path: Path, title: str, layer_factors: Sequence[tuple[str, float]] = ()
+) -> None:
+    """The learning rate at every step of the run (PNG), phase boundaries dashed; each group of layers
+    that trains at a multiple of it (``layer_factors``: name, factor) as a line of its own."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -196,7 +200,12 @@ def plot(schedule: Schedule, steps: int, path: Path, title: str) -> None:
     grid = evaluation_steps(schedule, steps)
     figure, axes = plt.subplots(figsize=(8, 4))
     try:
-        axes.plot(grid, schedule.at(grid), linewidth=1.2)
+        rates = schedule.at(grid)
+        axes.plot(grid, rates, linewidth=1.2, label="schedule (base rate)")
+        for layers, factor in layer_factors:
+            axes.plot(grid, rates * factor, linewidth=0.9, linestyle="-.", label=f"{layers} (x{factor:.4g})")
+        if layer_factors:
+            axes.legend(fontsize=7)
         for phase in schedule.phases[1:]:
             if phase.start_step < steps:
                 axes.axvline(phase.start_step, linestyle="--", linewidth=0.8, color="grey")

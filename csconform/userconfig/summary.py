@@ -49,6 +49,22 @@ def _schedule_lines(verdict: Verdict) -> list[str]:
     return [text]
 
 
+def _layer_rate_lines(verdict: Verdict) -> list[str]:
+    """The layers that train at a multiple of the schedule: their factor, where it comes from, and the
+    rates they see (the schedule's peak and last, and the steps --lr-at asked for)."""
+    lines = []
+    for rate in verdict.layer_rates:
+        text = f"  {rate.layers}: the schedule's rate x {rate.factor:.4g} ({rate.source})"
+        if verdict.schedule is not None:
+            text += (
+                f": peak {verdict.schedule.maximum * rate.factor:.6g}, last {verdict.schedule.last * rate.factor:.6g}"
+            )
+        if verdict.learning_rate:
+            text += "; " + ", ".join(f"step {s}: {r * rate.factor:.6g}" for s, r in verdict.learning_rate.items())
+        lines.append(text)
+    return lines
+
+
 def _plan_lines(verdict: Verdict) -> list[str]:
     plan = verdict.plan
     if plan is None:
@@ -60,7 +76,8 @@ def _plan_lines(verdict: Verdict) -> list[str]:
         f"  model: {plan.family}, {plan.parameters:,} parameters{active}",
         f"  plan: {plan.systems} x {plan.wafer} ({plan.mode}), global batch {plan.batch}{sequence}: "
         f"{plan.samples_per_s:,.4g} samples/s{tokens}; {plan.model_flops_per_step:.3g} model FLOPs per step",
-        f"  bound by: {plan.binding_limit} ({plan.binding_detail}); systems: {plan.systems} ({plan.systems_source})",
+        f"  bound by: {plan.binding_limit} ({plan.binding_detail}); systems: {plan.systems} ({plan.systems_source}); "
+        f"mode: {plan.mode_source}",
     ]
     if plan.time_to_train_s is not None and plan.band is not None and plan.worst_band is not None:
         band, worst, unit = plan.band, plan.worst_band, unit_for(plan.time_to_train_s)
@@ -92,6 +109,7 @@ def render(verdict: Verdict) -> str:
     lines += _schedule_lines(verdict)
     if verdict.learning_rate:
         lines.append("  learning rate: " + ", ".join(f"step {s}: {r:.6g}" for s, r in verdict.learning_rate.items()))
+    lines += _layer_rate_lines(verdict)
     if verdict.plot:
         lines.append(f"  plot: {verdict.plot}")
     lines += [f"  note: {note}" for note in verdict.notes]

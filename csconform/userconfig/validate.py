@@ -56,6 +56,23 @@ class ValidateOptions:
     training: TrainingOptions | None = None
 
 
+@dataclass(frozen=True)
+class LayerRate:
+    """Layers that train at the schedule's rate times ``factor``: the schedule a file states is the
+    base rate, and these layers never see it."""
+
+    layers: str
+    factor: float
+    source: str
+
+    def as_dict(self, schedule: KeyPoints | None, learning_rate: dict[int, float]) -> dict[str, Any]:
+        scaled = (
+            {} if schedule is None else {"max": schedule.maximum * self.factor, "last": schedule.last * self.factor}
+        )
+        at = {str(step): rate * self.factor for step, rate in learning_rate.items()}
+        return {"layers": self.layers, "factor": self.factor, "source": self.source, **scaled, "learning_rate": at}
+
+
 @dataclass
 class Verdict(FileReport):
     """The findings about one file (a :class:`~csconform.findings.finding.FileReport`), and what
@@ -69,6 +86,8 @@ class Verdict(FileReport):
     plan: PlanSummary | None = None
     schedule: KeyPoints | None = None
     learning_rate: dict[int, float] = field(default_factory=dict)
+    layer_rates: list[LayerRate] = field(default_factory=list)
+    """Layers that train at a multiple of the schedule's rate (muP, ``adjust_learning_rate``)."""
     plot: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -82,6 +101,7 @@ class Verdict(FileReport):
             "plan": None if self.plan is None else self.plan.as_dict(),
             "schedule": None if self.schedule is None else self.schedule.as_dict(),
             "learning_rate": {str(step): rate for step, rate in self.learning_rate.items()},
+            "layer_rates": [rate.as_dict(self.schedule, self.learning_rate) for rate in self.layer_rates],
             "plot": self.plot,
         }
 
@@ -140,7 +160,7 @@ def _run_schedule(run: RunDescription, options: ValidateOptions, verdict: Verdic
         return  # reported as LR-004 by the checks
     if schedule.ignored:
         verdict.notes.append(f"LR schedule run without {', '.join(schedule.ignored)}: the release does not read them")
-    verdict.notes.extend(lr_scaling_notes(run))
+    verdict.layer_rates = layer_rates(run)
     steps = run.steps
     if options.lr_at:
         verdict.learning_rate = dict(zip(options.lr_at, schedule.at(list(options.lr_at)).tolist(), strict=True))
@@ -155,30 +175,29 @@ def _run_schedule(run: RunDescription, options: ValidateOptions, verdict: Verdic
         return
     verdict.schedule = key_points(schedule, steps)
     if options.plot_path is not None:
-        plot(schedule, steps, options.plot_path, f"{Path(run.file).name} (release {run.release})")
+        title = f"{Path(run.file).name} (release {run.release})"
+        plot(schedule, steps, options.plot_path, title, [(rate.layers, rate.factor) for rate in verdict.layer_rates])
         verdict.plot = str(options.plot_path)
 
 
-def lr_scaling_notes(run: RunDescription) -> list[str]:
-    """Where some layers train at other than the schedule's rate: ``adjust_learning_rate``'s factors, and
-    muP's width scaling, which the Model Zoo's GPT-2-class models (gpt2_model.py, 2.10.0) apply to the
-    attention and first MLP layers (``mup_base_hidden_size / hidden_size``) and to the second MLP layer
-    (``mup_base_filter_size / filter_size``)."""
-    notes = []
+def layer_rates(run: RunDescription) -> list[LayerRate]:
+    """``adjust_learning_rate``'s factors, and muP's width scaling, which the Model Zoo's GPT-2-class
+    models (gpt2_model.py, 2.10.0) apply to the attention and first MLP layers
+    (``mup_base_hidden_size / hidden_size``) and to the second MLP layer (``mup_base_filter_size /
+    filter_size``)."""
+    rates = []
     adjustment = None if run.optimizer is None else run.optimizer.lr_adjustment
-    if adjustment is not None and isinstance(adjustment.value, dict) and adjustment.value:
-        factors = ", ".join(f"{group} x{factor}" for group, factor in adjustment.value.items())
-        notes.append(f"adjust_learning_rate scales some layers' rates ({factors}): the schedule shown is the base rate")
+    if adjustment is not None and isinstance(adjustment.value, dict):
+        for group, factor in adjustment.value.items():
+            if is_finite_real(factor) and factor >= 0:
+                rates.append(LayerRate(str(group), float(factor), f"adjust_learning_rate ({adjustment.origin})"))
     fields: dict[str, Any] = dict(run.model.fields.value) if run.model is not None and run.model.kind == "zoo" else {}
     for base_key, width_key, layers in MUP_SCALED:
         base: Any = fields.get(base_key)
         width: Any = fields.get(width_key)
         if is_finite_real(base) and is_finite_real(width) and base > 0 and width > 0:
-            notes.append(
-                f"muP: the {layers} train at the schedule's rate x {base_key} / {width_key} = {base}/{width} = "
-                f"{base / width:.4g}; the schedule shown is the base rate"
-            )
-    return notes
+            rates.append(LayerRate(layers, base / width, f"muP: {base_key} / {width_key} = {base}/{width}"))
+    return rates
 
 
 def _model_origin(run: RunDescription, key: str | None) -> Location:

@@ -70,25 +70,85 @@ BTLM = MODELZOO / "2.10.0/src/cerebras/modelzoo/models/nlp/btlm/configs/params_b
 GPT3_XL = MODELZOO / "1.9.1/modelzoo/transformers/pytorch/gpt3/configs/params_gpt3_xl.yaml"
 
 
-def test_mup_s_per_layer_rates_are_shown_beside_the_schedule(tmp_path: Path, spec: Spec, catalogue: Catalogue) -> None:
+def test_mup_s_per_layer_rates_are_shown_beside_the_schedule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], spec: Spec, catalogue: Catalogue
+) -> None:
     """BTLM's muP widths (base 256 of 2560, base 682.6 of 6826) scale its hidden layers' rates by 0.1;
-    a 1.x file's adjust_learning_rate names its factors (neither is an optimizer argument)."""
-    btlm = validate_file(BTLM, spec, release_options(catalogue, "2.10.0", plan=False))
-    mup = [note for note in btlm.notes if note.startswith("muP:")]
-    assert len(mup) == 2 and all(note.split("=")[-1].startswith(" 0.1;") for note in mup)
+    a 1.x file's adjust_learning_rate names its factors (neither is an optimizer argument). Each group
+    is shown with the rates it trains at: in text, in JSON and on the plot."""
+    btlm = validate_file(BTLM, spec, release_options(catalogue, "2.10.0", plan=False, lr_at=(5000,)))
+    assert [rate.factor for rate in btlm.layer_rates] == pytest.approx([0.1, 0.1])
+    assert all(rate.source.startswith("muP: mup_base_") for rate in btlm.layer_rates)
+    assert cli_main(["validate", str(BTLM), "--release", "2.10.0", "--no-plan", "--lr-at", "5000", "--json"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)["files"]
+    (attention, _ffn) = entry["layer_rates"]
+    assert attention["max"] == pytest.approx(entry["schedule"]["max"] * 0.1)
+    assert attention["last"] == pytest.approx(entry["schedule"]["last"]["lr"] * 0.1)
+    assert attention["learning_rate"]["5000"] == pytest.approx(entry["learning_rate"]["5000"] * 0.1)
+
     text = GPT3_XL.read_text(encoding="utf-8").replace(
         "\noptimizer:\n", "\noptimizer:\n    adjust_learning_rate:\n        decoder_kernel: 0.125\n", 1
     )
     adjusted = tmp_path / "xl_mup.yaml"
     adjusted.write_text(text, encoding="utf-8")
     verdict = validate_file(adjusted, spec, release_options(catalogue, "1.9.1", plan=False))
-    assert any("adjust_learning_rate" in note and "decoder_kernel x0.125" in note for note in verdict.notes)
+    (kernel,) = verdict.layer_rates
+    assert (kernel.layers, kernel.factor) == ("decoder_kernel", 0.125) and "adjust_learning_rate" in kernel.source
     assert not [f for f in verdict.warnings if f.key and "adjust_learning_rate" in f.key]
+    assert cli_main(["validate", str(adjusted), "--release", "1.9.1", "--no-plan"]) == 0
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("decoder_kernel:")]
+    assert f"last {verdict.schedule.last * 0.125:.6g}" in line  # type: ignore[union-attr]
     plain = validate_file(GPT3_XL, spec, release_options(catalogue, "1.9.1", plan=False))
-    assert not [note for note in plain.notes if "adjust_learning_rate" in note or note.startswith("muP")]
+    assert plain.layer_rates == []
+
+
+def test_the_plot_draws_each_group_of_layers_at_its_rate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spec: Spec, catalogue: Catalogue
+) -> None:
+    import matplotlib.axes
+
+    drawn: list[tuple[str, float]] = []
+    original = matplotlib.axes.Axes.plot
+
+    def recording(axes, x, y, *args, **kwargs):  # type: ignore[no-untyped-def]
+        drawn.append((kwargs.get("label", ""), float(max(y))))
+        return original(axes, x, y, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "plot", recording)
+    verdict = validate_file(BTLM, spec, release_options(catalogue, "2.10.0", plan=False, plot_path=tmp_path / "lr.png"))
+    assert (tmp_path / "lr.png").stat().st_size > 0
+    base, *groups = drawn
+    assert len(groups) == 2 and all(peak == pytest.approx(base[1] * 0.1) for _label, peak in groups)
+    assert verdict.schedule is not None and base[1] == pytest.approx(verdict.schedule.maximum)
 
 
 def test_a_learning_rate_asked_past_the_last_step_says_so(spec: Spec, catalogue: Catalogue) -> None:
     verdict = validate_file(BTLM, spec, release_options(catalogue, "2.10.0", plan=False, lr_at=(95, 159635, 159636)))
     (note,) = [note for note in verdict.notes if note.startswith("--lr-at")]
     assert note.startswith("--lr-at 159636:") and "max_steps 159636" in note
+
+
+BERT_MSL128 = MODELZOO / "1.9.1/modelzoo/transformers/pytorch/bert/configs/bert_base_MSL128.yaml"
+
+
+@pytest.mark.parametrize(
+    ("strategy", "mode", "source"),
+    [
+        (None, "pipelined", "chosen: "),
+        ("weight_streaming", "weight_streaming", "the file's runconfig.execution_strategy"),
+    ],
+)
+def test_the_plan_runs_in_the_mode_the_file_asks_for(
+    tmp_path: Path, spec: Spec, catalogue: Catalogue, strategy: str | None, mode: str, source: str
+) -> None:
+    """Before 1.9.0 a model that fits one system is planned pipelined unless its runconfig asks for
+    weight streaming (Cerebras-GPT's 1.8.0 files do); the plan says which decided."""
+    text = BERT_MSL128.read_text(encoding="utf-8")
+    if strategy is not None:
+        text = text.replace("\nrunconfig:\n", f"\nrunconfig:\n    execution_strategy: {strategy}\n", 1)
+    path = tmp_path / "bert" / "configs" / "params.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8")
+    verdict = validate_file(path, spec, release_options(catalogue, "1.8.0"))
+    assert verdict.plan is not None and verdict.plan.mode == mode
+    assert verdict.plan.mode_source.startswith(source)
