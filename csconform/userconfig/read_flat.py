@@ -44,6 +44,9 @@ NOT_OPTIMIZER_ARGUMENTS = {
     "grad_accum_steps",
 }
 # 1.x optimizer spellings -> the package's argument names (PyTorchBaseModel._configure_optimizer, 1.9.1).
+# Typed, not read from the extracted per-type arguments: every 1.x release also applies
+# ``weight_decay_rate`` through its parameter groups (group_optimizer_params), to optimizer types whose
+# constructor call never names it (1.6.0's Adam and AdamW), which the extraction does not record.
 OPTIMIZER_ARGUMENT_NAMES = {"weight_decay_rate": "weight_decay", "use_nesterov": "nesterov"}
 
 

@@ -38,6 +38,7 @@ from csconform.errors import InvalidInputError
 from csconform.spec.loader import default_specs_dir
 from csconform.spec.releases import Release, load_catalogue
 from csconform.userconfig.package_api import package_api
+from csconform.userconfig.release_data import knowledge
 
 DATA_FILE = "modelzoo-keys.json"
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
@@ -161,7 +162,7 @@ def release_keys(mirror: Path, release: Release) -> set[str]:
                 keys.update(_yaml_keys(yaml.safe_load(git(mirror, "show", f"{release.commit}:{path}"))))
             except yaml.YAMLError:
                 continue
-    if release.version.major >= 2:
+    if not knowledge(release.name).builds_1x_optimizers:  # the release builds the package's own classes
         api = package_api()
         for signature in (*api.optimizers.values(), *api.lr_schedulers.values()):
             keys.update((signature.name, *signature.arguments))
