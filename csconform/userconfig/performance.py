@@ -178,7 +178,7 @@ def plan_run(run: RunDescription, model: ModelSpec, wafer: str = "wse2") -> Plan
         binding_detail=detail,
         systems_source=systems_source(run),
         mode_source=mode_source,
-        notes=tuple(model.notes) + tuple(result.notes),
+        notes=tuple(dict.fromkeys((*model.notes, *result.notes))),  # the plan repeats some of the model's
     )
 
 

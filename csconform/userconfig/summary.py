@@ -87,7 +87,7 @@ def _plan_lines(verdict: Verdict) -> list[str]:
             f"{duration(band.low_s, unit)} to {duration(band.high_s, unit)}; worst held-out run x{worst.factor:g}: "
             f"{duration(worst.low_s, unit)} to {duration(worst.high_s, unit)})"
         )
-    return lines
+    return lines + [f"  plan note: {note}" for note in plan.notes]
 
 
 def _indented(text: str) -> str:

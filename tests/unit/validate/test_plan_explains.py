@@ -152,3 +152,15 @@ def test_the_plan_runs_in_the_mode_the_file_asks_for(
     verdict = validate_file(path, spec, release_options(catalogue, "1.8.0"))
     assert verdict.plan is not None and verdict.plan.mode == mode
     assert verdict.plan.mode_source.startswith(source)
+
+
+def test_every_note_of_the_plan_is_printed_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """What the plan assumed (heads counted, the pipelined efficiency, the input limit, the release's
+    mode) stands in the text as in the JSON, each note once (the plan repeats some of the model's)."""
+    assert cli_main(["validate", str(BERT_MSL128), "--release", "1.8.0", "--json"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)["files"]
+    notes = entry["plan"]["notes"]
+    assert len(notes) == len(set(notes)) and any(note.startswith("heads counted") for note in notes)
+    assert cli_main(["validate", str(BERT_MSL128), "--release", "1.8.0"]) == 0
+    printed = [line.strip().removeprefix("plan note: ") for line in capsys.readouterr().out.splitlines()]
+    assert [line for line in printed if line in notes] == notes
