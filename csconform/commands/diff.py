@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 
 from csconform import output_guard
-from csconform.arguments import positive_seconds
+from csconform.arguments import positive_count, positive_seconds
 from csconform.errors import InvalidInputError
 
 
@@ -29,12 +29,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.engine == args.against and args.triage:
         raise InvalidInputError("an implementation compared with itself has no triage: leave --triage out")
-    if args.examples is not None and args.examples < 1:
-        raise InvalidInputError(f"--examples must be a positive number, got {args.examples}")
     if args.shrink_examples is not None and args.shrink_examples < 0:
         raise InvalidInputError(f"--shrink-examples must be >= 0, got {args.shrink_examples}")
-    if args.jobs < 1:
-        raise InvalidInputError(f"--jobs must be at least 1, got {args.jobs}")
     names = {"--engine": check_module_name(args.engine), "--against": check_module_name(args.against)}
     sources = [(option, source) for option, name in names.items() for source in implementation_sources(name)]
     with output_guard.protect(sources):  # the implementations' own source files are inputs too
@@ -123,7 +119,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seeds", default=None, help="seeds to explore, e.g. 0-99 or 3,5 (default: the profile's)")
     parser.add_argument(
-        "--examples", type=int, default=None, help="examples per area and seed (default: the profile's)"
+        "--examples", type=positive_count, default=None, help="examples per area and seed (default: the profile's)"
     )
     parser.add_argument(
         "--triage",
@@ -153,7 +149,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seconds one program may take (default 600)",
     )
     parser.add_argument("--out", default="reports", help="directory for differential_<B>.{json,md} (default reports)")
-    parser.add_argument("--jobs", type=int, default=1, help="local worker processes (default 1)")
+    parser.add_argument("--jobs", type=positive_count, default=1, help="local worker processes (default 1)")
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler address (tcp://host:port)")
     parser.add_argument("--scheduler-timeout", type=float, default=10.0, help="seconds to wait for the Dask scheduler")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
