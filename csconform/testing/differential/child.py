@@ -73,17 +73,12 @@ def _run(
     request: tuple[Any, ...],
 ) -> tuple[Outcome, dict[str, dict[str, Any]]]:
     """One statement: its outcome (the value as plain data) and the state of the live objects."""
-    _, source, binds, binds_kind, kinds, compare_result = request
-    outcome, value = execute(source, namespace)
+    _, statement, kinds, compare_result = request
+    outcome, value = execute(statement.source, namespace)
     if outcome.status == "returned" and compare_result:
         outcome = Outcome("returned", comparable(value, namespace["workdir"]), shown=outcome.shown)
-    kinds = dict(kinds)
-    if binds:
-        if binds_kind and outcome.status == "returned":
-            kinds[binds] = binds_kind
-        else:
-            kinds.pop(binds, None)
-    return outcome, observe_state(namespace, kinds, namespace["workdir"])
+    live = statement.kinds_after(kinds, outcome.status == "returned")
+    return outcome, observe_state(namespace, live, namespace["workdir"])
 
 
 def serve(connection: Connection, name: str) -> None:

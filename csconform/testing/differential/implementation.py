@@ -148,7 +148,7 @@ class Implementation:
     def send_statement(self, statement: Statement, kinds: dict[str, str], compare_result: bool) -> Outcome | None:
         """Run one statement, then observe the objects of ``kinds`` (and what the statement binds). Then
         :meth:`receive` its outcome and the state after it."""
-        request = ("run", statement.source, statement.binds, statement.binds_kind, kinds, compare_result)
+        request = ("run", statement, kinds, compare_result)
         return self._send(request)
 
     def _restart(self) -> None:

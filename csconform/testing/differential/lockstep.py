@@ -160,11 +160,7 @@ def run_lockstep(program: Program, a: Implementation, b: Implementation, workdir
             unsupported = outcome_a if outcome_a.status == "unsupported" else outcome_b
             run.unsupported = f"{statement.label}: {unsupported.message}"
             break
-        if statement.binds:
-            if statement.binds_kind and outcome_a.status == outcome_b.status == "returned":
-                kinds[statement.binds] = statement.binds_kind
-            else:
-                kinds.pop(statement.binds, None)
+        kinds = statement.kinds_after(kinds, outcome_a.status == outcome_b.status == "returned")
         found: list[tuple[str, str, str, str]] = []
         kind = _outcome_kind(outcome_a, outcome_b)
         if kind is None and outcome_a.status == "returned" and compare_result:

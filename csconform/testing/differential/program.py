@@ -110,6 +110,17 @@ class Statement:
     binds_kind: str | None
     """The interface class of that variable (``GradScaler``, ``Adam``, ``Dataset``), if known."""
 
+    def kinds_after(self, kinds: Mapping[str, str], returned: bool) -> dict[str, str]:
+        """The live objects (variable -> kind) once the statement ran: what it binds joins them when it
+        returned an object of a known kind; a name it failed to (re)bind leaves them."""
+        after = dict(kinds)
+        if self.binds:
+            if self.binds_kind and returned:
+                after[self.binds] = self.binds_kind
+            else:
+                after.pop(self.binds, None)
+        return after
+
 
 @dataclass(frozen=True)
 class Program:

@@ -110,3 +110,16 @@ def test_a_printed_repro_reads_back_as_the_same_program() -> None:
     assert 'impl = importlib.import_module("csconform.adapters.cstorch")' in text
     assert "scaler.update(0.0)  # A: refuses | B: returns" in text
     assert program_from_text("grad_scaler", "cpu", text) == program
+
+
+def test_the_objects_a_statement_leaves_live() -> None:
+    """What a statement binds is observed from then on only if it returned an object of a known kind;
+    a variable it failed to rebind is no longer observed (A and B decide this the same way)."""
+    (scaler, number, failed) = parse_statements(
+        ("scaler = impl.amp.GradScaler(loss_scale='dynamic')", "x = 1 + 1", "scaler = impl.amp.GradScaler(-1)")
+    )
+    live = scaler.kinds_after({}, returned=True)
+    assert live == {"scaler": "GradScaler"}
+    assert number.kinds_after(live, returned=True) == live
+    assert failed.kinds_after(live, returned=False) == {}
+    assert scaler.kinds_after({}, returned=False) == {}
