@@ -161,6 +161,7 @@ def _run_schedule(run: RunDescription, options: ValidateOptions, verdict: Verdic
     if schedule.ignored:
         verdict.notes.append(f"LR schedule run without {', '.join(schedule.ignored)}: the release does not read them")
     verdict.layer_rates = layer_rates(run)
+    verdict.notes.extend(_unscaled_groups(run))
     steps = run.steps
     if options.lr_at:
         verdict.learning_rate = dict(zip(options.lr_at, schedule.at(list(options.lr_at)).tolist(), strict=True))
@@ -189,7 +190,7 @@ def layer_rates(run: RunDescription) -> list[LayerRate]:
     adjustment = None if run.optimizer is None else run.optimizer.lr_adjustment
     if adjustment is not None and isinstance(adjustment.value, dict):
         for group, factor in adjustment.value.items():
-            if is_finite_real(factor) and factor >= 0:
+            if is_finite_real(factor):  # anything else is named in the notes (see _unscaled_groups)
                 rates.append(LayerRate(str(group), float(factor), f"adjust_learning_rate ({adjustment.origin})"))
     fields: dict[str, Any] = dict(run.model.fields.value) if run.model is not None and run.model.kind == "zoo" else {}
     for base_key, width_key, layers in MUP_SCALED:
@@ -198,6 +199,19 @@ def layer_rates(run: RunDescription) -> list[LayerRate]:
         if is_finite_real(base) and is_finite_real(width) and base > 0 and width > 0:
             rates.append(LayerRate(layers, base / width, f"muP: {base_key} / {width_key} = {base}/{width}"))
     return rates
+
+
+def _unscaled_groups(run: RunDescription) -> list[str]:
+    """``adjust_learning_rate`` entries whose factor is not a finite number: no rate can be shown for them."""
+    adjustment = None if run.optimizer is None else run.optimizer.lr_adjustment
+    if adjustment is None or not isinstance(adjustment.value, dict):
+        return []
+    return [
+        f"adjust_learning_rate ({adjustment.origin}): {group}'s factor {factor!r} is not a finite number; "
+        "its layers' rates are not shown"
+        for group, factor in adjustment.value.items()
+        if not is_finite_real(factor)
+    ]
 
 
 def _model_origin(run: RunDescription, key: str | None) -> Location:

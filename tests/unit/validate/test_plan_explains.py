@@ -164,3 +164,17 @@ def test_every_note_of_the_plan_is_printed_once(capsys: pytest.CaptureFixture[st
     assert cli_main(["validate", str(BERT_MSL128), "--release", "1.8.0"]) == 0
     printed = [line.strip().removeprefix("plan note: ") for line in capsys.readouterr().out.splitlines()]
     assert [line for line in printed if line in notes] == notes
+
+
+def test_a_layer_factor_that_is_not_a_number_is_named(tmp_path: Path, spec: Spec, catalogue: Catalogue) -> None:
+    text = GPT3_XL.read_text(encoding="utf-8").replace(
+        "\noptimizer:\n",
+        "\noptimizer:\n    adjust_learning_rate:\n        decoder_kernel: fast\n        embedding: 2\n",
+        1,
+    )
+    path = tmp_path / "xl_mup.yaml"
+    path.write_text(text, encoding="utf-8")
+    verdict = validate_file(path, spec, release_options(catalogue, "1.9.1", plan=False))
+    assert [(rate.layers, rate.factor) for rate in verdict.layer_rates] == [("embedding", 2.0)]
+    (note,) = [note for note in verdict.notes if "decoder_kernel" in note]
+    assert "adjust_learning_rate" in note and "fast" in note
