@@ -1001,7 +1001,7 @@ def test_the_calibrated_model_predicts_the_measured_runs():
     assert error(logs) <= 1.25 and worst(logs) <= 1.5
     assert error(logs) == pytest.approx(record["fit"]["error"], abs=2e-3)
     # grouped cross-validation: runs of a family, source or release the fit never saw are further off
-    assert record["fit"]["error"] < record["fit"]["held_out_error"] <= 1.3
+    assert record["fit"]["error"] < record["fit"]["held_out_error"] <= 1.4
     assert record["band"]["factor"] >= record["fit"]["held_out_error"] and record["band"]["coverage"] == 0.9
     # the uncalibrated model (peak compute, no latency, unlimited input) is far off: the figures matter
     ideal = [math.log(run.predict(IDEAL) / run.measured_samples_per_s) for run in data]

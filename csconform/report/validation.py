@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from csconform.perf import hardware
-from csconform.perf.calibration.band import BAND_GROUPINGS, grouped_cross_validation, stated_band
+from csconform.perf.calibration.band import BAND_GROUPINGS, band_key, grouped_cross_validation, stated_band
 from csconform.perf.calibration.fit import error, fitted_runs, worst
 from csconform.perf.calibration.measured_runs import Run
 from csconform.perf.execution.efficiency import IDEAL, calibration_record, fitted
@@ -78,6 +78,7 @@ def validation_table(data: list[Run], cross_validate: bool = True) -> pd.DataFra
             "predicted_samples_per_s": predicted,
             "ratio": ratio,
             "band": band,
+            "band_class": band_key(run.mode, run.model.family),
             "inside_band": 1 / band <= ratio <= band,
         }
         if cross_validate:
@@ -86,6 +87,63 @@ def validation_table(data: list[Run], cross_validate: bool = True) -> pd.DataFra
         row["peak_model_ratio"] = run.predict(IDEAL) / run.measured_samples_per_s
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def group_table(record: dict[str, Any]) -> pd.DataFrame:
+    """The grouped cross-validation's residuals group by group, as the calibration record stores them: for
+    each grouping (family, source, release, configuration) and each group it left out, the runs predicted
+    by the fit without it, their error and the worst of them."""
+    rows = [
+        {"grouping": name, "group": group, "runs": entry["runs"], "error": entry["error"], "worst": entry["worst"]}
+        for name, grouping in record["band"]["groupings"].items()
+        for group, entry in grouping["groups"].items()
+    ]
+    return pd.DataFrame(rows, columns=["grouping", "group", "runs", "error", "worst"])
+
+
+def band_table(runs_table: pd.DataFrame, record: dict[str, Any]) -> pd.DataFrame:
+    """Each band a plan states (per execution mode and model class) and how many predictions it covers:
+    the held-out predictions of the fitted runs of its class (family, source and release left out: what
+    the band is taken from) and the runs kept to judge, which no fit saw."""
+    held_columns = [f"{g}_out_ratio" for g in BAND_GROUPINGS if f"{g}_out_ratio" in runs_table]
+    rows = []
+    for key, entry in record["band"]["classes"].items():
+        factor = float(entry["factor"])
+        members = runs_table[runs_table["band_class"] == key]
+        held = members[members["use"] == "fit"][held_columns].to_numpy(dtype=float).ravel()
+        held = held[np.isfinite(held)]
+        judged = members[members["use"] == "judge"]["ratio"].to_numpy(dtype=float)
+        rows.append(
+            {
+                "class": key,
+                "factor": factor,
+                "taken_from": entry["from"],
+                "held_out_predictions": held.size,
+                "held_out_inside": int(np.sum((held >= 1 / factor) & (held <= factor))),
+                "judged_runs": judged.size,
+                "judged_inside": int(np.sum((judged >= 1 / factor) & (judged <= factor))),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def release_table(record: dict[str, Any]) -> pd.DataFrame:
+    """Per release generation of the fitted runs (2.0.x: every 2.0 release): how many weight-streaming runs
+    state it, whether they determine a figure of its own
+    (:data:`~csconform.perf.calibration.fit.MIN_RUNS_PER_RELEASE`), and the figure a plan of it uses."""
+    cal = fitted()
+    rows = []
+    for release, entry in record.get("release_generations", {}).items():
+        used = cal.compute_scale("weight_streaming", release)
+        rows.append(
+            {
+                "release": f"{release}.x",
+                "weight_streaming_runs": entry["weight_streaming_runs"],
+                "figure": entry["figure"],
+                "planned_with": used,
+            }
+        )
+    return pd.DataFrame(rows, columns=["release", "weight_streaming_runs", "figure", "planned_with"])
 
 
 def parameter_table() -> pd.DataFrame:
@@ -245,8 +303,12 @@ def validation_tables(data: list[Run], cross_validate: bool = True) -> dict[str,
     """Every table of the page, by name: ``performance_validation_NAME.csv`` holds each whole (the
     runs' table is ``performance_validation.csv``)."""
     scaling, generations = scaling_table(), generation_table()
+    runs_table, record = validation_table(data, cross_validate), calibration_record()
     return {
-        "runs": validation_table(data, cross_validate),
+        "runs": runs_table,
+        "groups": group_table(record),
+        "bands": band_table(runs_table, record),
+        "releases": release_table(record),
         "parameters": parameter_table(),
         "modes": mode_table(data),
         "scaling": scaling,

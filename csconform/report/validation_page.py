@@ -39,6 +39,9 @@ MODELED_LINES = {  # the batch figure's lines of the model, one per execution mo
 }
 CSV_NAMES = {  # table -> the CSV that holds it whole
     "runs": "performance_validation.csv",
+    "groups": "performance_validation_groups.csv",
+    "bands": "performance_validation_bands.csv",
+    "releases": "performance_validation_releases.csv",
     "parameters": "performance_validation_parameters.csv",
     "modes": "performance_validation_modes.csv",
     "scaling": "performance_validation_scaling.csv",
@@ -203,9 +206,10 @@ def validation_markdown(
         "Relative standard errors come from the fit's Jacobian; the range is over the fits of the grouped "
         "cross-validation. No system figure belongs to a model or a run: the same ones serve every model, batch, "
         "cluster and wafer, and wafer generations differ only in their presets (cores, clock, SIMD width, memory, "
-        "I/O). A release generation's figure is fitted only from the weight-streaming runs of that release "
-        "(one or two runs each: such a figure is determined by those runs alone, and the leave-one-release-out "
-        "errors above say how well it transfers); a release with none takes the next later one's.",
+        "I/O). A release generation's figure is fitted only where two weight-streaming runs of that release or "
+        "more determine it (one run would fix the figure to reproduce itself exactly and say nothing of the "
+        "release); any other release takes the next later fitted one's, or the reference's "
+        "(see the releases table below).",
         "",
         markdown_table(tables["parameters"]),
         "",
@@ -269,6 +273,26 @@ def validation_markdown(
         "",
         markdown_table(tables["runs"]),
         "",
+        "## Grouped cross-validation and the band",
+        "",
+        "Each group of each grouping left out in turn and its runs predicted by the fit on the rest: the "
+        "residuals by model family, source, release generation and configuration (from the calibration record). "
+        "A group no fit could leave out (too few runs outside it for the figures they inform) has no row.",
+        "",
+        markdown_table(tables["groups"]),
+        "",
+        "The band a plan states for its mode and model class, and the predictions it covers: the held-out "
+        "predictions of the fitted runs of the class (by the fits without their family, source or release) and "
+        "the runs kept to judge, which no fit saw.",
+        "",
+        markdown_table(tables["bands"]),
+        "",
+        "The release generations of the fitted runs: a generation has a figure of its own only where two "
+        "weight-streaming runs or more determine it; `planned_with` is the share of the reference efficiencies "
+        "a plan of that release uses.",
+        "",
+        markdown_table(tables["releases"]),
+        "",
         "## Clusters and wafer generations",
         "",
         "The calibration runs are all on one CS-2; beyond them the model extrapolates through physics only: "
@@ -292,9 +316,9 @@ def validation_markdown(
         "",
         "## Not modeled",
         "",
-        "- The software release beyond a fitted efficiency per release generation of the runs that state one "
-        "(the paper's runs state none: they are the reference) and the documented changes of 1.9.0 (batch per "
-        "system before it, pipelined mode deprecated): `plan --release`.",
+        "- The software release beyond a fitted efficiency per release generation that two runs or more "
+        "determine (the paper's runs state none: they are the reference) and the documented changes of 1.9.0 "
+        "(batch per system before it, pipelined mode deprecated): `plan --release`.",
         "- The traffic of activation checkpoints offloaded off the wafer when a large shard does not fit, "
         "MemoryX's optimizer throughput, and the host-side data pipeline beyond one token rate.",
         "- Pipelined mode is predicted with the weight-streaming efficiencies times pipelined_efficiency, fitted on "

@@ -90,12 +90,27 @@ def worst(log_ratios: Sequence[float] | np.ndarray) -> float:
 # --- fitting ----------------------------------------------------------------------------------------
 
 
+MIN_RUNS_PER_RELEASE = 2
+"""Fewest weight-streaming runs of a release generation for a figure of its own: a figure fitted on one
+run reproduces that run exactly and says nothing about the release (its error is the run's, unseen)."""
+
+
+def release_runs(data: Sequence[Predictable]) -> dict[str, int]:
+    """The weight-streaming runs of each release generation these runs state (the reference's left out)."""
+    counts: dict[str, int] = {}
+    for run in data:
+        if run.mode != "pipelined" and (g := generation(run.release)) != REFERENCE_GENERATION:
+            counts[g] = counts.get(g, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def free_figures(data: Sequence[Predictable]) -> list[str]:
     """The figures these runs can inform, in a fixed order: the system figures (``pipelined_efficiency``
-    only with a pipelined run) and one per release generation of their weight-streaming runs that state one."""
+    only with a pipelined run) and one per release generation with at least :data:`MIN_RUNS_PER_RELEASE`
+    weight-streaming runs (a generation of fewer takes a stand-in's figure, as a release no run has)."""
     names = [n for n in PARAMETERS if n != "pipelined_efficiency" or any(r.mode == "pipelined" for r in data)]
-    generations = {generation(r.release) for r in data if r.mode != "pipelined"} - {REFERENCE_GENERATION}
-    return names + [release_figure(g) for g in sorted(generations)]
+    generations = [g for g, count in release_runs(data).items() if count >= MIN_RUNS_PER_RELEASE]
+    return names + [release_figure(g) for g in generations]
 
 
 def _to_calibration(x: np.ndarray, names: Sequence[str], base: dict[str, float]) -> Calibration:
@@ -144,6 +159,7 @@ class Fit:
     log_ratios: np.ndarray  # log(predicted / measured) per row, all rows in the fit
     standard_errors: dict[str, float]  # relative (of the figure's value), from the Jacobian; NaN: not determined
     figures: tuple[str, ...] = ()  # the figures this fit fitted (the others kept their starting values)
+    release_runs: dict[str, int] | None = None  # weight-streaming runs per release generation (release_runs)
 
 
 # least_squares' Jacobian is a forward difference, good to about sqrt(machine epsilon) ~ 1.5e-8 of its
@@ -192,7 +208,7 @@ def fit(data: Sequence[Predictable], start: Calibration = START) -> Fit:
     log_ratios = _residuals(cal, data)  # the full model (the search re-timed pipelined runs on one placement)
     dof = max(1, len(data) - len(names))
     spread = _standard_errors(result.jac, float(np.sum(result.fun**2)) / dof)
-    return Fit(cal, log_ratios, dict(zip(names, spread.tolist(), strict=True)), tuple(names))
+    return Fit(cal, log_ratios, dict(zip(names, spread.tolist(), strict=True)), tuple(names), release_runs(data))
 
 
 def fitted_runs(data: Sequence[Any]) -> list[Any]:
@@ -250,5 +266,15 @@ def calibration_record(
             "error_measure": "exp(mean |log(predicted / measured)|)",
         },
         "band": band,
+        "release_generations": {
+            g: {
+                "weight_streaming_runs": count,
+                "figure": "fitted"
+                if release_figure(g) in full.figures
+                else f"not determined (fewer than {MIN_RUNS_PER_RELEASE} runs): the figure of a later release, "
+                "or the reference's",
+            }
+            for g, count in (full.release_runs or {}).items()
+        },
     }
     return record

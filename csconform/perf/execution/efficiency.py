@@ -11,7 +11,8 @@ published measurements (the file records the date, the data, the fit and its gro
 ``attention_efficiency``
     Fraction of the peak reached by the attention core (Q K^T, softmax, x V): no weights, narrow
     per-head matrices, a T x T score matrix per head. It is what makes long sequences cost more
-    than their FLOPs.
+    than their FLOPs. The softmax cross-entropy over a head's logits (the vocabulary) is work of
+    the same kind and runs at this fraction too.
 ``layer_latency_s``
     Weight streaming only: fixed time per weight layer per pass (forward, backward) that compute
     does not hide: the wafer switching to the next streamed layer. It is what makes a small batch
@@ -233,12 +234,20 @@ def forget_calibration() -> None:
 def effective_flops(kernel: KernelCost, cal: Calibration) -> tuple[float, float]:
     """Forward and backward FLOPs per sample divided by their efficiencies (peak-equivalent FLOPs).
 
-    The attention core's backward is twice its forward, like every other product.
+    Work with weights runs at ``matmul_efficiency``; work without runs at ``attention_efficiency``: the
+    attention core (its backward twice its forward, like every other product) and the softmax
+    cross-entropy over a scored head's logits, the same exponentials, maxima and sums over a row
+    as the attention's softmax over its scores.
     """
-    core = kernel.attention_core_forward_flops
-    forward = (kernel.forward_flops - core) / cal.matmul_efficiency + core / cal.attention_efficiency
-    backward = (kernel.backward_flops - 2 * core) / cal.matmul_efficiency + 2 * core / cal.attention_efficiency
-    return forward, backward
+    core, loss = kernel.attention_core_forward_flops, kernel.loss_forward_flops
+    unweighted_forward = core + loss
+    unweighted_backward = 2 * core + kernel.loss_backward_flops
+    forward = (kernel.forward_flops - unweighted_forward) / cal.matmul_efficiency
+    backward = (kernel.backward_flops - unweighted_backward) / cal.matmul_efficiency
+    return (
+        forward + unweighted_forward / cal.attention_efficiency,
+        backward + unweighted_backward / cal.attention_efficiency,
+    )
 
 
 def input_tokens_per_sample(kernels: Sequence[KernelCost]) -> int | None:

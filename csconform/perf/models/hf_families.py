@@ -212,7 +212,7 @@ def decoder_head(f: Fields, t: Transformer, *, tied_default: bool, bias: bool) -
     if any(n.endswith("ForSequenceClassification") for n in names):
         labels = f.labels(default=2)
         f.notes.append(f"head: a score layer over {labels} labels (sequence classification), no LM head")
-        return [Layer("dense", t.width, labels, 1, name="score", bias=False, group="head")]
+        return [Layer("dense", t.width, labels, 1, name="score", bias=False, group="head", scored=True)]
     if not names or any(n.endswith(("ForCausalLM", "LMHeadModel")) for n in names):
         tied = f.flag("tie_word_embeddings", tied_default)
         f.notes.append("head: the LM head" + (" (tied to the token embedding)" if tied else " (its own weights)"))

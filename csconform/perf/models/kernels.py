@@ -48,6 +48,14 @@ class KernelCost:
         return sum(layer.attention_core_forward_flops for layer in self.layers)
 
     @functools.cached_property
+    def loss_forward_flops(self) -> float:
+        return sum(layer.loss_forward_flops for layer in self.layers)
+
+    @functools.cached_property
+    def loss_backward_flops(self) -> float:
+        return sum(layer.loss_backward_flops for layer in self.layers)
+
+    @functools.cached_property
     def weight_layers(self) -> int:
         """Layers with their own weight matrix (norms excluded): the units weight streaming switches between."""
         return sum(1 for layer in self.layers if layer.kind != "layer_norm")

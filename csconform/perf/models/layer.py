@@ -26,6 +26,10 @@ copies of its weights and each token goes through ``experts_per_token`` of them,
 (and what weight streaming moves) count every expert while its FLOPs count the active ones.
 ``layer_norm`` also stands for batch normalisation (2 parameters per feature) and, with ``bias=False``,
 for RMS normalisation (1 parameter per feature).
+``scored=True`` marks a ``dense`` layer whose outputs are logits a softmax cross-entropy scores (a
+language model's head over its vocabulary, a classifier over its labels): the loss is work with no
+weights over every logit (see ``LOSS_FORWARD_FLOPS_PER_LOGIT``), which a 128k-token vocabulary makes
+the largest elementwise step of a model.
 ``tied=True`` marks a layer whose weight matrix is another layer's (a language model head tied to
 the token embedding): its FLOPs count, its weights do not. ``group`` names the pipeline stage a
 layer belongs to (e.g. one transformer block); layers with the same group are fused into one
@@ -42,7 +46,8 @@ So the training FLOPs of one sequence of T tokens are (the "6N + attention" form
 3 x [2 T N_matmul + 4 T K q per attention layer + 8 T f per norm] + T d per embedding table,
 where N_matmul counts the matrix weights a token uses (a tied LM head's included, inactive experts
 not), K = min(T, window) the keys per query, q the query width and f a norm's features; the last
-term is the embedding's backward scatter-add (its forward is a lookup).
+term is the embedding's backward scatter-add (its forward is a lookup). A scored head adds
+(4 + 2) T V for its softmax cross-entropy over V logits.
 """
 
 from __future__ import annotations
@@ -64,6 +69,13 @@ OPTIMIZERS = {"adam": (2, 10.0), "sgd": (0, 2.0), "momentum": (1, 4.0)}
 
 KINDS = ("dense", "attention", "layer_norm", "embedding", "conv")
 LAYER_NORM_FLOPS_PER_ELEMENT = 8  # mean, variance, normalise, scale, shift (forward)
+LOSS_FORWARD_FLOPS_PER_LOGIT = 4
+"""Softmax cross-entropy, forward, per logit, in its numerically stable log-sum-exp form (public-facts#Hardware):
+the running maximum, the subtraction of it, the exponential and the running sum (the logarithm and
+the target's pick are once per position, not per logit)."""
+LOSS_BACKWARD_FLOPS_PER_LOGIT = 2
+"""Its gradient, per logit: the softmax (the exponential over the sum: a multiply by the reciprocal)
+minus the one-hot target, times the loss scale (the subtraction is once per position)."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +99,7 @@ class Layer:
     window: int = 0
     experts: int = 1
     experts_per_token: int = 1
+    scored: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -109,6 +122,8 @@ class Layer:
             check_integer(f"layer {self.name}: {label}", getattr(self, label), minimum=1)
         if self.experts_per_token > self.experts:
             raise InvalidInputError(f"layer {self.name}: experts_per_token exceeds experts ({self.experts})")
+        if self.scored is not False and (self.scored is not True or self.kind != "dense"):
+            raise InvalidInputError(f"layer {self.name}: scored is true or false, for dense layers only")
         if self.experts > 1 and (self.kind != "dense" or self.tied):
             raise InvalidInputError(f"layer {self.name}: experts apply to untied dense layers only")
 
@@ -167,7 +182,7 @@ class Layer:
         """Forward FLOPs for one sample."""
         i, o, t = self.in_features, self.out_features, self.tokens
         if self.kind == "dense":
-            return float(FLOPS_PER_MAC * i * o * t * self.experts_per_token)
+            return float(FLOPS_PER_MAC * i * o * t * self.experts_per_token) + self.loss_forward_flops
         if self.kind == "attention":
             projections = FLOPS_PER_MAC * (2 * i * self.query_features + 2 * i * self.key_value_features) * t
             return float(projections) + self.attention_core_forward_flops
@@ -188,11 +203,22 @@ class Layer:
         return float(FLOPS_PER_MAC * 2 * self.tokens * self.keys_per_query * self.query_features)
 
     @functools.cached_property
+    def loss_forward_flops(self) -> float:
+        """Forward FLOPs of the softmax cross-entropy over this layer's logits, for one sample (0 unless scored)."""
+        return float(LOSS_FORWARD_FLOPS_PER_LOGIT * self.out_features * self.tokens) if self.scored else 0.0
+
+    @functools.cached_property
+    def loss_backward_flops(self) -> float:
+        """Backward FLOPs of that loss (its gradient with respect to the logits), for one sample."""
+        return float(LOSS_BACKWARD_FLOPS_PER_LOGIT * self.out_features * self.tokens) if self.scored else 0.0
+
+    @functools.cached_property
     def backward_flops(self) -> float:
-        """Backward FLOPs for one sample (activation gradient + weight gradient)."""
+        """Backward FLOPs for one sample (activation gradient + weight gradient, and the loss's gradient)."""
         if self.kind == "embedding":
             return float(self.out_features * self.tokens)  # scatter-add of the output gradient
-        return BACKWARD_TO_FORWARD * self.forward_flops
+        products = self.forward_flops - self.loss_forward_flops
+        return BACKWARD_TO_FORWARD * products + self.loss_backward_flops
 
     def weight_update_flops(self, optimizer: str = "adam") -> float:
         """FLOPs of one optimizer update of this layer's parameters (once per batch)."""

@@ -103,12 +103,14 @@ def trunk(t: Transformer) -> list[Layer]:
 
 
 def lm_head(t: Transformer, *, tied: bool, bias: bool) -> list[Layer]:
-    """The output projection to the vocabulary (through OPT's projection when the embedding is narrower)."""
+    """The output projection to the vocabulary (through OPT's projection when the embedding is narrower),
+    scored by the softmax cross-entropy over the vocabulary."""
     layers = []
     table = t.embedding_width or t.width
     if t.embedding_width:
         layers.append(Layer("dense", t.width, table, t.tokens, name="project_out", bias=False, group="head"))
-    return layers + [Layer("dense", table, t.vocab, t.tokens, name="lm_head", bias=bias, tied=tied, group="head")]
+    head = Layer("dense", table, t.vocab, t.tokens, name="lm_head", bias=bias, tied=tied, group="head", scored=True)
+    return [*layers, head]
 
 
 def masked_lm_head(t: Transformer, *, tied: bool, transform_bias: bool = True, bias: bool = True) -> list[Layer]:
@@ -117,7 +119,7 @@ def masked_lm_head(t: Transformer, *, tied: bool, transform_bias: bool = True, b
     return [
         Layer("dense", d, d, n, name="mlm.transform", bias=transform_bias, group="head"),
         Layer("layer_norm", d, d, n, name="mlm.ln", group="head"),
-        Layer("dense", d, t.vocab, n, name="mlm.decoder", bias=bias, tied=tied, group="head"),
+        Layer("dense", d, t.vocab, n, name="mlm.decoder", bias=bias, tied=tied, group="head", scored=True),
     ]
 
 
@@ -131,7 +133,7 @@ def classifier(
 ) -> list[Layer]:
     """A classification layer over the pooled first token (sequence classification, next-sentence
     prediction), or over ``tokens`` tokens (token classification)."""
-    return [Layer("dense", t.width, classes, tokens, name=name, bias=bias, group="head")]
+    return [Layer("dense", t.width, classes, tokens, name=name, bias=bias, group="head", scored=True)]
 
 
 def moe_note(layers: Sequence[Layer], experts: int, per_token: int) -> str:

@@ -101,7 +101,8 @@ def test_legacy_fields_say_which_field_governs():
 
 
 def llama_like_flops(c: dict, tokens: int, keys: int, gated_experts: int = 1, router: int = 0) -> float:
-    """The 6N + attention formula from the config's numbers, written out for RMSNorm, gated-MLP decoders."""
+    """The 6N + attention formula from the config's numbers, written out for RMSNorm, gated-MLP decoders,
+    with the softmax cross-entropy over the vocabulary (4 FLOPs a logit forward, 2 backward)."""
     d, layers, vocab = c["hidden_size"], c["num_hidden_layers"], c["vocab_size"]
     q = c["num_attention_heads"] * (d // c["num_attention_heads"])
     kv = c.get("num_key_value_heads", c["num_attention_heads"]) * (d // c["num_attention_heads"])
@@ -109,7 +110,8 @@ def llama_like_flops(c: dict, tokens: int, keys: int, gated_experts: int = 1, ro
     matmul = layers * per_layer + d * vocab  # the LM head's product counts, tied or not
     attention = layers * 4 * tokens * keys * q
     norms = 8 * tokens * d * (2 * layers + 1)
-    return 3 * (2 * tokens * matmul + attention + norms) + tokens * d  # + the embedding's backward scatter-add
+    loss = (4 + 2) * tokens * vocab
+    return 3 * (2 * tokens * matmul + attention + norms) + tokens * d + loss  # + the embedding's backward scatter-add
 
 
 @pytest.mark.parametrize(
@@ -136,7 +138,10 @@ def test_gpt2_flops_count_the_tied_head_and_the_positions_backward():
     d, layers, vocab = 768, 12, 50257
     matmul = layers * (4 * d * d + 2 * d * 4 * d) + d * vocab
     expected = 3 * (2 * tokens * matmul + layers * 4 * tokens * tokens * d + 8 * tokens * d * (2 * layers + 1))
-    assert model_from_config(c, seq_len=tokens).flops_per_sample == pytest.approx(expected + 2 * tokens * d, rel=1e-12)
+    loss = (4 + 2) * tokens * vocab  # the softmax cross-entropy over the vocabulary, forward and backward
+    assert model_from_config(c, seq_len=tokens).flops_per_sample == pytest.approx(
+        expected + 2 * tokens * d + loss, rel=1e-12
+    )
 
 
 def test_qwen2_windows_only_the_blocks_from_max_window_layers_on():

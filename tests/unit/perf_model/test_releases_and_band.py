@@ -10,6 +10,7 @@ import pytest
 from csconform.cli import main as cli_main
 from csconform.errors import InvalidInputError
 from csconform.perf.calibration.band import band_factor, family_class, stated_band
+from csconform.perf.calibration.fit import free_figures, release_runs
 from csconform.perf.execution.efficiency import Calibration, calibration_record, fitted
 from csconform.perf.plan import plan
 from csconform.perf.releases import (
@@ -43,6 +44,30 @@ def test_a_release_takes_its_own_figure_else_the_next_later_one_else_the_referen
     assert stand_in("2.1.1", known) == "2.5"
     assert stand_in("2.6.0", known) is None  # later than every fitted release: the reference
     assert stand_in(None, known) is None
+
+
+class _Run:
+    def __init__(self, release: str | None, mode: str = "weight_streaming") -> None:
+        self.release, self.mode = release, mode
+
+
+def test_a_release_generation_gets_a_figure_only_from_two_runs_or_more() -> None:
+    """One run would fix its generation's figure to reproduce it exactly: such a generation is not determined
+    and takes a later generation's figure (or the reference's), like a release no run has."""
+    data = [_Run("2.0.3"), _Run("2.0.1"), _Run("2.5.0"), _Run("1.8.0", "pipelined"), _Run("1.8.0"), _Run(None)]
+    assert release_runs(data) == {"1.8": 1, "2.0": 2, "2.5": 1}  # pipelined and release-less runs not counted
+    figures = free_figures(data)
+    assert "release_efficiency[2.0]" in figures
+    assert not {"release_efficiency[2.5]", "release_efficiency[1.8]"} & set(figures)
+    assert "release_efficiency[2.5]" in free_figures([*data, _Run("2.5.1")])
+
+
+def test_the_calibration_record_says_which_release_generations_the_data_determine() -> None:
+    generations = calibration_record()["release_generations"]
+    assert generations["2.0"]["weight_streaming_runs"] >= 2 and generations["2.0"]["figure"] == "fitted"
+    undetermined = [g for g, entry in generations.items() if entry["weight_streaming_runs"] < 2]
+    assert undetermined and all(generations[g]["figure"].startswith("not determined") for g in undetermined)
+    assert not {g for g in undetermined} & set(fitted().release_efficiency)
 
 
 @pytest.mark.parametrize(

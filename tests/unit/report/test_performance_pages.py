@@ -323,12 +323,15 @@ def test_the_validation_page_shows_its_tables_from_the_csv_frames(
     )
     assert_table_shows(found["Which execution mode the runs used"], validation_tables["modes"])
     assert_table_shows(found["Every run"], validation_tables["runs"])
+    assert_table_shows(found["Grouped cross-validation and the band"], validation_tables["groups"])
+    assert_table_shows(found["Grouped cross-validation and the band (2)"], validation_tables["bands"])
+    assert_table_shows(found["Grouped cross-validation and the band (3)"], validation_tables["releases"])
     scaling = validation_tables["scaling"]
     assert_table_shows(found["Clusters and wafer generations"], scaling[scaling["systems"].isin([1, 2, 16, 192, 2048])])
     assert "(every size in `performance_validation_scaling.csv`)" in validation_page
     assert_table_shows(found["Clusters and wafer generations (2)"], validation_tables["generations"])
     assert_table_shows(found["Against public statements"], validation_tables["public"])
-    assert len(found) == 6
+    assert len(found) == 9
 
 
 def _log_error(ratios: Any) -> tuple[float, float, int]:
@@ -456,6 +459,7 @@ def test_every_run_is_predicted_by_the_stored_fit_the_uncalibrated_model_and_wit
         "predicted_samples_per_s",
         "ratio",
         "band",
+        "band_class",
         "inside_band",
         "family_out_ratio",
         "source_out_ratio",
@@ -482,6 +486,7 @@ def test_every_run_is_predicted_by_the_stored_fit_the_uncalibrated_model_and_wit
         assert row["ratio"] == pytest.approx(run.predict(fitted()) / run.measured_samples_per_s)
         band = stated_band(run.mode, run.model.family)["factor"]
         assert row["band"] == band and row["inside_band"] == (1 / band <= row["ratio"] <= band)
+        assert row["band_class"] == f"{run.mode}/{'encoder' if run.model.family == 'bert' else 'decoder'}"
         assert row["peak_model_ratio"] == pytest.approx(run.predict(IDEAL) / run.measured_samples_per_s)
     for step, grouping in enumerate(("family", "source", "release"), 1):
         assert list(table[f"{grouping}_out_ratio"][:5]) == pytest.approx(np.exp(step * log_ratios))
@@ -800,3 +805,61 @@ def test_the_validation_tables_cross_validate_unless_told_not_to(monkeypatch: py
     assert "family_out_ratio" in validation.validation_tables(measured)["runs"].columns and calls == [fitted_count]
     assert "family_out_ratio" not in validation.validation_tables(measured, cross_validate=False)["runs"].columns
     assert calls == [fitted_count]
+
+
+# --- grouped residuals, the band's coverage and the release generations ---------------------------------
+
+
+def _record_with(groupings: dict, classes: dict, releases: dict | None = None) -> dict:
+    return {"band": {"groupings": groupings, "classes": classes}, "release_generations": releases or {}}
+
+
+def test_the_group_table_lists_every_group_the_record_left_out() -> None:
+    groupings = {
+        "family": {
+            "groups": {"bert": {"runs": 3, "error": 1.2, "worst": 1.5}, "gpt2": {"runs": 2, "error": 1.1, "worst": 1.3}}
+        },
+        "release": {"groups": {"2.0": {"runs": 1, "error": 1.05, "worst": 1.05}}, "not_fitted": {"1.7": "too few"}},
+    }
+    table = validation.group_table(_record_with(groupings, {}))
+    assert table.values.tolist() == [
+        ["family", "bert", 3, 1.2, 1.5],
+        ["family", "gpt2", 2, 1.1, 1.3],
+        ["release", "2.0", 1, 1.05, 1.05],
+    ]
+    assert validation.group_table(calibration_record())["runs"].sum() > 0
+
+
+def test_the_band_table_counts_the_held_out_and_judged_predictions_inside_each_band() -> None:
+    runs_table = pd.DataFrame(
+        {
+            "band_class": ["weight_streaming/decoder"] * 4 + ["weight_streaming/encoder"],
+            "use": ["fit", "fit", "judge", "judge", "fit"],
+            "ratio": [1.0, 1.0, 1.4, 2.0, 1.0],
+            "family_out_ratio": [1.1, 1.6, math.nan, math.nan, 0.45],
+            "source_out_ratio": [0.7, math.nan, math.nan, math.nan, 1.9],
+            "release_out_ratio": [1.5, 1.49, math.nan, math.nan, math.nan],
+        }
+    )
+    classes = {
+        "weight_streaming/decoder": {"factor": 1.5, "from": "this class"},
+        "weight_streaming/encoder": {"factor": 2.0, "from": "every run"},
+    }
+    table = validation.band_table(runs_table, _record_with({}, classes)).set_index("class")
+    decoder, encoder = table.loc["weight_streaming/decoder"], table.loc["weight_streaming/encoder"]
+    # decoder held out: 1.1, 0.7, 1.5 (first run), 1.6, 1.49 (second): inside x/ 1.5 are 1.1, 0.7, 1.5 and 1.49
+    assert (decoder["held_out_predictions"], decoder["held_out_inside"]) == (5, 4)
+    assert (decoder["judged_runs"], decoder["judged_inside"]) == (2, 1)
+    assert (encoder["held_out_predictions"], encoder["held_out_inside"]) == (2, 1) and encoder["judged_runs"] == 0
+    assert encoder["taken_from"] == "every run" and encoder["factor"] == 2.0
+
+
+def test_the_release_table_says_which_generations_have_a_figure_and_what_a_plan_uses() -> None:
+    table = validation.release_table(calibration_record()).set_index("release")
+    cal = fitted()
+    for label, row in table.iterrows():
+        release = str(label).removesuffix(".x")  # a generation, 2.0.x: every 2.0 release
+        own = release in cal.release_efficiency
+        assert (row["figure"] == "fitted") is own
+        assert own is (row["weight_streaming_runs"] >= 2)
+        assert row["planned_with"] == pytest.approx(cal.compute_scale("weight_streaming", str(release)))

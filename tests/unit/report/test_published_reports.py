@@ -102,6 +102,13 @@ def test_each_performance_page_shows_the_csv_tables_beside_it():
     assert_table_shows(validation["What makes real runs slower than the peak: the fitted figures"], parameters)
     assert_table_shows(validation["Which execution mode the runs used"], _csv("performance_validation_modes.csv"))
     assert_table_shows(validation["Every run"], _csv("performance_validation.csv"))
+    assert_table_shows(validation["Grouped cross-validation and the band"], _csv("performance_validation_groups.csv"))
+    assert_table_shows(
+        validation["Grouped cross-validation and the band (2)"], _csv("performance_validation_bands.csv")
+    )
+    assert_table_shows(
+        validation["Grouped cross-validation and the band (3)"], _csv("performance_validation_releases.csv")
+    )
     scaling = _csv("performance_validation_scaling.csv")
     shown = scaling[scaling["systems"].isin([1, 2, 16, 192, 2048])]
     assert_table_shows(validation["Clusters and wafer generations"], shown)

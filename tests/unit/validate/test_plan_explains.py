@@ -20,9 +20,11 @@ LLAMA2_7B = MODELZOO / "2.10.0/src/cerebras/modelzoo/models/nlp/llama/configs/pa
 def test_an_input_bound_bert_says_so_on_every_wafer(spec: Spec, catalogue: Catalogue) -> None:
     """BERT-base at sequence 128 is fed slower than a WSE-2 or WSE-3 computes in weight streaming: the same
     samples/s on both. A WSE-1 runs it pipelined, at the pipelined efficiency fitted on the measured pipelined
-    runs (csconform/perf/calibration/calibration.json), which its compute binds below that input rate."""
+    runs (csconform/perf/calibration/calibration.json), which its compute binds below that input rate. Judged
+    for 2.10.0, planned at the reference efficiencies (no later release generation has a figure; judged for
+    1.9.1 it takes 2.0's lower one, and on a WSE-2 its compute binds just below the input rate)."""
     plans = [
-        validate_file(BERT_BASE, spec, release_options(catalogue, "1.9.1", wafer=wafer)).plan
+        validate_file(BERT_BASE, spec, release_options(catalogue, "2.10.0", wafer=wafer)).plan
         for wafer in ("wse1", "wse2", "wse3")
     ]
     assert all(plan is not None for plan in plans)
@@ -57,10 +59,11 @@ def test_the_number_of_systems_says_where_it_came_from(tmp_path: Path, spec: Spe
 
 
 def test_text_and_json_both_name_the_limit_and_the_systems(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli_main(["validate", str(BERT_BASE), "--release", "1.9.1"]) == 0
+    # on a WSE-3 the input binds BERT-Base at 1.9.1's efficiency too (on a WSE-2 compute binds just below it)
+    assert cli_main(["validate", str(BERT_BASE), "--release", "1.9.1", "--wafer", "wse3"]) == 0
     text = capsys.readouterr().out
     assert "bound by: input pipeline (" in text and "systems: 1 (assumed: the file sets no num_csx)" in text
-    assert cli_main(["validate", str(BERT_BASE), "--release", "1.9.1", "--json"]) == 0
+    assert cli_main(["validate", str(BERT_BASE), "--release", "1.9.1", "--wafer", "wse3", "--json"]) == 0
     (entry,) = json.loads(capsys.readouterr().out)["files"]
     assert entry["plan"]["binding_limit"] == "input pipeline" and entry["plan"]["binding_detail"]
     assert entry["plan"]["systems_source"] == "assumed: the file sets no num_csx"
