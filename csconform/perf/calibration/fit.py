@@ -74,7 +74,7 @@ class Predictable(Protocol):
     release: str | None
     measured_samples_per_s: float
 
-    def predict(self, cal: Calibration, quick: bool = False) -> float: ...
+    def predict(self, cal: Calibration, placed_under: Calibration | None = None) -> float: ...
 
 
 def error(log_ratios: Sequence[float] | np.ndarray) -> float:
@@ -118,9 +118,10 @@ def _to_calibration(x: np.ndarray, names: Sequence[str], base: dict[str, float])
     return Calibration.from_dict(base | dict(zip(names, np.exp(x).tolist(), strict=True)))
 
 
-def _residuals(cal: Calibration, data: Sequence[Predictable], quick: bool = False) -> np.ndarray:
-    """log(predicted / measured) per run; a prediction of 0, infinity or NaN gives a non-finite entry."""
-    predicted = np.array([run.predict(cal, quick) for run in data])
+def _residuals(cal: Calibration, data: Sequence[Predictable], placed_under: Calibration | None = None) -> np.ndarray:
+    """log(predicted / measured) per run (a pipelined run re-timed on its placement under ``placed_under``
+    when one is given); a prediction of 0, infinity or NaN gives a non-finite entry."""
+    predicted = np.array([run.predict(cal, placed_under) for run in data])
     measured = np.array([run.measured_samples_per_s for run in data])
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return np.log(predicted / measured)
@@ -132,9 +133,10 @@ def _unpredicted(data: Sequence[Predictable], residuals: np.ndarray) -> str:
 
 
 def _search_residuals(
-    x: np.ndarray, names: Sequence[str], base: dict[str, float], data: Sequence[Predictable]
+    x: np.ndarray, names: Sequence[str], base: dict[str, float], data: Sequence[Predictable], begin: Calibration
 ) -> np.ndarray:
-    """The residuals at a point of the least-squares search, which must stay where the figures and the
+    """The residuals at a point of the least-squares search (pipelined runs re-timed on their placement
+    at the search's beginning ``begin``, not placed again), which must stay where the figures and the
     predictions are finite, positive floats: runs asking for rates the model reaches at no calibration
     drive a figure to 0 or a prediction to 0, and that is refused, naming the measured rates."""
     try:
@@ -142,7 +144,7 @@ def _search_residuals(
     except InvalidInputError as exc:
         reason = str(exc)
     else:
-        residuals = _residuals(cal, data, quick=True)
+        residuals = _residuals(cal, data, placed_under=begin)
         if np.isfinite(residuals).all():
             return residuals
         reason = f"the model predicts no finite throughput for run(s) {_unpredicted(data, residuals)}"
@@ -193,21 +195,22 @@ def fit(data: Sequence[Predictable], start: Calibration = START) -> Fit:
     names = free_figures(data)
     if len(data) <= len(names):
         raise InvalidInputError(f"need more than {len(names)} measured runs to fit {len(names)} figures")
-    begin = start.as_dict()
-    base = {name: begin[name] for name in PARAMETERS if name != "pipelined_efficiency"}
-    x0 = np.log([begin.get(name, 1.0) for name in names])
+    starting = start.as_dict()
+    base = {name: starting[name] for name in PARAMETERS if name != "pipelined_efficiency"}
+    x0 = np.log([starting.get(name, 1.0) for name in names])
     upper = np.array([0.0 if name in EFFICIENCIES else np.inf for name in names])
     x0 = np.minimum(x0, upper - 1e-9)
-    start_residuals = _residuals(_to_calibration(x0, names, base), data)
+    begin = _to_calibration(x0, names, base)
+    start_residuals = _residuals(begin, data)
     if not np.isfinite(start_residuals).all():
         raise InvalidInputError(
             f"the model predicts no finite throughput for run(s) {_unpredicted(data, start_residuals)}"
         )
-    result = least_squares(_search_residuals, x0, args=(names, base, data), bounds=(-np.inf, upper), x_scale=1.0)
-    cal = _to_calibration(result.x, names, base)
+    search = least_squares(_search_residuals, x0, args=(names, base, data, begin), bounds=(-np.inf, upper), x_scale=1.0)
+    cal = _to_calibration(search.x, names, base)
     log_ratios = _residuals(cal, data)  # the full model (the search re-timed pipelined runs on one placement)
     dof = max(1, len(data) - len(names))
-    spread = _standard_errors(result.jac, float(np.sum(result.fun**2)) / dof)
+    spread = _standard_errors(search.jac, float(np.sum(search.fun**2)) / dof)
     return Fit(cal, log_ratios, dict(zip(names, spread.tolist(), strict=True)), tuple(names), release_runs(data))
 
 

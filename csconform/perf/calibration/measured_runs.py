@@ -275,27 +275,33 @@ class Run:
     release: str | None = None
     source: str = ""
     use: str = "fit"
-    _placements: list[Placement] = field(default_factory=list, repr=False, compare=False)
+    _placements: dict[str, Placement] = field(default_factory=dict, repr=False, compare=False)
+    """Placements of a pipelined run by the calibration they were made under (its repr)."""
 
     @functools.cached_property
     def kernels(self) -> list[KernelCost]:
         """The model's kernels, grouped once: a run is predicted thousands of times while the figures are fitted."""
         return group_kernels(self.model.layers)
 
-    def predict(self, cal: Calibration, quick: bool = False) -> float:
+    def predict(self, cal: Calibration, placed_under: Calibration | None = None) -> float:
         """Modeled samples/s of this run under calibration ``cal``.
 
-        ``quick`` (what the fit's search asks): a pipelined run keeps the placement it got the first
-        time it was placed and is only re-timed (:func:`pipelined_on_placement`), rather than placed
-        again (a fraction of a second each time)."""
+        ``placed_under`` (what the fit's search gives: where it began): a pipelined run is re-timed
+        (:func:`pipelined_on_placement`) on the placement made under that calibration, rather than placed
+        again (a fraction of a second each time). The placement depends only on ``placed_under``, never
+        on which predictions came before, so a fit gives the same figures whatever ran first."""
         if self.mode == "pipelined":
-            if quick and self._placements:
-                placed = pipelined_on_placement(self.kernels, self.wafer, self.global_batch, self._placements[0], cal)
-                return placed.samples_per_s
-            result = pipelined_from_kernels(self.kernels, self.wafer, batch=self.global_batch, calibration=cal)
-            if not self._placements:
-                self._placements.append(result.placement)
-            return result.samples_per_s
+            if placed_under is None:
+                return pipelined_from_kernels(
+                    self.kernels, self.wafer, batch=self.global_batch, calibration=cal
+                ).samples_per_s
+            key = repr(placed_under)
+            if key not in self._placements:
+                self._placements[key] = pipelined_from_kernels(
+                    self.kernels, self.wafer, batch=self.global_batch, calibration=placed_under
+                ).placement
+            placed = pipelined_on_placement(self.kernels, self.wafer, self.global_batch, self._placements[key], cal)
+            return placed.samples_per_s
         per_system = self.global_batch // self.systems
         streamed = weight_streaming_from_kernels(self.kernels, self.wafer, self.systems, per_system, cal, self.release)
         return streamed.samples_per_s

@@ -230,7 +230,7 @@ class PowerLawRun:
     systems: int = 1
     wafer: str = "wse2"
 
-    def predict(self, cal: Calibration, quick: bool = False) -> float:
+    def predict(self, cal: Calibration, placed_under: Calibration | None = None) -> float:
         return self.scale * math.prod(getattr(cal, n) ** e for n, e in zip(FIGURES, self.exponents, strict=True))
 
 
@@ -314,8 +314,8 @@ def test_the_finiteness_check_uses_the_start_figures() -> None:
 
     @dataclasses.dataclass(frozen=True)
     class InfiniteAtSlowLayers(PowerLawRun):
-        def predict(self, cal: Calibration, quick: bool = False) -> float:
-            return math.inf if cal.layer_latency_s > 0.1 else super().predict(cal, quick)
+        def predict(self, cal: Calibration, placed_under: Calibration | None = None) -> float:
+            return math.inf if cal.layer_latency_s > 0.1 else super().predict(cal, placed_under)
 
     data = _power_law_runs(8)
     data[2] = InfiniteAtSlowLayers(**dataclasses.asdict(data[2]))
@@ -342,8 +342,8 @@ def test_a_run_predicted_at_zero_or_below_or_measured_at_zero_is_named(index, pr
 
     @dataclasses.dataclass(frozen=True)
     class Fixed(PowerLawRun):
-        def predict(self, cal: Calibration, quick: bool = False) -> float:
-            return prediction if prediction is not None else super().predict(cal, quick)
+        def predict(self, cal: Calibration, placed_under: Calibration | None = None) -> float:
+            return prediction if prediction is not None else super().predict(cal, placed_under)
 
     data: list[PowerLawRun] = _power_law_runs(8)
     changed = Fixed(**dataclasses.asdict(data[index]))
@@ -388,8 +388,8 @@ def test_a_search_that_drives_a_prediction_out_of_range_says_which(tmp_path) -> 
 def test_a_held_out_run_the_others_fit_predicts_at_zero_is_named(monkeypatch) -> None:
     @dataclasses.dataclass(frozen=True)
     class ZeroAtLowEfficiency(PowerLawRun):
-        def predict(self, cal: Calibration, quick: bool = False) -> float:
-            return 0.0 if cal.matmul_efficiency < 0.01 else super().predict(cal, quick)
+        def predict(self, cal: Calibration, placed_under: Calibration | None = None) -> float:
+            return 0.0 if cal.matmul_efficiency < 0.01 else super().predict(cal, placed_under)
 
     data: list[PowerLawRun] = _power_law_runs(7)
     data[4] = ZeroAtLowEfficiency(**{**dataclasses.asdict(data[4]), "model": Shape(family="bert")})
@@ -530,3 +530,18 @@ def test_the_record_of_a_users_table_names_its_file_and_source(tmp_path) -> None
     with pytest.raises(InputFileError) as refused:
         calibration_record(missing, result, _band_of(result), [result.calibration])
     assert str(refused.value).startswith(f"{missing}: ")
+
+
+def test_a_fit_does_not_depend_on_what_was_predicted_before() -> None:
+    """The search re-times pipelined runs on their placement at its beginning; a run that was placed
+    before under another calibration (a held-out prediction, a plan) must not change the fit. It did:
+    the grouped cross-validation gave 1.448 leaving a source out when run first and 1.391 after a fit."""
+    fresh = calibrate.fitted_runs(runs(read_measured(measured_csv())))
+    used = calibrate.fitted_runs(runs(read_measured(measured_csv())))
+    elsewhere = dataclasses.replace(calibrate.START, matmul_efficiency=0.9, pipelined_efficiency=0.3)
+    pipelined_runs = [run for run in used if run.mode == "pipelined"]
+    assert pipelined_runs
+    for run in pipelined_runs:
+        run.predict(elsewhere)
+        run.predict(calibrate.START, placed_under=elsewhere)
+    assert fit(used).calibration == fit(fresh).calibration
