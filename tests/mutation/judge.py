@@ -12,6 +12,7 @@ Its state stays in ``mutation-judge/mutants/`` between runs, so a second run onl
     python tests/mutation/judge.py run "csconform.spec.matrix*"
     python tests/mutation/judge.py --clean               # forget every earlier result first
     python tests/mutation/judge.py results               # any mutmut command
+    python tests/mutation/judge.py generate              # only write the mutants (to draw a sample of them)
 """
 
 from __future__ import annotations
@@ -75,10 +76,30 @@ def prepare(clean: bool) -> None:
     (FOLDER / "pyproject.toml").write_text(project_settings_without_mutmut() + "\n" + judge, encoding="utf-8")
 
 
+def generate() -> None:
+    """mutmut's first step alone: copy the package into ``mutants/`` and write every mutant, without running
+    a test (``mutmut run`` does this before its stats run), so that a sample can be drawn from the mutants'
+    names (``tests/mutation/report.py --sample``)."""
+    import mutmut.__main__ as mutmut_cli
+    from mutmut.utils.file_utils import copy_also_copy_files, copy_src_dir, setup_source_paths
+
+    os.chdir(FOLDER)  # mutmut reads its configuration from the folder it runs in
+    mutmut_cli.set_mutant_under_test("mutant_generation")
+    (FOLDER / "mutants").mkdir(exist_ok=True)
+    copy_src_dir()
+    copy_also_copy_files()
+    setup_source_paths()
+    mutmut_cli.store_lines_covered_by_tests()
+    print(f"{mutmut_cli.create_mutants(max_children=1).mutated} files mutated in {FOLDER / 'mutants'}")
+
+
 def main(argv: list[str]) -> int:
     clean = "--clean" in argv
     arguments = [a for a in argv if a != "--clean"] or ["run", "--max-children", "1"]
     prepare(clean)
+    if arguments == ["generate"]:
+        generate()
+        return 0
     environment = {**os.environ, "HYPOTHESIS_PROFILE": os.environ.get("HYPOTHESIS_PROFILE", "ci")}
     mutmut = shutil.which("mutmut") or "mutmut"
     return subprocess.run([mutmut, *arguments], cwd=FOLDER, env=environment, check=False).returncode

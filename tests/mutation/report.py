@@ -5,6 +5,16 @@ Tooling of this project, not of csconform's users (it needs a checkout and mutmu
     python tests/mutation/report.py --out reports                    # export the engine's results, write the page
     python tests/mutation/report.py --project mutation-judge --suite judge --out reports
     python tests/mutation/report.py --no-export --out reports        # redraw the page from the results files
+    python tests/mutation/report.py --project mutation-judge --suite judge --sample 40 --seed 7 --list-sample
+    python tests/mutation/report.py --project mutation-judge --suite judge --sample 40 --seed 7 --out reports
+
+When a full run takes too long, a suite can be measured on a seeded stratified random sample of its
+mutants instead: ``--sample N --seed S`` draws up to N mutants of each module (``draw_sample``), after
+mutmut has generated them (``python tests/mutation/judge.py generate`` for the judge), ``--list-sample``
+prints their names for ``mutmut run NAMES``, and the export then holds only those mutants with each
+module's number of mutants; the page gives each module's kill rate with a 95% Wilson interval, and the
+total weighted by each module's estimated judged mutants (``module_table``). ``--earlier CSV ABOUT``
+keeps an earlier run's table beside it for comparison.
 
 Two suites of mutants, each with a mutmut configuration of its own:
 
@@ -38,7 +48,9 @@ import argparse
 import ast
 import difflib
 import json
-from collections import Counter
+import math
+import random
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -107,6 +119,17 @@ COLUMNS = [
     "kill_rate",
     "kill_rate_strict",
 ]
+# a sampled suite's table: each module's number of generated mutants and 95% intervals of both rates
+SAMPLE_COLUMNS = [
+    "module",
+    "population",
+    *COLUMNS[1:],
+    "kill_rate_low",
+    "kill_rate_high",
+    "kill_rate_strict_low",
+    "kill_rate_strict_high",
+]
+Z_95 = 1.959963984540054  # the standard normal quantile of 0.975
 # kind -> (class, meaning). "equivalent": no observable difference. "unspecified": an observable
 # difference that no rule of the spec states, so no conformance check may demand it. "out_of_reach":
 # a difference a rule does state, but no test can provoke; it stays a survivor in both rates.
@@ -184,15 +207,11 @@ def mutant_changes(mutated_file: Path) -> dict[str, str]:
     return changes
 
 
-def export_results(project_dir: Path, out: Path, run: str | None = None, suite: Suite = ENGINE) -> Path:
-    """Write the suite's results file in ``out`` from mutmut's results under ``project_dir/mutants``.
-
-    ``run`` says how those results were produced when it was not one clean ``tox -e mutation`` (for
-    example a resumed run of some modules); the page quotes it instead of claiming a clean run.
-    """
+def _read_mutmut_results(project_dir: Path, untriaged_changes: bool = True) -> tuple[list[str], list[dict[str, str]]]:
+    """mutmut's configured test selection and every generated mutant's id, module and status (and, when
+    ``untriaged_changes``, the change of each survivor or mutant no test reached) under ``project_dir``."""
     import os
 
-    import mutmut
     from mutmut.configuration import config, reset_config
     from mutmut.mutation.data import SourceFileMutationData
     from mutmut.stats import status_by_exit_code
@@ -212,7 +231,7 @@ def export_results(project_dir: Path, out: Path, run: str | None = None, suite: 
                 status = status_by_exit_code[exit_code]
                 module = _module_of(mutant_id)
                 entry = {"id": mutant_id, "module": module, "status": status}
-                if status in UNTRIAGED:
+                if untriaged_changes and status in UNTRIAGED:
                     changes = changes if changes is not None else mutant_changes(Path("mutants") / path)
                     entry["change"] = changes[mutant_id.removeprefix(module + ".")]
                 mutants.append(entry)
@@ -221,15 +240,47 @@ def export_results(project_dir: Path, out: Path, run: str | None = None, suite: 
         reset_config()
     if not mutants:
         raise InvalidInputError(f"no mutmut results under {project_dir / 'mutants'}: run `mutmut run` first")
-    results = {
+    return selection, mutants
+
+
+def export_results(
+    project_dir: Path,
+    out: Path,
+    run: str | None = None,
+    suite: Suite = ENGINE,
+    sample: tuple[int, int] | None = None,
+    earlier: tuple[Path, str] | None = None,
+) -> Path:
+    """Write the suite's results file in ``out`` from mutmut's results under ``project_dir/mutants``.
+
+    ``run`` says how those results were produced when it was not one clean ``tox -e mutation`` (for
+    example a resumed run of some modules); the page quotes it instead of claiming a clean run.
+    ``sample`` (mutants per module, seed) exports only the mutants ``draw_sample`` draws, with each
+    module's number of generated mutants; ``earlier`` (a table this tool wrote, what run it is of) is
+    kept in the results for the page to show beside them.
+    """
+    import mutmut
+
+    selection, mutants = _read_mutmut_results(project_dir)
+    results: dict[str, Any] = {
         "tool": f"mutmut {mutmut.__version__}",
         "suite": suite.name,
         "tests": selection,
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "mutants": mutants,
     }
+    if sample:
+        per_module, seed = sample
+        drawn = set(draw_sample([mutant["id"] for mutant in mutants], per_module, seed))
+        population = Counter(mutant["module"] for mutant in mutants)
+        results["sample"] = {"per_module": per_module, "seed": seed, "population": dict(sorted(population.items()))}
+        mutants = [mutant for mutant in mutants if mutant["id"] in drawn]
+    if earlier:
+        table, about = earlier
+        rows = pd.read_csv(table).to_dict(orient="records")
+        results["earlier"] = {"about": about, "table": rows}
     if run:
         results["run"] = run
+    results["mutants"] = mutants
     out.mkdir(parents=True, exist_ok=True)
     target = out / suite.results_file
     write_text(target, json.dumps(results, indent=1) + "\n", encoding="utf-8")
@@ -239,6 +290,27 @@ def export_results(project_dir: Path, out: Path, run: str | None = None, suite: 
 def _module_of(mutant_id: str) -> str:
     """``csconform.engine.amp.xǁGradScalerǁupdate__mutmut_3`` -> ``csconform.engine.amp``."""
     return mutant_id.rsplit(".", 1)[0]
+
+
+def draw_sample(mutant_ids: list[str], per_module: int, seed: int) -> list[str]:
+    """A stratified random sample: up to ``per_module`` mutants of each module (every mutant of a smaller
+    one), drawn by ``random.Random(seed)`` from the sorted ids module by module, so the same seed and the
+    same mutants give the same sample on any machine."""
+    if per_module < 1:
+        raise InvalidInputError(f"a sample needs at least one mutant per module, got {per_module}")
+    by_module: dict[str, list[str]] = defaultdict(list)
+    for mutant_id in sorted(set(mutant_ids)):
+        by_module[_module_of(mutant_id)].append(mutant_id)
+    rng = random.Random(seed)
+    drawn: list[str] = []
+    for module in sorted(by_module):
+        drawn += sorted(rng.sample(by_module[module], min(per_module, len(by_module[module]))))
+    return drawn
+
+
+def generated_mutants(project_dir: Path) -> list[str]:
+    """The ids of every mutant mutmut generated under ``project_dir/mutants`` (run or not)."""
+    return [mutant["id"] for mutant in _read_mutmut_results(project_dir, untriaged_changes=False)[1]]
 
 
 # --- step 2: the table --------------------------------------------------------------------------
@@ -301,11 +373,14 @@ def waits_for_run(mutant: dict[str, Any], triage: dict[str, dict[str, str]]) -> 
     return mutant["status"] == "not checked" and mutant["id"] in triage
 
 
-def module_table(classified: list[dict[str, Any]]) -> pd.DataFrame:
+def module_table(classified: list[dict[str, Any]], population: dict[str, int] | None = None) -> pd.DataFrame:
     """One row per module and a total: counts per class and the two kill rates.
 
     ``kill_rate`` leaves out the equivalent mutants and those that change only what no rule states;
-    ``kill_rate_strict`` leaves out only the equivalent ones.
+    ``kill_rate_strict`` leaves out only the equivalent ones. With ``population`` (each module's number of
+    generated mutants, of which ``classified`` is a sample) every rate gets a 95% Wilson interval, and the
+    total's rates weight each module's by its estimated judged mutants (population / sampled x judged), its
+    interval the same weighting of the modules' bounds (conservative: at least 95%).
     """
     rows = []
     modules = sorted({m["module"] for m in classified})
@@ -325,8 +400,43 @@ def module_table(classified: list[dict[str, Any]]) -> pd.DataFrame:
         judged = judged_strictly - row["unspecified"]
         row["kill_rate"] = caught / judged if judged else float("nan")
         row["kill_rate_strict"] = caught / judged_strictly if judged_strictly else float("nan")
+        if population is not None:
+            row["population"] = population[module] if module != "total" else sum(population.values())
+            for rate, trials in (("kill_rate", judged), ("kill_rate_strict", judged_strictly)):
+                row[f"{rate}_low"], row[f"{rate}_high"] = wilson_interval(caught, trials)
         rows.append(row)
-    return pd.DataFrame(rows, columns=COLUMNS)
+    if population is None:
+        return pd.DataFrame(rows, columns=COLUMNS)
+    _weight_total_by_population(rows)
+    return pd.DataFrame(rows, columns=SAMPLE_COLUMNS)
+
+
+def wilson_interval(successes: int, trials: int, z: float = Z_95) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (NaN for no trials): unlike the normal approximation it
+    stays inside [0, 1] and is not empty when every trial succeeded."""
+    if not trials:
+        return float("nan"), float("nan")
+    rate = successes / trials
+    centre = (rate + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * math.sqrt(rate * (1 - rate) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _weight_total_by_population(rows: list[dict[str, Any]]) -> None:
+    """The total row's rates and bounds as the modules' weighted by their estimated judged mutants (a
+    module sampled at a tenth counts ten times its sampled mutants), not the pooled sample's."""
+    *modules, total = rows
+    for rate, excluded in (("kill_rate", ("equivalent", "unspecified")), ("kill_rate_strict", ("equivalent",))):
+        weights = {}
+        for row in modules:
+            judged = row["mutants"] - row["not_run"] - sum(row[column] for column in excluded)
+            if judged:
+                weights[row["module"]] = row["population"] / row["mutants"] * judged
+        if not weights:
+            continue
+        share = sum(weights.values())
+        for key in (rate, f"{rate}_low", f"{rate}_high"):
+            total[key] = sum(row[key] * weights[row["module"]] for row in modules if row["module"] in weights) / share
 
 
 def _suite_section(suite: Suite, results: dict[str, Any] | None, table: pd.DataFrame | None) -> list[str]:
@@ -351,21 +461,46 @@ def _suite_section(suite: Suite, results: dict[str, Any] | None, table: pd.DataF
     tests = (
         f"the tests of {', '.join(results['tests'])} (ci hypothesis profile)" if results.get("tests") else suite.tests
     )
+    sample = results.get("sample")
     produced = (
         f"How these results were produced: {results['run']}"
         if results.get("run")
+        else "Not one clean `tox -e mutation` run: a sample."
+        if sample
         else f"Produced by `tox -e mutation` in one clean run: {suite.clean_run}."
     )
-    return [
-        *lines,
-        f"{results['tool']} mutated {suite.mutated} and ran, for each mutant, {tests} that call the mutated "
-        f"function; results of {results['generated']}. " + goal,
+    which = "each mutant" if not sample else "each mutant of a sample (" + _sample_description(sample, table) + ")"
+    lines += [
+        f"{results['tool']} mutated {suite.mutated} and ran, for {which}, {tests} that call the mutated "
+        f"function; results of {results['generated']}. " + ("On the sample: " if sample else "") + goal,
         "",
         table.to_markdown(index=False, floatfmt=".3f"),
         "",
         produced,
         "",
     ]
+    if results.get("earlier"):
+        earlier = pd.DataFrame(results["earlier"]["table"])
+        lines += [
+            f"For comparison, {results['earlier']['about']}:",
+            "",
+            earlier.to_markdown(index=False, floatfmt=".3f"),
+            "",
+        ]
+    return lines
+
+
+def _sample_description(sample: dict[str, Any], table: pd.DataFrame) -> str:
+    """What a sampled table covers: how many of how many mutants, how they were drawn, what the bounds are."""
+    total = table[table["module"] == "total"].iloc[0]
+    return (
+        f"a seeded stratified random sample: {total['mutants']} of the {total['population']} mutants, up to "
+        f"{sample['per_module']} of each module drawn with seed {sample['seed']} by `python tests/mutation/report.py "
+        f"--sample {sample['per_module']} --seed {sample['seed']}`; mutants: the sampled ones, population: all of "
+        "the module's; kill_rate_low and kill_rate_high (and the strict ones): the 95% Wilson interval of the rate; "
+        "the total's rates weight each module's by its estimated judged mutants, its bounds the same weighting of "
+        "the modules' bounds"
+    )
 
 
 def _markdown(
@@ -439,7 +574,8 @@ def write_mutation_report(
         modules = {m["module"] for m in results["mutants"]}
         judged_modules |= modules
         suite_classified, suite_stale = classify(results, {k: v for k, v in triage.items() if _module_of(k) in modules})
-        table = module_table(suite_classified)
+        sample = results.get("sample")
+        table = module_table(suite_classified, sample["population"] if sample else None)
         write_csv(table, csv_path, index=False, float_format="%.3f")
         written.append(csv_path)
         sections.append((suite, results, table))
@@ -467,11 +603,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--run", metavar="TEXT", help="how mutmut's results were produced, if not by one clean `tox -e mutation`"
     )
+    parser.add_argument("--sample", type=int, metavar="N", help="export only a sample of up to N mutants per module")
+    parser.add_argument("--seed", type=int, default=0, help="the seed that draws the sample (default 0)")
+    parser.add_argument(
+        "--list-sample", action="store_true", help="only print the sample's mutant names (for `mutmut run NAMES`)"
+    )
+    parser.add_argument(
+        "--earlier",
+        nargs=2,
+        metavar=("CSV", "ABOUT"),
+        help="an earlier run's table this tool wrote, and what run it is of, to show beside the results",
+    )
     args = parser.parse_args(argv)
     out = Path(args.out)
+    sample = (args.sample, args.seed) if args.sample is not None else None
+    if args.list_sample:
+        if sample is None:
+            parser.error("--list-sample needs --sample N")
+        print("\n".join(draw_sample(generated_mutants(Path(args.project)), *sample)))
+        return 0
     if not args.no_export:
         suite = next(suite for suite in SUITES if suite.name == args.suite)
-        export_results(Path(args.project), out, run=args.run, suite=suite)
+        earlier = (Path(args.earlier[0]), args.earlier[1]) if args.earlier else None
+        export_results(Path(args.project), out, run=args.run, suite=suite, sample=sample, earlier=earlier)
     for path in write_mutation_report(out):
         print(path)
     return 0

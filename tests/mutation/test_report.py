@@ -12,8 +12,10 @@ from report import (
     TRIAGE_KINDS,
     _change_lines,
     default_triage_path,
+    draw_sample,
     load_triage,
     mutant_changes,
+    wilson_interval,
     write_mutation_report,
 )
 
@@ -315,3 +317,50 @@ def test_a_mutated_file_s_changes_without_mutmut(tmp_path):
         "x_area__mutmut_2": "- total = width * height / + total = None",
         "xǁBoxǁgrow__mutmut_1": "- return self.size + by / + return self.size - by",
     }
+
+
+def test_a_sample_is_stratified_capped_at_each_module_and_fixed_by_its_seed():
+    ids = [f"{AMP}.x_f__mutmut_{n}" for n in range(1, 101)] + [f"{PRECISION}.x_g__mutmut_{n}" for n in range(1, 4)]
+    drawn = draw_sample(list(reversed(ids)), per_module=10, seed=7)
+    assert drawn == draw_sample(ids, per_module=10, seed=7)  # the order the ids come in changes nothing
+    assert sum(i.startswith(AMP + ".") for i in drawn) == 10 and len(set(drawn)) == 13
+    assert {i for i in drawn if i.startswith(PRECISION)} == set(ids[100:])  # a smaller module: every mutant
+    assert draw_sample(ids, per_module=10, seed=8) != drawn
+    with pytest.raises(InvalidInputError, match="at least one mutant per module"):
+        draw_sample(ids, per_module=0, seed=7)
+
+
+@pytest.mark.parametrize(
+    "successes, trials, low, high",
+    [(8, 10, 0.4902, 0.9433), (40, 40, 0.9124, 1.0), (0, 5, 0.0, 0.4345)],
+)
+def test_the_wilson_interval_of_a_rate(successes, trials, low, high):
+    assert wilson_interval(successes, trials) == pytest.approx((low, high), abs=1e-4)
+
+
+def test_a_sampled_suite_s_page_says_it_is_a_sample_with_intervals_and_a_weighted_total(tmp_path):
+    """Module amp: 10 of 100 mutants sampled, all killed; precision: all 10, half killed. The total weights
+    amp ten times (100 estimated judged mutants against 10), not the pooled 15 of 20."""
+    mutants = [_mutant(AMP, n, "killed") for n in range(1, 11)]
+    mutants += [_mutant(PRECISION, n, "killed") for n in range(1, 6)]
+    mutants += [_mutant(PRECISION, n, "survived", f"- a / + b{n}") for n in range(6, 11)]
+    results = json.loads(_results(tmp_path, mutants).read_text()) | {
+        "sample": {"per_module": 10, "seed": 7, "population": {AMP: 100, PRECISION: 10}},
+        "earlier": {"about": "the full run of 2026-01-01", "table": [{"module": AMP, "mutants": 90, "kill_rate": 0.5}]},
+    }
+    (tmp_path / "mutation.json").write_text(json.dumps(results))
+    write_mutation_report(tmp_path, {"engine": tmp_path / "mutation.json"}, tmp_path / "none.yaml")
+    table = pd.read_csv(tmp_path / "mutation.csv").set_index("module")
+    assert list(table.loc[AMP, ["population", "mutants", "killed"]]) == [100, 10, 10]
+    assert table.loc[AMP, "kill_rate_low"] == pytest.approx(0.722, abs=1e-3)
+    assert table.loc[PRECISION, ["kill_rate_low", "kill_rate_high"]].tolist() == pytest.approx([0.237, 0.763], abs=1e-3)
+    assert table.loc["total", "population"] == 110 and table.loc["total", "mutants"] == 20
+    assert table.loc["total", "kill_rate"] == pytest.approx(105 / 110, abs=1e-3)
+    weighted_low = (100 * table.loc[AMP, "kill_rate_low"] + 10 * table.loc[PRECISION, "kill_rate_low"]) / 110
+    assert table.loc["total", "kill_rate_low"] == pytest.approx(weighted_low, abs=1e-3)
+    page = (tmp_path / "mutation.md").read_text()
+    assert "a seeded stratified random sample: 20 of the 110 mutants, up to 10 of each module drawn with seed 7" in page
+    assert "one clean run" not in page and "Not one clean `tox -e mutation` run: a sample." in page
+    assert "On the sample: Below the goal of 90%: csconform.engine.precision." in page
+    assert "For comparison, the full run of 2026-01-01:" in page
+    assert "| csconform.engine.amp |        90 |       0.500 |" in page

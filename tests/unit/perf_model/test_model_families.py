@@ -288,6 +288,7 @@ def test_missing_and_directory_paths_are_typed_errors(tmp_path):
         with pytest.raises(UnreadableDocumentError) as info:
             read_config(path)
         assert info.value.source == str(path) and info.value.key is None
+        assert "expected a model config" in info.value.problem  # what the path should have held
 
 
 def test_a_yaml_alias_bomb_is_refused_and_merge_keys_still_work(tmp_path):

@@ -169,6 +169,27 @@ def test_the_largest_sizes_are_read():
     assert {layer.name: layer for layer in mlp.layers}["block0.fc2"].in_features == 4 * MAX_WIDTH
 
 
+# --- DPR: two BERT encoders ----------------------------------------------------------------------
+
+
+def test_a_dpr_encoder_that_states_only_its_positions_is_bert_base():
+    """The Model Zoo's defaults of each encoder: 768 wide, 12 blocks of 12 heads, an MLP 3072 wide, 30522 tokens."""
+    stated = {"max_position_embeddings": 512}
+    written = {"hidden_size": 768, "num_hidden_layers": 12, "num_heads": 12, "vocab_size": 30522, "filter_size": 3072}
+    defaults = model_from_zoo_section({"name": "dpr", "encoder": stated})
+    assert defaults.layers == model_from_zoo_section({"name": "dpr", "encoder": {**stated, **written}}).layers
+
+
+def test_a_sequence_longer_than_the_context_encoder_s_positions_is_refused():
+    """The sequence length is checked against each encoder's own position table, not only the question
+    encoder's (which sets the section's longest sequence)."""
+    section = {"name": "dpr", "q_encoder": {**SIZES, "max_position_embeddings": 2 * POSITIONS}, "ctx_encoder": SIZES}
+    assert model_from_zoo_section(section).max_seq_len == 2 * POSITIONS
+    error = refusal(model_from_zoo_section, section, seq_len=POSITIONS + 1, source="params.yaml: model")
+    words = ("seq_len", "max_position_embeddings", str(POSITIONS), str(POSITIONS + 1))
+    assert_refused(error, ModelConfigError, None, *words, source="params.yaml: model")
+
+
 # --- fc_mnist -------------------------------------------------------------------------------------
 
 

@@ -496,6 +496,25 @@ def test_every_run_is_predicted_by_the_stored_fit_the_uncalibrated_model_and_wit
     assert without.equals(table.drop(columns=["family_out_ratio", "source_out_ratio", "release_out_ratio"]))
 
 
+def test_a_grouping_no_fit_could_leave_out_is_a_column_of_missing_numbers(
+    measured: list, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When no fold of a grouping could be fitted, its held-out column is still numbers, every one missing
+    (NaN) as in a judging run's row, so the summaries and the page treat it as they treat any gap."""
+    few = measured[:3]
+
+    def family_only(data: list) -> GroupedValidation:
+        held = [HeldOut(run.id, "family", "g", "g", run.mode, "decoder", 0.1) for run in data]
+        return GroupedValidation(tuple(held), {}, {("source", "g"): "too few runs", ("release", "g"): "too few runs"})
+
+    monkeypatch.setattr(validation, "grouped_cross_validation", family_only)
+    table = validation.validation_table(few)
+    assert table["family_out_ratio"].tolist() == pytest.approx([math.exp(0.1)] * 3)
+    for grouping in ("source", "release"):
+        column = table[f"{grouping}_out_ratio"]
+        assert column.dtype == np.float64 and column.isna().all(), grouping
+
+
 def test_the_parameter_table_is_the_calibration_record(validation_tables: dict[str, pd.DataFrame]) -> None:
     record = calibration_record()["parameters"]
     frame = validation_tables["parameters"]
