@@ -32,7 +32,7 @@ from csconform.report.performance import (  # noqa: E402
     performance_tables,
     pipelined_refusal,
 )
-from csconform.report.validation_page import markdown_table, write_validation_report  # noqa: E402
+from csconform.report.validation_page import markdown_table, table_section, write_validation_report  # noqa: E402
 
 # --- figures ----------------------------------------------------------------------------------------
 
@@ -143,14 +143,8 @@ def performance_markdown(tables: dict[str, pd.DataFrame], record: dict, refusal:
         "",
         f"(first {PAGE_KERNELS} kernels; all in `performance_kernels.csv`)",
         "",
-        "## Weight streaming, per layer (GPT-3 XL, 16 CS-2)",
-        "",
-        markdown_table(shown["streaming_layers"]),
-        "",
-        "## The model's figures against published ones",
-        "",
-        markdown_table(shown["published"]),
-        "",
+        *table_section("Weight streaming, per layer (GPT-3 XL, 16 CS-2)", shown["streaming_layers"]),
+        *table_section("The model's figures against published ones", shown["published"]),
         "## Figures",
         "",
         *(f"![{name}](figures/{file})" for name, file in PAGE_FIGURES.items()),

@@ -141,6 +141,11 @@ def markdown_table(frame: pd.DataFrame) -> str:
     return frame.to_markdown(index=False, floatfmt=".4g")
 
 
+def table_section(title: str, frame: pd.DataFrame) -> list[str]:
+    """The lines of a page section that is one table: its heading, then the table."""
+    return [f"## {title}", "", markdown_table(frame), ""]
+
+
 def _summary_lines(summary: dict[str, Any], record: dict[str, Any]) -> list[str]:
     band = record["band"]
     lines = [
@@ -310,10 +315,7 @@ def validation_markdown(
         "",
         markdown_table(tables["generations"]),
         "",
-        "## Against public statements",
-        "",
-        markdown_table(tables["public"]),
-        "",
+        *table_section("Against public statements", tables["public"]),
         "## Not modeled",
         "",
         "- The software release beyond a fitted efficiency per release generation that two runs or more "
