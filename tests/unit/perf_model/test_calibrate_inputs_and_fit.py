@@ -545,3 +545,12 @@ def test_a_fit_does_not_depend_on_what_was_predicted_before() -> None:
         run.predict(elsewhere)
         run.predict(calibrate.START, placed_under=elsewhere)
     assert fit(used).calibration == fit(fresh).calibration
+
+
+def test_each_run_keeps_the_source_its_row_names() -> None:
+    """The grouped cross-validation leaves a source out by the run's ``source`` (band._source): a run
+    that lost it would fall into one "not stated" group with every other."""
+    frame = read_measured(measured_csv())
+    read = runs(frame)
+    assert [run.source for run in read] == [str(source) for source in frame["source"]]
+    assert len({run.source for run in read}) > 1
