@@ -119,7 +119,10 @@ def build_model(run: RunDescription, family: Family | None) -> ModelSpec:
             release=f"{major}.x" if major == "1" else run.release.name,
         )
     except UnknownNameError as exc:
-        raise UnknownNameError(f"{exc}; give --model-family with the zoo model built like it to plan it") from None
+        raise UnknownNameError(
+            f"{exc}; csconform plans only the families named, so give --model-family with one of them only if "
+            "this model is built the same way (--no-plan skips the plan)"
+        ) from None
 
 
 def _bands(seconds: float, stated: dict[str, Any]) -> tuple[Band, Band]:
