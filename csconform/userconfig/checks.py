@@ -250,7 +250,7 @@ def check_cluster(run: RunDescription, found: Findings, wafer: str) -> None:
         except InvalidInputError as exc:
             found.refuse(CLUSTER_RULES.get(preset.name, "HW-009"), setting.origin, f"num_csx: {exc}")
     strategy = run.loop.execution_strategy
-    if strategy is not None and str(strategy.value).startswith("pipeline") and run.systems > 1:
+    if strategy is not None and run.asked_mode == "pipelined" and run.systems > 1:
         found.refuse("PERF-018", strategy.origin, f"pipelined execution runs on one system, not num_csx={run.systems}")
 
 

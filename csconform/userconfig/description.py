@@ -160,6 +160,16 @@ class RunDescription:
         return None
 
     @property
+    def asked_mode(self) -> str | None:
+        """The execution mode a 1.x ``runconfig.execution_strategy`` asks for (``weight_streaming``, or
+        ``pipelined`` for ``pipeline``); None when the file asks for none."""
+        strategy = self.loop.execution_strategy
+        written = "" if strategy is None else str(strategy.value)
+        if written == "weight_streaming":
+            return "weight_streaming"
+        return "pipelined" if written.startswith("pipeline") else None
+
+    @property
     def systems(self) -> int:
         """Systems of the run (``num_csx``; 1 when not given or not a positive integer)."""
         value = self.batch.num_csx.value if self.batch.num_csx is not None else 1

@@ -131,14 +131,10 @@ def _bands(seconds: float, stated: dict[str, Any]) -> tuple[Band, Band]:
 
 
 def execution_mode(run: RunDescription) -> tuple[str | None, str]:
-    """The mode the file asks for (a 1.x ``runconfig.execution_strategy``: ``weight_streaming`` or
-    ``pipeline``) and where it came from; None when the file asks for none and the plan chooses."""
-    strategy = run.loop.execution_strategy
-    written = None if strategy is None else str(strategy.value)
-    if strategy is not None and written == "weight_streaming":
-        return "weight_streaming", f"the file's {strategy.origin}"
-    if strategy is not None and written is not None and written.startswith("pipeline"):
-        return "pipelined", f"the file's {strategy.origin}"
+    """The mode the file asks for (:attr:`RunDescription.asked_mode`) and where it came from; None when
+    the file asks for none and the plan chooses."""
+    if run.asked_mode is not None and run.loop.execution_strategy is not None:
+        return run.asked_mode, f"the file's {run.loop.execution_strategy.origin}"
     return (
         None,
         "chosen: pipelined where the model fits one system before release 1.9.0, else weight streaming",
