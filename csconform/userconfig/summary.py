@@ -55,12 +55,11 @@ def _layer_rate_lines(verdict: Verdict) -> list[str]:
     lines = []
     for rate in verdict.layer_rates:
         text = f"  {rate.layers}: the schedule's rate x {rate.factor:.4g} ({rate.source})"
-        if verdict.schedule is not None:
-            text += (
-                f": peak {verdict.schedule.maximum * rate.factor:.6g}, last {verdict.schedule.last * rate.factor:.6g}"
-            )
-        if verdict.learning_rate:
-            text += "; " + ", ".join(f"step {s}: {r * rate.factor:.6g}" for s, r in verdict.learning_rate.items())
+        seen = rate.rates(verdict.schedule, verdict.learning_rate)
+        if "max" in seen:
+            text += f": peak {seen['max']:.6g}, last {seen['last']:.6g}"
+        if seen["learning_rate"]:
+            text += "; " + ", ".join(f"step {s}: {r:.6g}" for s, r in seen["learning_rate"].items())
         lines.append(text)
     return lines
 

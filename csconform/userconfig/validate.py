@@ -65,12 +65,18 @@ class LayerRate:
     factor: float
     source: str
 
-    def as_dict(self, schedule: KeyPoints | None, learning_rate: dict[int, float]) -> dict[str, Any]:
+    def rates(self, schedule: KeyPoints | None, learning_rate: dict[int, float]) -> dict[str, Any]:
+        """The rates these layers train at: the schedule's peak and last (when the run's length is
+        known) and at the steps asked for, each the schedule's times ``factor``."""
         scaled = (
             {} if schedule is None else {"max": schedule.maximum * self.factor, "last": schedule.last * self.factor}
         )
-        at = {str(step): rate * self.factor for step, rate in learning_rate.items()}
-        return {"layers": self.layers, "factor": self.factor, "source": self.source, **scaled, "learning_rate": at}
+        return {**scaled, "learning_rate": {step: rate * self.factor for step, rate in learning_rate.items()}}
+
+    def as_dict(self, schedule: KeyPoints | None, learning_rate: dict[int, float]) -> dict[str, Any]:
+        rates = self.rates(schedule, learning_rate)
+        at = {str(step): rate for step, rate in rates.pop("learning_rate").items()}
+        return {"layers": self.layers, "factor": self.factor, "source": self.source, **rates, "learning_rate": at}
 
 
 @dataclass
@@ -160,8 +166,8 @@ def _run_schedule(run: RunDescription, options: ValidateOptions, verdict: Verdic
         return  # reported as LR-004 by the checks
     if schedule.ignored:
         verdict.notes.append(f"LR schedule run without {', '.join(schedule.ignored)}: the release does not read them")
-    verdict.layer_rates = layer_rates(run)
-    verdict.notes.extend(_unscaled_groups(run))
+    verdict.layer_rates, unscaled = layer_rates(run)
+    verdict.notes.extend(unscaled)
     steps = run.steps
     if options.lr_at:
         verdict.learning_rate = dict(zip(options.lr_at, schedule.at(list(options.lr_at)).tolist(), strict=True))
@@ -181,37 +187,30 @@ def _run_schedule(run: RunDescription, options: ValidateOptions, verdict: Verdic
         verdict.plot = str(options.plot_path)
 
 
-def layer_rates(run: RunDescription) -> list[LayerRate]:
+def layer_rates(run: RunDescription) -> tuple[list[LayerRate], list[str]]:
     """``adjust_learning_rate``'s factors, and muP's width scaling, which the Model Zoo's GPT-2-class
     models (gpt2_model.py, 2.10.0) apply to the attention and first MLP layers
     (``mup_base_hidden_size / hidden_size``) and to the second MLP layer (``mup_base_filter_size /
-    filter_size``)."""
-    rates = []
+    filter_size``); and a note for each ``adjust_learning_rate`` factor that is not a finite number (no
+    rate can be shown for its layers)."""
+    rates, notes = [], []
     adjustment = None if run.optimizer is None else run.optimizer.lr_adjustment
     if adjustment is not None and isinstance(adjustment.value, dict):
         for group, factor in adjustment.value.items():
-            if is_finite_real(factor):  # anything else is named in the notes (see _unscaled_groups)
+            if is_finite_real(factor):
                 rates.append(LayerRate(str(group), float(factor), f"adjust_learning_rate ({adjustment.origin})"))
+            else:
+                notes.append(
+                    f"adjust_learning_rate ({adjustment.origin}): {group}'s factor {factor!r} is not a finite "
+                    "number; its layers' rates are not shown"
+                )
     fields: dict[str, Any] = dict(run.model.fields.value) if run.model is not None and run.model.kind == "zoo" else {}
     for base_key, width_key, layers in MUP_SCALED:
         base: Any = fields.get(base_key)
         width: Any = fields.get(width_key)
         if is_finite_real(base) and is_finite_real(width) and base > 0 and width > 0:
             rates.append(LayerRate(layers, base / width, f"muP: {base_key} / {width_key} = {base}/{width}"))
-    return rates
-
-
-def _unscaled_groups(run: RunDescription) -> list[str]:
-    """``adjust_learning_rate`` entries whose factor is not a finite number: no rate can be shown for them."""
-    adjustment = None if run.optimizer is None else run.optimizer.lr_adjustment
-    if adjustment is None or not isinstance(adjustment.value, dict):
-        return []
-    return [
-        f"adjust_learning_rate ({adjustment.origin}): {group}'s factor {factor!r} is not a finite number; "
-        "its layers' rates are not shown"
-        for group, factor in adjustment.value.items()
-        if not is_finite_real(factor)
-    ]
+    return rates, notes
 
 
 def _model_origin(run: RunDescription, key: str | None) -> Location:
