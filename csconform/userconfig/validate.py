@@ -198,11 +198,11 @@ def layer_rates(run: RunDescription) -> tuple[list[LayerRate], list[str]]:
     if adjustment is not None and isinstance(adjustment.value, dict):
         for group, factor in adjustment.value.items():
             if is_finite_real(factor):
-                rates.append(LayerRate(str(group), float(factor), f"adjust_learning_rate ({adjustment.origin})"))
+                rates.append(LayerRate(str(group), float(factor), str(adjustment.origin)))
             else:
                 notes.append(
-                    f"adjust_learning_rate ({adjustment.origin}): {group}'s factor {factor!r} is not a finite "
-                    "number; its layers' rates are not shown"
+                    f"{adjustment.origin}: {group}'s factor {factor!r} is not a finite number; its layers' rates "
+                    "are not shown"
                 )
     fields: dict[str, Any] = dict(run.model.fields.value) if run.model is not None and run.model.kind == "zoo" else {}
     for base_key, width_key, layers in MUP_SCALED:
