@@ -612,6 +612,31 @@ def test_an_evaluation_cadence_longer_than_the_run_is_a_warning(tmp_path: Path) 
     assert only(judge(path, "2.10.0").warnings, "CONFIG-065").key == "trainer.init.loop.eval_frequency"
 
 
+@pytest.mark.spec("CONFIG-066")
+def test_training_sequences_fit_the_model_s_position_table(tmp_path: Path) -> None:
+    longer = write(tmp_path, flat(train_input={"max_sequence_length": 129}))
+    verdict = judge(longer, "1.9.1")
+    finding = only(verdict.violations, "CONFIG-066")
+    assert finding.key == "train_input.max_sequence_length" and finding.line == line_of(longer, "max_sequence_length")
+    assert finding.message == (
+        "max_sequence_length 129 is longer than the model's position table of 128 rows (max_position_embeddings): "
+        "positions 128 to 128 have no row to read"
+    )
+    assert any("CONFIG-066" in note for note in verdict.notes) and "PERF-025" not in rules(verdict.warnings)
+    in_trainer = write(tmp_path, trainer(fit_train_dataloader={"max_sequence_length": 256}), "t.yaml")
+    assert only(judge(in_trainer, "2.10.0").violations, "CONFIG-066").key == (
+        "trainer.fit.train_dataloader.max_sequence_length"
+    )
+    for fits in (
+        flat(train_input={"max_sequence_length": 128}),  # as long as the table
+        flat(train_input={"max_sequence_length": 256}, model={"position_embedding_type": "rotary"}),  # no table
+        flat(train_input={"max_sequence_length": 256}, model={"position_embedding_type": "alibi"}),
+    ):
+        assert "CONFIG-066" not in rules(judge(write(tmp_path, fits, "fits.yaml"), "1.9.1").violations)
+    fixed = write(tmp_path, flat(train_input={"max_sequence_length": 256}, model={"position_embedding_type": "fixed"}))
+    assert "CONFIG-066" in rules(judge(fixed, "1.9.1").violations)  # sinusoids kept as a table of 128 rows
+
+
 @pytest.mark.spec("CONFIG-070")
 def test_training_with_evaluation_across_the_releases(tmp_path: Path) -> None:
     path = write(tmp_path, flat(runconfig={"mode": "train_and_eval"}))

@@ -29,6 +29,7 @@ from csconform.errors import CsConformError, InvalidInputError
 from csconform.findings.collect import Findings
 from csconform.findings.finding import Location
 from csconform.perf.hardware import check_cluster_size, get_wafer
+from csconform.perf.models.zoo_section import position_table_length
 from csconform.userconfig.description import RunDescription, SchedulerConfig, Setting
 from csconform.userconfig.package_api import package_api
 from csconform.userconfig.release_data import ModelConfigClass, ReleaseKnowledge, first_release, knowledge
@@ -659,6 +660,24 @@ def _check_evaluation(run: RunDescription, found: Findings) -> None:
         found.refuse("CONFIG-064", eval_steps.origin, problem)
 
 
+def check_sequence_length(run: RunDescription, found: Findings) -> None:
+    """CONFIG-066: the training sequences are no longer than the model's position table."""
+    from csconform.userconfig.performance import model_family
+
+    model = run.model
+    family = model_family(run)
+    if model is None or model.seq_len is None or family is None or not is_integer(model.seq_len.value):
+        return
+    rows = position_table_length(model.fields.value, family.name)
+    if rows is not None and model.seq_len.value > rows:
+        found.refuse(
+            "CONFIG-066",
+            model.seq_len.origin,
+            f"max_sequence_length {model.seq_len.value} is longer than the model's position table of {rows} rows "
+            f"(max_position_embeddings): positions {rows} to {model.seq_len.value - 1} have no row to read",
+        )
+
+
 def trains_and_evaluates(run: RunDescription) -> Setting[Any] | None:
     """The setting that asks for training with evaluation in one run, if any."""
     if run.loop.mode is not None and run.loop.mode.value == "train_and_eval":
@@ -713,6 +732,7 @@ CHECKS: tuple[Callable[[RunDescription, Findings], None], ...] = (
     check_optimizer,
     check_schedule,
     check_loop,
+    check_sequence_length,
     check_train_and_eval,
     check_metrics,
     check_estimator_settings,

@@ -228,6 +228,9 @@ def _plan(run: RunDescription, options: ValidateOptions, verdict: Verdict, found
     family = model_family(run, options.family)
     if family is not None and family.note is not None:
         verdict.notes.append(family.note)
+    if any(finding.rule == "CONFIG-066" for finding in found.violations):
+        verdict.notes.append("model not planned: its training sequences outrun its position table (CONFIG-066)")
+        return
     try:
         model = build_model(run, family)
     except (UnsupportedModelError, UnknownNameError) as exc:

@@ -11,9 +11,10 @@ gated), ``attention_module: multiquery_attention`` with ``extra_attention_params
 
 The zoo builds these families from three model classes, and the class decides the defaults:
 
-* the GPT-2 class (``gpt2``, ``gpt3``, ``llama``, ``mistral``, ``mixtral``): learned positions,
-  biases everywhere, a LayerNorm before attention and one before the MLP, a final norm, an LM head
-  tied to the token embedding (``share_embedding_weights``, with ``use_bias_in_output``);
+* the GPT-2 class (``gpt2``, ``gpt3``, ``llama``, ``mistral``, ``mixtral``, ``gemma2``, ...): learned
+  positions, biases everywhere, a LayerNorm before attention and one before the MLP (and one after
+  each with ``norm_first_sandwich``, as Gemma 2 sets), a final norm, an LM head tied to the token
+  embedding (``share_embedding_weights``, with ``use_bias_in_output``);
 * the GPT-J class (``gptj``, ``gpt-neox``, ``falcon``): rotary positions, attention and MLP in
   parallel from one norm (two with ``use_untied_layer_norm``, as NeoX and Falcon-40B use), no MLP
   bias unless ``use_ffn_bias``;
@@ -27,13 +28,14 @@ The zoo builds these families from three model classes, and the class decides th
 * ``fc_mnist``: ``depth`` layers of ``hidden_size`` (or ``hidden_sizes``) from 784 inputs to 10.
 
 Absent keys take the zoo's defaults (2.x's, or 1.x's with ``release="1.x"`` where they differ); keys
-that change the architecture in ways not modelled here (cross-attention layers, sandwich norms, extra
-input vocabulary, other norm types) are refused with an :class:`UnsupportedModelError` naming the
-key; keys that do not change the architecture (dropout, initializers, loss scaling, precision, muP
-scales) are not read. A mixture of experts counts every expert in ``params`` and the routed ``top_k``
-(plus shared experts) in ``active_params``; weight streaming moves all of them. Encoder-decoder
-zoo models (T5, the original Transformer) are refused: the performance model plans decoder-only and
-encoder-only transformers.
+that change the architecture in ways not modelled here (cross-attention layers, extra input
+vocabulary, other norm types, sandwich norms in the GPT-J class) are refused with an
+:class:`UnsupportedModelError` naming the key; keys that do not change the architecture (dropout,
+initializers, loss scaling, precision, muP scales, logit soft-capping) are not read. A mixture of
+experts counts every expert in ``params`` and the routed ``top_k`` (plus shared experts) in
+``active_params``; weight streaming moves all of them. Encoder-decoder zoo models (T5, the original
+Transformer) are refused: the performance model plans decoder-only and encoder-only transformers;
+so is DPO, whose frozen reference copy runs forward only.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from csconform.errors import UnknownNameError, UnsupportedModelError
+from csconform.arguments import is_integer
+from csconform.errors import CsConformError, UnknownNameError, UnsupportedModelError
 from csconform.perf.models.fields import MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH, Fields, shown
 from csconform.perf.models.layer import Layer, total_params
 from csconform.perf.models.model_spec import DEFAULT_BATCH, ModelSpec
@@ -77,6 +80,7 @@ ZOO_FAMILIES: dict[str, str] = {
     "starcoder": "gpt2",
     "santacoder": "gpt2",
     "bloom": "gpt2",
+    "gemma2": "gpt2",
     "bert": "bert",
     "esm2": "bert",
     "dpr": "dpr",
@@ -91,6 +95,8 @@ ZOO_FAMILIES: dict[str, str] = {
 PRETRAINING = ("bert", "roberta", "esm2")
 """The BERT-class models whose heads are the pre-training heads (masked LM, and NSP unless disable_nsp)."""
 ENCODER_DECODER = ("t5", "transformer", "bart")
+PREFERENCE_TRAINING = ("dpo",)
+"""Zoo models that train a ``policy_model`` against a frozen copy of it (not modelled: see the refusal)."""
 GLU = ("liglu", "geglu", "reglu", "swiglu", "swiglu_clamped")
 NORM_TYPES = {"layernorm": ("layer", True), "rmsnorm": ("rms", False), "biasless-layernorm": ("layer", False)}
 POSITIONS = ("learned", "fixed", "relative", "rotary", "alibi", None)
@@ -108,7 +114,7 @@ def zoo_model(zoo_name: str) -> str | None:
 def check_zoo_model(zoo_name: str) -> str:
     """``zoo_name`` if the performance model knows it (or refuses it for a reason of its own, as an
     encoder-decoder); an option naming a model up front (``validate --model-family``) is checked here."""
-    if zoo_model(zoo_name) is None and _canonical(zoo_name) not in ENCODER_DECODER:
+    if zoo_model(zoo_name) is None and _canonical(zoo_name) not in ENCODER_DECODER + PREFERENCE_TRAINING:
         raise UnknownNameError(f"unknown zoo model {shown(zoo_name)}; known: {', '.join(ZOO_FAMILIES)}")
     return zoo_name
 
@@ -143,6 +149,14 @@ def model_from_zoo_section(
             "name",
             UnsupportedModelError,
         )
+    if _canonical(zoo_name) in PREFERENCE_TRAINING:
+        raise f.error(
+            f"model {shown(zoo_name)} trains its policy_model against a frozen copy of it that runs forward only, "
+            "on the chosen and on the rejected sequence of each sample; csconform does not model frozen layers, so "
+            "neither the work per sample nor what weight streaming moves would be right",
+            "name",
+            UnsupportedModelError,
+        )
     key = zoo_model(zoo_name)
     if key is None:
         raise UnknownNameError(f"{source}: unknown zoo model {shown(zoo_name)}; known: {', '.join(ZOO_FAMILIES)}")
@@ -173,6 +187,21 @@ def model_from_zoo_section(
         config=dict(model),
         rebuild=functools.partial(_rebuild, dict(model), key, source, name, release),
     )
+
+
+def position_table_length(model: Mapping[str, Any], zoo_name: str) -> int | None:
+    """The longest sequence a section's positions cover where they come from a table the zoo builds
+    (learned positions, or fixed sinusoids, which it also keeps as ``max_position_embeddings`` rows);
+    None where positions need no table (rotary, ALiBi, relative buckets) or the section leaves it open."""
+    key = zoo_model(zoo_name)
+    if key is None or ZOO_FAMILIES[key] not in ("gpt2", "gptj", "bert"):
+        return None
+    try:
+        kind = _position_type(Fields(model, "model"), "rotary" if ZOO_FAMILIES[key] == "gptj" else "learned")
+    except CsConformError:
+        return None  # the plan names what is wrong with the key
+    longest: Any = model.get("max_position_embeddings")
+    return int(longest) if kind in ("learned", "fixed") and is_integer(longest) and longest > 0 else None
 
 
 def _canonical(name: str) -> str:
@@ -281,9 +310,18 @@ def _attention(f: Fields, width: int, heads: int, layers: int) -> Attention:
             ("full_attention_first", "sliding_window_first"),
         )
         windowed = tuple(range(1 if pattern == "full_attention_first" else 0, layers, 2))
+    sinks = f.integer("attention sink tokens", ("attention_sink_tokens",), default=0, minimum=0, limit=MAX_SEQUENCE)
+    if sinks and not window:
+        raise f.error(
+            "field attention_sink_tokens needs attention_sliding_window_length: sinks are the first tokens every "
+            "query of a sliding window also attends to",
+            "attention_sink_tokens",
+        )
     if window:
         where = "every block" if windowed is None else "every other block"
-        f.notes.append(f"sliding-window attention: each query attends to at most {window} keys in {where}")
+        sunk = f" and the first {sinks} tokens (attention sinks)" if sinks else ""
+        f.notes.append(f"sliding-window attention: each query attends to at most {window} keys{sunk} in {where}")
+        window += sinks
     qk_norm = f.config.get("attention_qk_norm_layer")
     return Attention(
         heads,
@@ -329,7 +367,8 @@ def _mlp(f: Fields, model_class: str) -> MLP:
 def _decoder(f: Fields, model_class: str, seq_len: int | None) -> list[Layer]:
     """The zoo's GPT-2 class (gpt2, gpt3, llama, mistral, mixtral) and GPT-J class (gptj, neox, falcon)."""
     _refuse_unless(f, "cross_attention_layers", [], "cross-attention layers")
-    _refuse_unless(f, "norm_first_sandwich", False, "sandwich norms")
+    if model_class != "gpt2":  # the zoo's GPT-J decoder layer has no sandwich norms
+        _refuse_unless(f, "norm_first_sandwich", False, "sandwich norms outside the GPT-2 class")
     _refuse_unless(f, "num_extra_input_vocab_tokens", 0, "extra input vocabulary tokens")
     width = _size(f, "hidden_size", "model width", 768)
     layers = _size(f, "num_hidden_layers", "number of layers", 12, limit=MAX_LAYERS)
@@ -359,6 +398,7 @@ def _decoder(f: Fields, model_class: str, seq_len: int | None) -> list[Layer]:
         norm=norm,
         norm_bias=shift,
         block_norms=2 if model_class == "gpt2" or f.flag("use_untied_layer_norm", False) else 1,
+        post_norms=model_class == "gpt2" and f.flag("norm_first_sandwich", False),
         embedding_norm=f.flag("embedding_layer_norm", False),
         position_table=table,
         relative_position_buckets=buckets,
@@ -521,4 +561,4 @@ def _longest(f: Fields, model_class: str) -> int:
     return f.integer("maximum sequence length", ("max_position_embeddings",), default=1024, limit=MAX_SEQUENCE)
 
 
-__all__ = ["ZOO_FAMILIES", "model_from_zoo_section"]
+__all__ = ["ZOO_FAMILIES", "model_from_zoo_section", "position_table_length"]

@@ -373,6 +373,23 @@ ZOO_SECTION = [
         "encoder and decoder run over inputs and targets of different lengths with cross-attention between them",
     ),
     row(
+        "zoo-preference-training",
+        section({**SECTION, "name": "dpo"}),
+        UnsupportedModelError,
+        "name",
+        "params.yaml: model: model 'dpo' trains its policy_model against a frozen copy of it that runs forward only, "
+        "on the chosen and on the rejected sequence of each sample; csconform does not model frozen layers, so "
+        "neither the work per sample nor what weight streaming moves would be right",
+    ),
+    row(
+        "sinks-without-window",
+        section({**SECTION, "attention_sink_tokens": 4}),
+        ModelConfigError,
+        "attention_sink_tokens",
+        "params.yaml: model: field attention_sink_tokens needs attention_sliding_window_length: sinks are the first "
+        "tokens every query of a sliding window also attends to",
+    ),
+    row(
         "fc-mnist-seq-len",
         section({"name": "fc_mnist", "hidden_sizes": [20]}, seq_len=8),
         ModelConfigError,

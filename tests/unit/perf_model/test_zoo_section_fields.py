@@ -87,6 +87,7 @@ def test_an_empty_gpt2_section_is_gpt2_small_and_says_which_defaults_it_took():
         ({"moe": {"num_experts": 2, "num_shared_experts": 1}}, BLOCKS * (2 * MLP + D * 2)),
         ({"cross_attention_layers": []}, 0),
         ({"norm_first_sandwich": False}, 0),
+        ({"norm_first_sandwich": True}, BLOCKS * 2 * 2 * D),  # a LayerNorm after attention and after the MLP
         ({"num_extra_input_vocab_tokens": 0}, 0),
     ],
 )
@@ -129,13 +130,16 @@ def test_the_gptj_class_has_one_norm_and_no_mlp_bias_unless_told():
             [8, 0, 8, 0],
             "every other block",
         ),
+        # attention sinks: every query of a window also attends to the first tokens (Gemma 2's 4k-window file)
+        ({"attention_sink_tokens": 2}, [10, 10, 10, 10], "every block"),
     ],
 )
 def test_a_sliding_window_applies_to_the_blocks_the_pattern_names(change, windows, where):
     section = {**GPT2, "num_hidden_layers": 4, "attention_sliding_window_length": 8, **change}
     model = model_from_zoo_section(section)
     assert [layer.window for layer in model.layers if layer.kind == "attention"] == windows
-    assert f"sliding-window attention: each query attends to at most 8 keys in {where}" in model.notes
+    sinks = " and the first 2 tokens (attention sinks)" if "attention_sink_tokens" in change else ""
+    assert f"sliding-window attention: each query attends to at most 8 keys{sinks} in {where}" in model.notes
 
 
 # (change, the error, its key, what its message names; the wording is pinned in test_model_reader_messages.py)
@@ -197,11 +201,13 @@ REFUSED = [
         ("cross_attention_layers", "[1]", "cross-attention layers"),
     ),
     (
-        {"norm_first_sandwich": True},
+        {"name": "gptj", "norm_first_sandwich": True},
         UnsupportedModelError,
         "norm_first_sandwich",
-        ("norm_first_sandwich", "True", "sandwich norms"),
+        ("norm_first_sandwich", "True", "sandwich norms outside the GPT-2 class"),
     ),
+    ({"name": "dpo"}, UnsupportedModelError, "name", ("'dpo'", "policy_model", "frozen")),
+    ({"attention_sink_tokens": 4}, ModelConfigError, "attention_sink_tokens", ("attention_sliding_window_length",)),
     (
         {"num_extra_input_vocab_tokens": 5},
         UnsupportedModelError,
