@@ -27,6 +27,7 @@ import numpy as np
 from csconform.errors import InvalidInputError
 from csconform.perf.calibration.fit import START, Predictable, error, fit, worst
 from csconform.perf.execution.efficiency import Calibration, calibration_record
+from csconform.perf.models.zoo_section import ZOO_FAMILIES
 from csconform.perf.releases import generation
 
 COVERAGE = 0.9
@@ -34,14 +35,17 @@ COVERAGE = 0.9
 MIN_BAND_RUNS = 8
 """Fewest held-out predictions of a mode and family class for a band of its own."""
 ENCODER_FAMILIES = ("bert", "roberta")
+ENCODER_ZOO_CLASSES = ("bert", "dpr", "vit")
 
 
 def family_class(family: str) -> str:
-    """``encoder`` (BERT-like: every token attends to every other, a masked-LM or classifier head),
-    ``decoder`` (GPT-like language models) or ``other`` (image and fully connected models)."""
-    if family in ENCODER_FAMILIES:
+    """``encoder`` (BERT-like: every token attends to every other, a masked-LM or classifier head; a
+    Model Zoo family by the class that builds it, a vision transformer's patches included),
+    ``decoder`` (GPT-like language models) or ``other`` (convolutional and fully connected models)."""
+    zoo_class = ZOO_FAMILIES.get(family)
+    if family in ENCODER_FAMILIES or zoo_class in ENCODER_ZOO_CLASSES:
         return "encoder"
-    if family in ("resnet", "mlp", "described"):
+    if family in ("resnet", "mlp", "described") or zoo_class == "fc_mnist":
         return "other"
     return "decoder"
 

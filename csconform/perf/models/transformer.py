@@ -7,8 +7,9 @@ biases, a sliding window), the MLP (width, gated or not, biases, a mixture of ex
 (LayerNorm, RMSNorm; one per block when attention and MLP run in parallel from it, two otherwise, four
 when their outputs are normed too) and what sits on top (a language-model head, tied to the token
 embedding or not; BERT's heads).
-:class:`Transformer` holds those choices; :func:`trunk` and the head builders turn them into
-:class:`~csconform.perf.models.layer.Layer` records, one group (pipeline stage) per block.
+:class:`Transformer` holds those choices; :func:`trunk` (or :func:`blocks`, for inputs embedded
+elsewhere) and the head builders turn them into :class:`~csconform.perf.models.layer.Layer`
+records, one group (pipeline stage) per block.
 
 Parameter counts follow from the choices alone, so the readers only have to get the choices right;
 the unit tests compare them with the published checkpoints.
@@ -95,10 +96,17 @@ def trunk(t: Transformer) -> list[Layer]:
         layers.append(Layer("dense", table, d, n, name="project_in", bias=False, group="embeddings"))
     if t.embedding_norm:
         layers.append(_norm(t, d, n, "embeddings.ln", "embeddings"))
+    return layers + blocks(t)
+
+
+def blocks(t: Transformer) -> list[Layer]:
+    """The blocks and the final norm, over inputs embedded already (a vision transformer embeds image
+    patches, not tokens)."""
+    layers = []
     for index in range(t.layers):
         layers += _block(t, index)
     if t.final_norm:
-        layers.append(_norm(t, d, n, "ln_f", "head"))
+        layers.append(_norm(t, t.width, t.tokens, "ln_f", "head"))
     return layers
 
 

@@ -25,6 +25,11 @@ The zoo builds these families from three model classes, and the class decides th
   LayerNorm, post-LN blocks, and the pre-training heads (pooler and next-sentence prediction unless
   ``disable_nsp``; the masked-LM transform, LayerNorm and decoder tied to the embedding) or the
   fine-tuning head the name says;
+* the ViT class (``vision_transformer``, ``vit_classification``): an image of ``image_size`` cut into
+  ``patch_size`` patches, each projected to the model width (a convolution whose stride is its
+  kernel, which is a dense layer over the patch's pixels), a class token prepended
+  (``prepend_cls_token``), a learned table of one position per patch and class token, pre-LN
+  encoder blocks with a final LayerNorm, and a classifier over ``num_classes`` on the class token;
 * ``fc_mnist``: ``depth`` layers of ``hidden_size`` (or ``hidden_sizes``) from 784 inputs to 10.
 
 Absent keys take the zoo's defaults (2.x's, or 1.x's with ``release="1.x"`` where they differ); keys
@@ -55,6 +60,7 @@ from csconform.perf.models.transformer import (
     MLP,
     Attention,
     Transformer,
+    blocks,
     classifier,
     lm_head,
     masked_lm_head,
@@ -89,6 +95,8 @@ ZOO_FAMILIES: dict[str, str] = {
     "bert/token_classifier": "bert",
     "bert/extractive_summarization": "bert",
     "bert/qa": "bert",
+    "vision_transformer": "vit",
+    "vit_classification": "vit",
     "fc_mnist": "fc_mnist",
 }
 """Zoo model names (a section's ``name:``, or the model folder of a 1.x file) -> the model class that builds them."""
@@ -171,6 +179,8 @@ def model_from_zoo_section(
         layers = _bert(f, key, seq_len, first)
     elif model_class == "dpr":
         layers = _dpr(f, seq_len)
+    elif model_class == "vit":
+        layers = _vit(f, seq_len)
     else:
         layers = _decoder(f, model_class, seq_len)
     sequence = model_class != "fc_mnist"
@@ -182,7 +192,7 @@ def model_from_zoo_section(
         published_params=float(total_params(layers)),
         source=f"Model Zoo model section ({source})",
         family=key,
-        max_seq_len=_longest(f, model_class) if sequence else None,
+        max_seq_len=_longest(f, model_class, layers) if sequence else None,
         notes=tuple(f.notes),
         config=dict(model),
         rebuild=functools.partial(_rebuild, dict(model), key, source, name, release),
@@ -525,6 +535,98 @@ def _dpr(f: Fields, seq_len: int | None) -> list[Layer]:
     return layers
 
 
+def _vit(f: Fields, seq_len: int | None) -> list[Layer]:
+    """The zoo's vision transformer for classification (ViTClassificationModel): patches, not tokens.
+    A sequence length, where a file states one, must be the one the image and the patches give."""
+    _refuse_unless(f, "layerscale_value", None, "LayerScale parameters")
+    _refuse_unless(f, "interpolate_position_embedding", None, "interpolated position tables")
+    width = _size(f, "hidden_size", "model width", 768)
+    depth = _size(f, "num_hidden_layers", "number of layers", 12, limit=MAX_LAYERS)
+    heads = _size(f, "num_heads", "number of attention heads", 12)
+    image = _pair(f, "image_size", (224, 224))
+    patch = _pair(f, "patch_size", (16, 16))
+    if image[0] % patch[0] or image[1] % patch[1]:
+        raise f.error(f"contradictory fields: image_size {list(image)} is not a multiple of patch_size {list(patch)}")
+    channels = f.integer("number of channels", ("num_channels",), default=3, limit=2**16)
+    patches = (image[0] // patch[0]) * (image[1] // patch[1])
+    cls = f.flag("prepend_cls_token", True)
+    tokens = patches + int(cls)
+    if tokens > MAX_SEQUENCE:
+        raise f.error(f"image_size and patch_size give {tokens} positions, more than {MAX_SEQUENCE}", "image_size")
+    if seq_len is not None and seq_len != tokens:
+        raise f.error(
+            f"seq_len {shown(seq_len)} is not the {tokens} positions that image_size and patch_size give"
+            + (" (the patches and the class token)" if cls else ""),
+            "image_size",
+        )
+    kind = _position_type(f, "learned")
+    if kind not in ("learned", "fixed", None):
+        raise f.error(
+            f"field position_embedding_type {shown(kind)}: a vision transformer's positions are learned, fixed or null",
+            "position_embedding_type",
+        )
+    t = Transformer(
+        depth,
+        width,
+        0,  # no vocabulary: blocks() reads only the width, the tokens and the blocks' choices
+        tokens,
+        _attention(f, width, heads, depth),
+        _mlp(f, "vit"),
+        final_norm=f.flag("use_final_layer_norm", True),
+    )
+    embed = [
+        Layer(
+            "dense",
+            channels * patch[0] * patch[1],
+            width,
+            patches,
+            name="patch_embedding",
+            bias=f.flag("use_embed_proj_bias", True),
+            group="embeddings",
+        )
+    ]
+    if cls:
+        embed.append(Layer("embedding", 1, width, 1, name="cls_token", group="embeddings"))
+    if f.flag("use_masked_patches", False):
+        embed.append(Layer("embedding", 1, width, 1, name="mask_token", group="embeddings"))
+    if kind == "learned":
+        embed.append(Layer("embedding", tokens, width, tokens, name="position_embeddings", group="embeddings"))
+    if f.flag("use_post_embed_layer_norm", False):
+        embed.append(Layer("layer_norm", width, width, tokens, name="embeddings.ln", group="embeddings"))
+    head = pooler(t, f.flag("use_ffn_bias", True)) if f.flag("use_encoder_pooler_layer", False) else []
+    classes = f.integer("number of classes", ("num_classes",), default=2, limit=2**24)
+    pooled = 2 * width if f.flag("use_dinov2_classifier", False) else width  # the class token and the patches' mean
+    head.append(
+        Layer(
+            "dense",
+            pooled,
+            classes,
+            1,
+            name="classifier",
+            bias=f.flag("use_bias_in_output", True),
+            group="head",
+            scored=True,
+        )
+    )
+    f.notes.append(
+        f"vision transformer: {patches} patches of {patch[0]}x{patch[1]} pixels"
+        + (" and a class token" if cls else "")
+        + f"; heads counted: {'the pooler and ' if len(head) == 2 else ''}a classifier over {classes} classes"
+    )
+    return embed + blocks(t) + head
+
+
+def _pair(f: Fields, key: str, default: tuple[int, int]) -> tuple[int, int]:
+    """An image or patch size: two positive integers (height, width)."""
+    value = f.config.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, list) or len(value) != 2:
+        raise f.error(f"field {f.key(key)} must be [height, width], got {shown(value)}", key)
+    height, width = f.integers(key, limit=MAX_SEQUENCE)
+    return height, width
+
+
 def _prefixed(layer: Layer, encoder: str) -> Layer:
     """A layer of one of DPR's encoders, its name and kernel group prefixed with the encoder's (the two
     encoders' kernels stay apart)."""
@@ -553,7 +655,9 @@ def _tokens(f: Fields, seq_len: int | None, longest: int) -> int:
     return tokens
 
 
-def _longest(f: Fields, model_class: str) -> int:
+def _longest(f: Fields, model_class: str, layers: list[Layer]) -> int:
+    if model_class == "vit":
+        return max(layer.tokens for layer in layers)  # the image decides the sequence
     if model_class == "dpr":
         f = _sub(f, "q_encoder" if f.config.get("q_encoder") is not None else "encoder")
     if model_class in ("bert", "dpr"):

@@ -18,6 +18,7 @@ from model_refusals import refusal
 from small_zoo_section import SIZES
 
 from csconform.errors import InvalidInputError, ModelConfigError, UnknownNameError, UnsupportedModelError
+from csconform.perf.models.fields import MAX_SEQUENCE
 from csconform.perf.models.hf_config import model_from_config
 from csconform.perf.models.hf_families import FAMILIES
 from csconform.perf.models.layer import Layer
@@ -29,6 +30,7 @@ VARIANTS = json.loads((Path(__file__).parent / "data" / "hf_configs" / "variants
 GPT2 = {"model_type": "gpt2", "n_layer": 2, "n_embd": 64, "n_head": 4, "n_positions": 128, "vocab_size": 100}
 RESNET = {"model_type": "resnet", "depths": [1, 1], "hidden_sizes": [16, 32], "embedding_size": 8, "image_size": 32}
 SECTION = {"name": "gpt2", **SIZES}
+VIT = {"name": "vision_transformer", "hidden_size": 64, "num_heads": 4, "image_size": [32, 32], "patch_size": [8, 8]}
 MULTIQUERY = {**SECTION, "attention_module": "multiquery_attention"}
 TYPES = ", ".join(FAMILIES)
 ZOO = ", ".join(ZOO_FAMILIES)
@@ -388,6 +390,43 @@ ZOO_SECTION = [
         "attention_sink_tokens",
         "params.yaml: model: field attention_sink_tokens needs attention_sliding_window_length: sinks are the first "
         "tokens every query of a sliding window also attends to",
+    ),
+    row(
+        "vit-image-not-patched",
+        section({**VIT, "image_size": [30, 32]}),
+        ModelConfigError,
+        None,
+        "params.yaml: model: contradictory fields: image_size [30, 32] is not a multiple of patch_size [8, 8]",
+    ),
+    row(
+        "vit-size-not-a-pair",
+        section({**VIT, "patch_size": [8]}),
+        ModelConfigError,
+        "patch_size",
+        "params.yaml: model: field patch_size must be [height, width], got [8]",
+    ),
+    row(
+        "vit-too-many-positions",
+        section({**VIT, "image_size": [4096, 4096], "patch_size": [1, 1]}),
+        ModelConfigError,
+        "image_size",
+        f"params.yaml: model: image_size and patch_size give 16777217 positions, more than {MAX_SEQUENCE}",
+    ),
+    row(
+        "vit-position-type",
+        section({**VIT, "position_embedding_type": "alibi"}),
+        ModelConfigError,
+        "position_embedding_type",
+        "params.yaml: model: field position_embedding_type 'alibi': a vision transformer's positions are learned, "
+        "fixed or null",
+    ),
+    row(
+        "vit-sequence",
+        section(VIT, seq_len=16),
+        ModelConfigError,
+        "image_size",
+        "params.yaml: model: seq_len 16 is not the 17 positions that image_size and patch_size give (the patches "
+        "and the class token)",
     ),
     row(
         "fc-mnist-seq-len",

@@ -135,7 +135,22 @@ def test_a_plan_the_input_workers_bind_names_them() -> None:
 # --- the stated band -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("family", "expected"), [("bert", "encoder"), ("roberta", "encoder"), ("llama", "decoder")])
+@pytest.mark.parametrize(
+    ("family", "expected"),
+    [
+        ("bert", "encoder"),
+        ("roberta", "encoder"),
+        ("llama", "decoder"),
+        # zoo families, by the model class that builds them
+        ("bert/qa", "encoder"),
+        ("esm2", "encoder"),
+        ("dpr", "encoder"),
+        ("vision_transformer", "encoder"),
+        ("gpt3", "decoder"),
+        ("gemma2", "decoder"),
+        ("fc_mnist", "other"),
+    ],
+)
 def test_families_fall_into_classes(family: str, expected: str) -> None:
     assert family_class(family) == expected
 

@@ -505,3 +505,71 @@ def test_relative_attention_buckets_beyond_their_limit_are_refused():
     error = refusal(model_from_zoo_section, relative)
     key = "num_relative_attention_buckets"
     assert_refused(error, ModelConfigError, key, key, "relative attention buckets", f"1..{2**24}", str(2**24 + 1))
+
+
+# A small vision transformer: a 32x32 image of 3 channels in 8x8 patches (16 of them, and a class token),
+# d wide, BLOCKS pre-LN blocks, 10 classes.
+VIT = {
+    "name": "vision_transformer",
+    "hidden_size": D,
+    "num_hidden_layers": BLOCKS,
+    "num_heads": HEADS,
+    "filter_size": FFN,
+    "image_size": [32, 32],
+    "patch_size": [8, 8],
+    "num_classes": 10,
+}
+PATCHES = 16
+VIT_BLOCK = 4 * D * D + 4 * D + 2 * D * FFN + FFN + D + 4 * D  # attention, MLP, two LayerNorms
+VIT_PARAMS = (3 * 8 * 8 * D + D) + D + (PATCHES + 1) * D + BLOCKS * VIT_BLOCK + 2 * D + (D * 10 + 10)
+
+
+def test_a_vision_transformer_embeds_patches_and_classifies_its_class_token():
+    model = model_from_zoo_section(VIT)
+    assert model.params == VIT_PARAMS
+    assert model.seq_len == model.max_seq_len == PATCHES + 1
+    assert model.layers[0].name == "patch_embedding" and model.layers[0].tokens == PATCHES
+    assert "vision transformer: 16 patches of 8x8 pixels and a class token" in model.notes[-1]
+    assert model_from_zoo_section(VIT, seq_len=PATCHES + 1).params == VIT_PARAMS  # a file's own sequence length
+
+
+@pytest.mark.parametrize(
+    ("change", "difference"),
+    [
+        ({"prepend_cls_token": False}, -D - D),  # the class token and its position row
+        ({"position_embedding_type": "fixed"}, -(PATCHES + 1) * D),  # sinusoids: no parameters
+        ({"position_embedding_type": None}, -(PATCHES + 1) * D),
+        ({"use_embed_proj_bias": False}, -D),
+        ({"num_channels": 1}, -2 * 8 * 8 * D),
+        ({"use_final_layer_norm": False}, -2 * D),
+        ({"use_post_embed_layer_norm": True}, 2 * D),
+        ({"use_encoder_pooler_layer": True}, D * D + D),
+        ({"use_dinov2_classifier": True}, D * 10),  # the class token and the patches' mean, side by side
+        ({"use_bias_in_output": False}, -10),
+        ({"use_masked_patches": True}, D),
+        ({"nonlinearity": "swiglu"}, BLOCKS * (D * FFN + FFN)),
+        ({"image_size": [64, 32]}, PATCHES * D),  # 16 more patches, 16 more position rows
+        ({"patch_size": [4, 8]}, -3 * 4 * 8 * D + PATCHES * D),  # half-height patches: twice as many
+    ],
+)
+def test_each_vision_transformer_key_adds_or_removes_what_it_describes(change, difference):
+    assert model_from_zoo_section({**VIT, **change}).params - VIT_PARAMS == difference
+
+
+@pytest.mark.parametrize(
+    ("change", "kind", "key", "words"),
+    [
+        ({"image_size": [30, 32]}, ModelConfigError, None, ("image_size", "[30, 32]", "patch_size", "[8, 8]")),
+        ({"image_size": 32}, ModelConfigError, "image_size", ("image_size", "[height, width]", "32")),
+        ({"patch_size": [8, 0]}, ModelConfigError, "patch_size", ("patch_size",)),
+        ({"layerscale_value": 0.1}, UnsupportedModelError, "layerscale_value", ("layerscale_value", "LayerScale")),
+        ({"position_embedding_type": "rotary"}, ModelConfigError, "position_embedding_type", ("'rotary'",)),
+    ],
+)
+def test_a_wrong_vision_transformer_key_is_refused_saying_which(change, kind, key, words):
+    assert_refused(refusal(model_from_zoo_section, {**VIT, **change}), kind, key, *words)
+
+
+def test_a_vision_transformer_s_sequence_is_the_one_its_image_gives():
+    error = refusal(model_from_zoo_section, VIT, seq_len=16)
+    assert_refused(error, ModelConfigError, "image_size", "seq_len", "16", "17", "image_size", "patch_size")

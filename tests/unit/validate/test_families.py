@@ -16,6 +16,10 @@ from csconform.userconfig.validate import Verdict, release_options, validate_fil
 SQUAD_LARGE = MODELZOO / "1.7.0/modelzoo/transformers/pytorch/bert/fine_tuning/qa/configs/bert_large_squad.yaml"
 GPT2_SMALL = MODELZOO / "1.7.1/modelzoo/transformers/pytorch/gpt2/configs/params_gpt2_small.yaml"
 BTLM = MODELZOO / "2.10.0/src/cerebras/modelzoo/models/nlp/btlm/configs/params_btlm_2p7b_8k.yaml"
+VIT_HUGE = (
+    MODELZOO
+    / "2.3.1/src/cerebras/modelzoo/models/vision/vision_transformer/configs/params_vit_huge_patch_16_imagenet_1k.yaml"
+)
 # BERT-large for question answering as 1.x builds it: the encoder (2 segments) and a 2-way span head at every
 # token; no pooler, no masked-LM or next-sentence heads (336,226,108 is the pre-training model's count)
 SQUAD_LARGE_PARAMETERS = 334_094_338
@@ -40,6 +44,18 @@ def test_a_1x_file_copied_out_of_its_folder_is_planned_without_flags(
     small = "50257*768 + 1024*768 + 12*(4*768*768 + 2*768*3072 + 9*768 + 3072) + 2*768"
     assert judge(gpt2, spec, catalogue, "1.7.1").parameters == evaluate(small)
     assert judge(gpt2, spec, catalogue, "2.10.0").parameters == evaluate(small)  # inferred from 2.3.1's families
+
+
+def test_a_flat_vision_transformer_copied_out_of_its_folder_is_planned(
+    tmp_path: Path, spec: Spec, catalogue: Catalogue
+) -> None:
+    copied = tmp_path / "vit.yaml"
+    shutil.copy(VIT_HUGE, copied)
+    verdict = validate_file(copied, spec, release_options(catalogue, "2.3.1"))
+    huge = "3*16*16*1280 + 3*1280 + 196*1280 + 32*(4*1280*1280 + 2*1280*5120 + 5120 + 9*1280) + 2*1280 + 1281*1000"
+    assert verdict.plan is not None and verdict.plan.parameters == evaluate(huge)
+    (note,) = [n for n in verdict.notes if "inferred" in n]
+    assert "vision_transformer" in note and "ImageNet1KProcessor" in note and "--model-family" in note
 
 
 def test_model_family_overrides_the_name_of_a_2x_file(spec: Spec, catalogue: Catalogue) -> None:
