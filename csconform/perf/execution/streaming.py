@@ -225,7 +225,8 @@ def weight_streaming_from_kernels(
         raise CapacityError(
             f"one sample's activations ({activation_memory_bytes(kernels, 1):.3g} B) and layer "
             f"{largest.name!r} ({largest.used_params:.3g} parameters, double-buffered) do not fit the "
-            f"{w.name} wafer ({w.fabric_memory_bytes:.3g} B); use a shorter sequence"
+            f"{w.name} wafer ({w.fabric_memory_bytes:.3g} B): csconform keeps every activation the backward pass "
+            "reads on the wafer and models no recomputation or offloading, so it cannot plan this sequence length"
         )
     lanes = lane_samples(kernels, cal)
     micro = min(batch_per_system, lanes)

@@ -50,8 +50,13 @@ def test_a_shard_beyond_the_lanes_runs_in_micro_batches_and_the_rate_is_flat():
 
 def test_streaming_refuses_when_one_sample_cannot_fit():
     huge_activation = [Layer("dense", 1024, 1024, 10_000_000, name="wide")]
-    with pytest.raises(CapacityError, match="do not fit"):
+    with pytest.raises(CapacityError) as refused:
         weight_streaming(huge_activation, "wse2")
+    assert str(refused.value) == (
+        "one sample's activations (6.14e+10 B) and layer 'wide' (1.05e+06 parameters, double-buffered) do not fit "
+        "the wse2 wafer (3.66e+10 B): csconform keeps every activation the backward pass reads on the wafer and "
+        "models no recomputation or offloading, so it cannot plan this sequence length"
+    )
     with pytest.raises(InvalidInputError):
         weight_streaming(huge_activation, "wse2", batch_per_system=0)
 
