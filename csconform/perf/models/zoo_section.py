@@ -11,7 +11,7 @@ gated), ``attention_module: multiquery_attention`` with ``extra_attention_params
 
 The zoo builds these families from three model classes, and the class decides the defaults:
 
-* the GPT-2 class (``gpt2``, ``gpt3``, ``llama``, ``mistral``, ``mixtral``, ``gemma2``, ...): learned
+* the GPT-2 class (``gpt2``, ``gpt3``, ``llama``, ``mistral``, ``mixtral``, ``mpt``, ``gemma2``, ...): learned
   positions, biases everywhere, a LayerNorm before attention and one before the MLP (and one after
   each with ``norm_first_sandwich``, as Gemma 2 sets), a final norm, an LM head tied to the token
   embedding (``share_embedding_weights``, with ``use_bias_in_output``);
@@ -87,6 +87,7 @@ ZOO_FAMILIES: dict[str, str] = {
     "santacoder": "gpt2",
     "bloom": "gpt2",
     "gemma2": "gpt2",
+    "mpt": "gpt2",
     "bert": "bert",
     "esm2": "bert",
     "dpr": "dpr",
