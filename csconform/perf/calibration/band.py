@@ -35,7 +35,7 @@ COVERAGE = 0.9
 MIN_BAND_RUNS = 8
 """Fewest held-out predictions of a mode and family class for a band of its own."""
 ENCODER_FAMILIES = ("bert", "roberta")
-ENCODER_ZOO_CLASSES = ("bert", "dpr", "vit")
+ENCODER_ZOO_CLASSES = ("bert", "dpr", "vit", "dit")
 
 
 def family_class(family: str) -> str:

@@ -30,6 +30,11 @@ The zoo builds these families from three model classes, and the class decides th
   kernel, which is a dense layer over the patch's pixels), a class token prepended
   (``prepend_cls_token``), a learned table of one position per patch and class token, pre-LN
   encoder blocks with a final LayerNorm, and a classifier over ``num_classes`` on the class token;
+* ``dit`` (a diffusion transformer over the VAE's latents, which the input pipeline computes): the
+  latent image cut into patches as in a ViT (no class token), a timestep embedding (an MLP over
+  sinusoids) and a label embedding that condition every block through adaptive LayerNorms (a scale
+  and a shift, each a dense layer over the conditioning vector) and two residual gates, a final
+  adaptive LayerNorm and a transposed convolution back to the latent's channels;
 * ``fc_mnist``: ``depth`` layers of ``hidden_size`` (or ``hidden_sizes``) from 784 inputs to 10.
 
 Absent keys take the zoo's defaults (2.x's, or 1.x's with ``release="1.x"`` where they differ); keys
@@ -98,6 +103,7 @@ ZOO_FAMILIES: dict[str, str] = {
     "bert/qa": "bert",
     "vision_transformer": "vit",
     "vit_classification": "vit",
+    "dit": "dit",
     "fc_mnist": "fc_mnist",
 }
 """Zoo model names (a section's ``name:``, or the model folder of a 1.x file) -> the model class that builds them."""
@@ -182,6 +188,8 @@ def model_from_zoo_section(
         layers = _dpr(f, seq_len)
     elif model_class == "vit":
         layers = _vit(f, seq_len)
+    elif model_class == "dit":
+        layers = _dit(f, seq_len)
     else:
         layers = _decoder(f, model_class, seq_len)
     sequence = model_class != "fc_mnist"
@@ -560,12 +568,7 @@ def _vit(f: Fields, seq_len: int | None) -> list[Layer]:
             + (" (the patches and the class token)" if cls else ""),
             "image_size",
         )
-    kind = _position_type(f, "learned")
-    if kind not in ("learned", "fixed", None):
-        raise f.error(
-            f"field position_embedding_type {shown(kind)}: a vision transformer's positions are learned, fixed or null",
-            "position_embedding_type",
-        )
+    kind = _patch_positions(f, "a vision transformer")
     t = Transformer(
         depth,
         width,
@@ -617,10 +620,103 @@ def _vit(f: Fields, seq_len: int | None) -> list[Layer]:
     return embed + blocks(t) + head
 
 
-def _pair(f: Fields, key: str, default: tuple[int, int]) -> tuple[int, int]:
-    """An image or patch size: two positive integers (height, width)."""
+def _dit(f: Fields, seq_len: int | None) -> list[Layer]:
+    """The zoo's DiT (adaLN-Zero blocks). The adaptive LayerNorms normalise without parameters of their own
+    and modulate elementwise: that work is left out, their dense layers over the one conditioning vector
+    a sample has are counted."""
+    _refuse_unless(f, "block_type", "adaln_zero", "DiT blocks other than adaln_zero")
+    width = _size(f, "hidden_size", "model width", 768)
+    depth = _size(f, "num_hidden_layers", "number of layers", 12, limit=MAX_LAYERS)
+    heads = _size(f, "num_heads", "number of attention heads", 12)
+    latents = f if f.config.get("latent_size") is not None else _sub(f, "vae")  # the VAE's output, unless given
+    latent = _pair(latents, "latent_size", None)
+    channels = (f if f.config.get("latent_channels") is not None else _sub(f, "vae")).integer(
+        "latent channels", ("latent_channels",), limit=2**16
+    )
+    patch = _pair(f, "patch_size", (16, 16))
+    if latent[0] % patch[0] or latent[1] % patch[1]:
+        raise f.error(f"contradictory fields: latent_size {list(latent)} is not a multiple of patch_size {list(patch)}")
+    if patch[0] != patch[1]:
+        raise f.error(
+            f"field patch_size {list(patch)}: the regression head's transposed convolution over non-square patches "
+            "is not modelled",
+            "patch_size",
+            UnsupportedModelError,
+        )
+    patches = (latent[0] // patch[0]) * (latent[1] // patch[1])
+    if seq_len is not None and seq_len != patches:
+        raise f.error(f"seq_len {shown(seq_len)} is not the {patches} patches that latent_size and patch_size give")
+    for key in ("nonlinearity", "encoder_nonlinearity"):  # 2.x's trainer classes read the first, 2.0's the second
+        if str(f.config.get(key)).lower() in GLU:
+            raise f.error(
+                f"field {f.key(key)} = {shown(f.config[key])}: gated MLPs in a DiT are not modelled",
+                key,
+                UnsupportedModelError,
+            )
+    kind = _patch_positions(f, "a DiT")
+    classes = _size(f, "num_classes", "number of classes", 1000, limit=2**24)
+    dropped = f.config.get("label_dropout_rate", 0.1)
+    unconditional = int(isinstance(dropped, int | float) and dropped > 0)  # a row for "no label" (guidance)
+    frequencies = f.integer("frequency embedding size", ("frequency_embedding_size",), default=256, limit=MAX_WIDTH)
+    t = Transformer(
+        depth,
+        width,
+        0,
+        patches,
+        _attention(f, width, heads, depth),
+        MLP(
+            _size(f, "filter_size", "MLP width", 3072, limit=4 * MAX_WIDTH),
+            gated=False,
+            bias=f.flag("use_ffn_bias", True),
+        ),
+        final_norm=False,
+    )
+
+    def conditioned(name: str, group: str) -> Layer:
+        return Layer("dense", width, width, 1, name=name, group=group)
+
+    layers = [
+        Layer("dense", channels * patch[0] * patch[1], width, patches, name="patch_embedding", group="embeddings"),
+        Layer("dense", frequencies, width, 1, name="timestep.fc1", group="embeddings"),
+        Layer("dense", width, width, 1, name="timestep.fc2", group="embeddings"),
+        Layer("embedding", classes + unconditional, width, 1, name="label_embeddings", group="embeddings"),
+    ]
+    if kind == "learned":
+        layers.append(Layer("embedding", patches, width, patches, name="position_embeddings", group="embeddings"))
+    for layer in blocks(t):
+        if layer.kind != "layer_norm":  # the adaptive norms' own normalisation has no parameters
+            layers.append(layer)
+        if layer.name.endswith(".attn"):
+            g = layer.group
+            layers += [conditioned(f"{g}.{name}", g) for name in ("ada_ln1.scale", "ada_ln1.shift", "gate_msa")]
+            layers += [conditioned(f"{g}.{name}", g) for name in ("ada_ln3.scale", "ada_ln3.shift", "gate_mlp")]
+    layers += [conditioned("final_ada_ln.scale", "head"), conditioned("final_ada_ln.shift", "head")]
+    layers.append(Layer("conv", width, channels, patches, name="noise_head", kernel_size=patch[0], group="head"))
+    f.notes.append(
+        f"DiT: {patches} patches of {patch[0]}x{patch[1]} over a {latent[0]}x{latent[1]}x{channels} latent; "
+        "each block's two adaptive LayerNorms and two gates are dense layers over the timestep and label embedding"
+    )
+    return layers
+
+
+def _patch_positions(f: Fields, model: str) -> str | None:
+    """How an image model's patches know their place: a learned table, fixed sinusoids or nothing
+    (the zoo's ViTEmbeddingLayer builds no other kind)."""
+    kind = _position_type(f, "learned")
+    if kind not in ("learned", "fixed", None):
+        raise f.error(
+            f"field position_embedding_type {shown(kind)}: {model}'s positions are learned, fixed or null",
+            "position_embedding_type",
+        )
+    return kind
+
+
+def _pair(f: Fields, key: str, default: tuple[int, int] | None) -> tuple[int, int]:
+    """An image or patch size: two positive integers (height, width); a key without a default is required."""
     value = f.config.get(key)
     if value is None:
+        if default is None:
+            raise f.error(f"missing field {f.key(key)} ([height, width])", key)
         return default
     if not isinstance(value, list) or len(value) != 2:
         raise f.error(f"field {f.key(key)} must be [height, width], got {shown(value)}", key)
@@ -657,7 +753,7 @@ def _tokens(f: Fields, seq_len: int | None, longest: int) -> int:
 
 
 def _longest(f: Fields, model_class: str, layers: list[Layer]) -> int:
-    if model_class == "vit":
+    if model_class in ("vit", "dit"):
         return max(layer.tokens for layer in layers)  # the image decides the sequence
     if model_class == "dpr":
         f = _sub(f, "q_encoder" if f.config.get("q_encoder") is not None else "encoder")

@@ -30,6 +30,13 @@ VARIANTS = json.loads((Path(__file__).parent / "data" / "hf_configs" / "variants
 GPT2 = {"model_type": "gpt2", "n_layer": 2, "n_embd": 64, "n_head": 4, "n_positions": 128, "vocab_size": 100}
 RESNET = {"model_type": "resnet", "depths": [1, 1], "hidden_sizes": [16, 32], "embedding_size": 8, "image_size": 32}
 SECTION = {"name": "gpt2", **SIZES}
+DIT = {
+    "name": "dit",
+    "hidden_size": 64,
+    "num_heads": 4,
+    "patch_size": [4, 4],
+    "vae": {"latent_size": [16, 16], "latent_channels": 4},
+}
 VIT = {"name": "vision_transformer", "hidden_size": 64, "num_heads": 4, "image_size": [32, 32], "patch_size": [8, 8]}
 MULTIQUERY = {**SECTION, "attention_module": "multiquery_attention"}
 TYPES = ", ".join(FAMILIES)
@@ -427,6 +434,42 @@ ZOO_SECTION = [
         "image_size",
         "params.yaml: model: seq_len 16 is not the 17 positions that image_size and patch_size give (the patches "
         "and the class token)",
+    ),
+    row(
+        "image-size-missing",
+        section({**DIT, "vae": {"latent_channels": 4}}),
+        ModelConfigError,
+        "vae.latent_size",
+        "params.yaml: model: missing field vae.latent_size ([height, width])",
+    ),
+    row(
+        "dit-latent-not-patched",
+        section({**DIT, "patch_size": [3, 3]}),
+        ModelConfigError,
+        None,
+        "params.yaml: model: contradictory fields: latent_size [16, 16] is not a multiple of patch_size [3, 3]",
+    ),
+    row(
+        "dit-patch-not-square",
+        section({**DIT, "patch_size": [4, 2]}),
+        UnsupportedModelError,
+        "patch_size",
+        "params.yaml: model: field patch_size [4, 2]: the regression head's transposed convolution over non-square "
+        "patches is not modelled",
+    ),
+    row(
+        "dit-gated-mlp",
+        section({**DIT, "nonlinearity": "geglu"}),
+        UnsupportedModelError,
+        "nonlinearity",
+        "params.yaml: model: field nonlinearity = 'geglu': gated MLPs in a DiT are not modelled",
+    ),
+    row(
+        "dit-sequence",
+        section(DIT, seq_len=17),
+        ModelConfigError,
+        None,
+        "params.yaml: model: seq_len 17 is not the 16 patches that latent_size and patch_size give",
     ),
     row(
         "fc-mnist-seq-len",

@@ -146,6 +146,7 @@ def test_a_plan_the_input_workers_bind_names_them() -> None:
         ("esm2", "encoder"),
         ("dpr", "encoder"),
         ("vision_transformer", "encoder"),
+        ("dit", "encoder"),  # every patch attends to every other
         ("gpt3", "decoder"),
         ("gemma2", "decoder"),
         ("fc_mnist", "other"),

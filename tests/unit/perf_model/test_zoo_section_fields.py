@@ -573,3 +573,73 @@ def test_a_wrong_vision_transformer_key_is_refused_saying_which(change, kind, ke
 def test_a_vision_transformer_s_sequence_is_the_one_its_image_gives():
     error = refusal(model_from_zoo_section, VIT, seq_len=16)
     assert_refused(error, ModelConfigError, "image_size", "seq_len", "16", "17", "image_size", "patch_size")
+
+
+# A small DiT: a 16x16x4 latent in 4x4 patches (16 of them), d wide, BLOCKS blocks, 10 labels.
+DIT = {
+    "name": "dit",
+    "hidden_size": D,
+    "num_hidden_layers": BLOCKS,
+    "num_heads": HEADS,
+    "filter_size": FFN,
+    "patch_size": [4, 4],
+    "num_classes": 10,
+    "frequency_embedding_size": 32,
+    "position_embedding_type": "fixed",
+    "vae": {"latent_size": [16, 16], "latent_channels": 4},
+}
+CONDITIONED = D * D + D  # one dense layer over the conditioning vector
+DIT_BLOCK = 4 * D * D + 4 * D + 2 * D * FFN + FFN + D + 6 * CONDITIONED  # attention, MLP, 2 adaptive norms, 2 gates
+DIT_PARAMS = (
+    (4 * 4 * 4 * D + D)  # patches
+    + (32 * D + D + D * D + D)  # the timestep MLP
+    + 11 * D  # 10 labels and "no label"
+    + BLOCKS * DIT_BLOCK
+    + 2 * CONDITIONED  # the final adaptive norm
+    + (D * 4 * 4 * 4 + 4)  # the transposed convolution back to 4 channels
+)
+
+
+def test_a_dit_conditions_every_block_on_the_timestep_and_the_label():
+    model = model_from_zoo_section(DIT)
+    assert model.params == DIT_PARAMS and model.seq_len == model.max_seq_len == PATCHES
+    conditioned = [layer for layer in model.layers if layer.name.startswith("block0.") and layer.tokens == 1]
+    assert len(conditioned) == 6  # they read one vector a sample, not every patch
+    assert not [layer for layer in model.layers if layer.kind == "layer_norm"]
+
+
+@pytest.mark.parametrize(
+    ("change", "difference"),
+    [
+        ({"label_dropout_rate": 0.0}, -D),  # no row for "no label" without guidance dropout
+        ({"position_embedding_type": "learned"}, PATCHES * D),
+        ({"use_ffn_bias": False}, -BLOCKS * (FFN + D)),
+        ({"latent_size": [32, 16]}, 0),  # the model's own latent size wins over the VAE's: 32 patches, no table
+        ({"latent_channels": 8}, 4 * 4 * 4 * D + D * 4 * 4 * 4 + 4),
+    ],
+)
+def test_each_dit_key_adds_or_removes_what_it_describes(change, difference):
+    model = model_from_zoo_section({**DIT, **change})
+    assert model.params - DIT_PARAMS == difference
+    if "latent_size" in change:
+        assert model.seq_len == 2 * PATCHES
+
+
+@pytest.mark.parametrize(
+    ("change", "kind", "key", "words"),
+    [
+        ({"vae": {"latent_channels": 4}}, ModelConfigError, "vae.latent_size", ("vae.latent_size",)),
+        ({"patch_size": [3, 3]}, ModelConfigError, None, ("latent_size", "[16, 16]", "patch_size", "[3, 3]")),
+        ({"patch_size": [4, 2]}, UnsupportedModelError, "patch_size", ("patch_size", "[4, 2]", "non-square")),
+        ({"block_type": "in_context"}, UnsupportedModelError, "block_type", ("block_type", "'in_context'")),
+        ({"encoder_nonlinearity": "swiglu"}, UnsupportedModelError, "encoder_nonlinearity", ("'swiglu'", "gated")),
+        ({"position_embedding_type": "rotary"}, ModelConfigError, "position_embedding_type", ("'rotary'", "DiT")),
+    ],
+)
+def test_a_wrong_dit_key_is_refused_saying_which(change, kind, key, words):
+    assert_refused(refusal(model_from_zoo_section, {**DIT, **change}), kind, key, *words)
+
+
+def test_a_dit_s_sequence_is_the_one_its_latent_gives():
+    error = refusal(model_from_zoo_section, DIT, seq_len=17)
+    assert_refused(error, ModelConfigError, None, "seq_len", "17", "16", "latent_size", "patch_size")

@@ -67,10 +67,10 @@ def test_model_family_overrides_the_name_of_a_2x_file(spec: Spec, catalogue: Cat
 
 
 def test_an_unknown_model_says_what_would_make_it_plannable(tmp_path: Path, spec: Spec, catalogue: Catalogue) -> None:
-    path = tmp_path / "dit.yaml"
-    path.write_text("trainer:\n  init:\n    model: {name: dit, hidden_size: 64}\n", encoding="utf-8")
+    path = tmp_path / "unet.yaml"
+    path.write_text("trainer:\n  init:\n    model: {name: unet, hidden_size: 64}\n", encoding="utf-8")
     (note,) = [n for n in judge(path, spec, catalogue, "2.3.1").notes if n.startswith("model not planned")]
-    assert "unknown zoo model 'dit'" in note and "--model-family" in note and "--no-plan" in note
+    assert "unknown zoo model 'unet'" in note and "--model-family" in note and "--no-plan" in note
 
 
 # Each family's first file counted as the zoo builds it; where a published checkpoint exists, its size.
