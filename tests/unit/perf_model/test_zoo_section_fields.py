@@ -643,3 +643,23 @@ def test_a_wrong_dit_key_is_refused_saying_which(change, kind, key, words):
 def test_a_dit_s_sequence_is_the_one_its_latent_gives():
     error = refusal(model_from_zoo_section, DIT, seq_len=17)
     assert_refused(error, ModelConfigError, None, "seq_len", "17", "16", "latent_size", "patch_size")
+
+
+def test_dit_xl_2_is_the_original_less_its_frozen_sine_table_and_its_variance_channels():
+    """facebookresearch/DiT's train.py logs "DiT Parameters: 675,129,632" for DiT-XL/2; that count includes
+    its fixed 2D sine table (a Parameter with requires_grad=False), and its final layer predicts the
+    variance too (8 channels, through a dense layer) where the zoo's transposed convolution gives 4."""
+    xl = {
+        **DIT,
+        "hidden_size": 1152,
+        "num_hidden_layers": 28,
+        "num_heads": 16,
+        "filter_size": 4608,
+        "patch_size": [2, 2],
+        "num_classes": 1000,
+        "frequency_embedding_size": 256,
+        "vae": {"latent_size": [32, 32], "latent_channels": 4},
+    }
+    frozen_sines = 256 * 1152
+    variance = (1152 * 2 * 2 * 8 + 2 * 2 * 8) - (1152 * 4 * 2 * 2 + 4)
+    assert model_from_zoo_section(xl).params == 675_129_632 - frozen_sines - variance
