@@ -12,10 +12,12 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from model_refusals import assert_refused, refusal
 from small_zoo_section import BLOCKS, FFN, HEADS, POSITIONS, SIZES, VOCAB, D
 
-from csconform.errors import ModelConfigError, UnknownNameError, UnsupportedModelError
+from csconform.errors import CsConformError, ModelConfigError, UnknownNameError, UnsupportedModelError
 from csconform.perf.models.fields import MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH
 from csconform.perf.models.zoo_section import ZOO_FAMILIES, model_from_zoo_section
 
@@ -663,3 +665,49 @@ def test_dit_xl_2_is_the_original_less_its_frozen_sine_table_and_its_variance_ch
     frozen_sines = 256 * 1152
     variance = (1152 * 2 * 2 * 8 + 2 * 2 * 8) - (1152 * 4 * 2 * 2 + 4)
     assert model_from_zoo_section(xl).params == 675_129_632 - frozen_sines - variance
+
+
+IMAGE_KEYS = (
+    "hidden_size",
+    "num_heads",
+    "image_size",
+    "patch_size",
+    "num_channels",
+    "prepend_cls_token",
+    "position_embedding_type",
+    "num_classes",
+    "latent_size",
+    "latent_channels",
+    "vae",
+    "label_dropout_rate",
+    "frequency_embedding_size",
+    "use_dinov2_classifier",
+    "layerscale_value",
+    "block_type",
+    "nonlinearity",
+    "encoder_nonlinearity",
+)
+ANY_VALUE = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 5000),
+    st.floats(allow_nan=True),
+    st.text(max_size=5),
+    st.lists(st.integers(-2, 600), max_size=3),
+    st.dictionaries(
+        st.sampled_from(["latent_size", "latent_channels"]), st.integers(-1, 64) | st.lists(st.integers(-1, 64))
+    ),
+)
+
+
+@given(
+    name=st.sampled_from(["vision_transformer", "dit"]),
+    section=st.dictionaries(st.sampled_from(IMAGE_KEYS), ANY_VALUE, max_size=6),
+    seq_len=st.none() | st.integers(-1, 300),
+)
+def test_whatever_an_image_model_section_says_it_is_built_or_refused_with_a_typed_error(name, section, seq_len):
+    try:
+        model = model_from_zoo_section({**DIT, "name": name, **section}, seq_len=seq_len)
+    except CsConformError:
+        return
+    assert model.params > 0 and model.seq_len >= 1
