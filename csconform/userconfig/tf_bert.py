@@ -48,6 +48,21 @@ def task_folder(params_file: str) -> Path:
     return Path(os.path.abspath(params_file)).parent.parent
 
 
+def vocabulary_file(params_file: Path) -> Path | None:
+    """Where the release reads the vocabulary of a TensorFlow BERT params file (``train_input.vocab_file``
+    from the task folder); None when the file names none or cannot be read."""
+    try:
+        named = ConfigFile.read(params_file).node(("train_input", "vocab_file"))
+    except UnreadableDocumentError:
+        return None
+    return _resolved(task_folder(str(params_file)), named) if isinstance(named, str) and named.strip() else None
+
+
+def _resolved(task: Path, written: str) -> Path:
+    """``written`` relative to the task folder, as the release joins it (an absolute path as it is)."""
+    return Path(os.path.normpath(task / written))
+
+
 def tensorflow_bert_section(run: RunDescription) -> tuple[dict[str, Any], list[str]]:
     """The model section the release builds the model from (the pre-training file's keys under the
     file's own, ``vocab_size`` from the input), and notes naming every file read besides this one."""
@@ -69,15 +84,12 @@ def _with_pretraining_keys(section: dict[str, Any], task: Path, run: RunDescript
     written = section[PRETRAIN_KEY]
     if not isinstance(written, str) or not written.strip():
         raise ModelSourceError(f"{key} must be a path, got {written!r}", source=run.file, key=key)
-    path = Path(os.path.normpath(task / written))  # an absolute path as it is
-    remedy = (
-        f"to plan it, put the pre-training params file at {path}, or write its model keys into this file's "
-        f"model section in place of {key}"
-    )
+    path = _resolved(task, written)
+    remedy = f"copy the pre-training params file to {path}, or write its model keys into this file's model section"
     if not path.is_file():
         raise ModelSourceError(
-            f"{key}: no pre-training params file at {path} (the release reads {written!r} relative to the task "
-            f"folder {task}, the folder above this file's); {remedy}",
+            f"{key}: no pre-training params file at {path}: the release reads {written!r} relative to the task folder "
+            f"(fine_tuning/<task>, where its utils.py is), taken to be {task}, the folder above this file's; {remedy}",
             source=run.file,
             key=key,
         )
@@ -89,7 +101,10 @@ def _with_pretraining_keys(section: dict[str, Any], task: Path, run: RunDescript
         ) from None
     if pretraining is None:
         raise ModelSourceError(
-            f"{key}: the pre-training params file {path} has no model section; {remedy}", source=run.file, key=key
+            f"{key}: the pre-training params file {path} has no model section (a mapping of model keys); write the "
+            "pre-training model keys into this file's model section",
+            source=run.file,
+            key=key,
         )
     merged = {name: value for name, value in pretraining.items() if name not in NOT_INHERITED}
     merged.update(section)
@@ -119,7 +134,7 @@ def _vocabulary_size(run: RunDescription, task: Path) -> tuple[int, str]:
             source=run.file,
             key="train_input",
         )
-    path = Path(os.path.normpath(task / named.value))
+    path = _resolved(task, named.value)
     try:
         data = read_bytes(path, MAX_VOCABULARY_BYTES, what="vocabulary file")
     except UnreadableDocumentError as exc:
