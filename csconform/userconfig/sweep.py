@@ -133,14 +133,16 @@ def markdown(sweeps: list[Sweep], examples: dict[str, list[str]]) -> str:
 
 
 def _examples(sweep_: Sweep, root: Path) -> list[str]:
-    """One finding per rule, the most common rules first, with the file it is in."""
+    """One finding per rule, the most common rules first, with the file it is in (paths in the message
+    relative to the release's tree, as the file's own is)."""
     seen: dict[str, str] = {}
+    tree = f"{root / sweep_.files_of}{os.sep}"
     for verdict in sweep_.verdicts:
         for finding in (*verdict.violations, *verdict.warnings):
             if finding.rule not in seen:
                 name = Path(verdict.path).relative_to(root / sweep_.files_of).as_posix()
                 where = (finding.key or "") + (f" (line {finding.line})" if finding.line else "")
-                seen[finding.rule] = f"{finding.rule} in `{name}` at `{where}`: {finding.message}"
+                seen[finding.rule] = f"{finding.rule} in `{name}` at `{where}`: {finding.message.replace(tree, '')}"
     order = list(sweep_.summary()["files_with_violation"]) + list(sweep_.summary()["warnings"])
     return [seen[rule] for rule in dict.fromkeys(order) if rule in seen][:TOP]
 
