@@ -435,7 +435,7 @@ def _bert(f: Fields, name: str, seq_len: int | None, first_release: bool, tensor
     if name == "bert/classifier":
         key, default = ("num_cls_classes", 2) if tensorflow else ("num_labels", None)
         labels = f.integer("number of labels", (key,), default=default, limit=2**24)
-        f.notes.append(f"heads counted: the pooler and a classifier over {labels} labels ({key})")
+        f.notes.append(f"heads counted: the pooler and a classifier over {labels} labels")
         return body + pooler(t, head_bias) + classifier(t, labels)
     if name == "bert/token_classifier":
         classes = f.integer("number of classes", ("num_classes",), limit=2**24)
