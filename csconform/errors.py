@@ -107,6 +107,14 @@ class UnsupportedModelError(ModelConfigError):
     encoder-decoder model, cross-attention, ...); the message says what and why."""
 
 
+class ModelSourceError(ModelConfigError):
+    """What a model is built from outside its own model section cannot be used where the release would
+    read it: a 1.x TensorFlow BERT fine-tuning file's pre-training params file
+    (``model.pretrain_params_path``) or its vocabulary (``train_input.vocab_size``, or the file
+    ``train_input.vocab_file`` names). ``key`` is the key's dotted path from the file's top; the message
+    names the key, the path tried and what would make the model plannable."""
+
+
 class InterfaceError(CsConformError):
     """An implementation under test does not offer what it declares (names, signatures, targets)."""
 

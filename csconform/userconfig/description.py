@@ -68,6 +68,10 @@ class ModelSection:
     compute_eval_metrics: Setting[Any] | None = None
     data_processors: tuple[str, ...] = ()
     """The data processors the input sections name (how a flat file's model is recognised)."""
+    vocab_size: Setting[Any] | None = None
+    vocab_file: Setting[Any] | None = None
+    """``train_input``'s vocabulary: the 1.x TensorFlow BERT models read their vocabulary size there
+    (``vocab_size``, else the lines of ``vocab_file``), not in the model section."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ A release before 1.9.0 reads the batch as per system (its params files' ``batch_
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import PurePath
 from typing import Any
 
@@ -21,11 +21,12 @@ from csconform.arguments import integer_problem, is_integer
 from csconform.errors import CsConformError, UnknownNameError
 from csconform.perf.models.hf_config import model_from_config
 from csconform.perf.models.model_spec import ModelSpec
-from csconform.perf.models.zoo_section import ZOO_FAMILIES, model_from_zoo_section
+from csconform.perf.models.zoo_section import ZOO_FAMILIES, model_from_zoo_section, zoo_model
 from csconform.perf.plan import Plan, plan
 from csconform.perf.releases import batch_is_per_system
 from csconform.userconfig.description import RunDescription
 from csconform.userconfig.families import Family, family_from_path, flat_families_release, infer_family
+from csconform.userconfig.tf_bert import names_pretraining_file, tensorflow_bert_section
 
 
 @dataclass(frozen=True)
@@ -105,24 +106,37 @@ def build_model(run: RunDescription, family: Family | None) -> ModelSpec:
             f"{flat_families_release(run.release.name)}'s model families; give --model-family "
             f"(one of {', '.join(ZOO_FAMILIES)}) to plan it"
         )
-    section = dict(run.model.fields.value)
+    tensorflow = is_tensorflow_bert(run, family)
+    section, notes = tensorflow_bert_section(run) if tensorflow else (dict(run.model.fields.value), [])
     if family.how == "option":
         section["name"] = family.name  # the option wins over the section's own name
     major = run.release.name.split(".")[0]
     try:
-        return model_from_zoo_section(
+        model = model_from_zoo_section(
             section,
             family=family.name,
             source=f"{run.file}: {run.model.fields.origin.key}",
             seq_len=seq_len,
             name=PurePath(run.file).stem,
             release=f"{major}.x" if major == "1" else run.release.name,
+            tensorflow=tensorflow,
         )
+        return replace(model, notes=(*notes, *model.notes))
     except UnknownNameError as exc:
         raise UnknownNameError(
             f"{exc}; csconform plans only the families named, so give --model-family with one of them only if "
             "this model is built the same way (--no-plan skips the plan)"
         ) from None
+
+
+def is_tensorflow_bert(run: RunDescription, family: Family) -> bool:
+    """The run's model is one of the 1.x TensorFlow zoo's BERT models: a BERT-class params file in a ``tf``
+    folder, or one naming ``model.pretrain_params_path`` (which only those models read)."""
+    assert run.model is not None
+    known = zoo_model(family.name)
+    if known is None or ZOO_FAMILIES[known] != "bert":
+        return False
+    return run.framework == "tensorflow" or names_pretraining_file(run.model.fields.value)
 
 
 def _bands(seconds: float, stated: dict[str, Any]) -> tuple[Band, Band]:

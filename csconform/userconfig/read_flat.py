@@ -98,6 +98,8 @@ def read_flat(doc: ConfigFile, release: Release) -> RunDescription:
                 for section in ("train_input", "eval_input")
                 if (processor := doc.setting((section, "data_processor"))) is not None
             ),
+            vocab_size=doc.setting(("train_input", "vocab_size")),
+            vocab_file=doc.setting(("train_input", "vocab_file")),
         ),
         batch=Batch(
             train=doc.setting(("train_input", "batch_size")),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
@@ -20,6 +21,8 @@ from typing import Any
 
 from csconform.spec.loader import default_specs_dir, load_spec
 from csconform.spec.releases import Release, load_catalogue
+from csconform.userconfig.read_flat import framework_of
+from csconform.userconfig.tf_bert import vocabulary_file
 from csconform.userconfig.validate import Verdict, release_options, validate_file
 from csconform.userconfig.vocabulary import git, is_model_params_file, release_files
 
@@ -29,15 +32,26 @@ TOP = 8
 
 
 def extract(mirror: Path, release: Release, into: Path) -> list[Path]:
-    """Write every params file of the release's model folders under ``into``, keeping their paths."""
-    paths = []
-    for name in release_files(mirror, release):
-        if is_model_params_file(name):
-            target = into / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(git(mirror, "show", f"{release.commit}:{name}"), encoding="utf-8")
-            paths.append(target)
+    """Write every params file of the release's model folders under ``into``, keeping their paths (so that
+    a 1.x TensorFlow BERT fine-tuning file finds its pre-training file), and the vocabulary files the
+    TensorFlow BERT files count (``train_input.vocab_file``) where the release holds them; the params
+    files written."""
+    names = release_files(mirror, release)
+    paths = [_write(mirror, release, name, into) for name in names if is_model_params_file(name)]
+    held = set(names)
+    for path in paths:
+        vocabulary = vocabulary_file(path) if framework_of(path.relative_to(into)) == "tensorflow" else None
+        name = None if vocabulary is None else Path(os.path.relpath(vocabulary, into)).as_posix()
+        if name in held and not (into / name).exists():
+            _write(mirror, release, name, into)
     return paths
+
+
+def _write(mirror: Path, release: Release, name: str, into: Path) -> Path:
+    target = into / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(git(mirror, "show", f"{release.commit}:{name}"), encoding="utf-8")
+    return target
 
 
 @dataclass(frozen=True)
@@ -119,14 +133,16 @@ def markdown(sweeps: list[Sweep], examples: dict[str, list[str]]) -> str:
 
 
 def _examples(sweep_: Sweep, root: Path) -> list[str]:
-    """One finding per rule, the most common rules first, with the file it is in."""
+    """One finding per rule, the most common rules first, with the file it is in (paths in the message
+    relative to the release's tree, as the file's own is)."""
     seen: dict[str, str] = {}
+    tree = f"{root / sweep_.files_of}{os.sep}"
     for verdict in sweep_.verdicts:
         for finding in (*verdict.violations, *verdict.warnings):
             if finding.rule not in seen:
                 name = Path(verdict.path).relative_to(root / sweep_.files_of).as_posix()
                 where = (finding.key or "") + (f" (line {finding.line})" if finding.line else "")
-                seen[finding.rule] = f"{finding.rule} in `{name}` at `{where}`: {finding.message}"
+                seen[finding.rule] = f"{finding.rule} in `{name}` at `{where}`: {finding.message.replace(tree, '')}"
     order = list(sweep_.summary()["files_with_violation"]) + list(sweep_.summary()["warnings"])
     return [seen[rule] for rule in dict.fromkeys(order) if rule in seen][:TOP]
 

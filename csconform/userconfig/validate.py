@@ -17,6 +17,7 @@ from csconform.errors import (
     CsConformError,
     InvalidInputError,
     ModelConfigError,
+    ModelSourceError,
     UnknownNameError,
     UnreadableDocumentError,
     UnsupportedModelError,
@@ -213,13 +214,14 @@ def layer_rates(run: RunDescription) -> tuple[list[LayerRate], list[str]]:
     return rates, notes
 
 
-def _model_origin(run: RunDescription, key: str | None) -> Location:
-    """Where a model field is: the model section's path plus the key, with its line when known."""
+def _model_origin(run: RunDescription, key: str | None, from_top: bool = False) -> Location:
+    """Where a model field is: the model section's path plus the key (the key itself when ``from_top``),
+    with its line when known."""
     assert run.model is not None
     section = run.model.fields.origin
     if key is None or run.layout == "hf":
         return section if key is None else Location(key)
-    path = f"{section.key}.{key}"
+    path = key if from_top else f"{section.key}.{key}"
     line = next((use.line for use in run.keys if use.path == path), section.line)
     return Location(path, line)
 
@@ -237,7 +239,8 @@ def _plan(run: RunDescription, options: ValidateOptions, verdict: Verdict, found
         verdict.notes.append(f"model not planned: {exc}")
         return
     except ModelConfigError as exc:
-        found.warn("PERF-025", _model_origin(run, exc.key), f"the performance model refuses the model: {exc.message}")
+        origin = _model_origin(run, exc.key, from_top=isinstance(exc, ModelSourceError))
+        found.warn("PERF-025", origin, f"the performance model refuses the model: {exc.message}")
         verdict.notes.append("model not planned: the performance model refuses the model section (PERF-025)")
         return
     verdict.parameters = int(model.params)

@@ -142,6 +142,7 @@ def model_from_zoo_section(
     seq_len: int | None = None,
     name: str | None = None,
     release: str | None = None,
+    tensorflow: bool = False,
 ) -> ModelSpec:
     """The model a Model Zoo ``model:`` section describes (see the module docstring).
 
@@ -149,7 +150,8 @@ def model_from_zoo_section(
     folder; a section's own ``name:`` wins); ``source`` names the section in every error
     (``"params.yaml: trainer.init.model"``); ``seq_len`` is the sequence length to plan at (default:
     ``max_position_embeddings``); ``release`` ("1.9", "2.10", ...; default the newest) picks the zoo's
-    defaults where releases differ."""
+    defaults where releases differ; ``tensorflow`` builds a BERT-class model as the 1.x TensorFlow zoo's
+    ``BertModel`` does (:func:`_bert`)."""
     f = Fields(model, source)
     stated = model.get("name")
     if stated is not None and not isinstance(stated, str):
@@ -183,7 +185,7 @@ def model_from_zoo_section(
             raise f.error("fc_mnist has no sequence length to set")
         layers = _fc_mnist(f)
     elif model_class == "bert":
-        layers = _bert(f, key, seq_len, first)
+        layers = _bert(f, key, seq_len, first, tensorflow)
     elif model_class == "dpr":
         layers = _dpr(f, seq_len)
     elif model_class == "vit":
@@ -204,7 +206,7 @@ def model_from_zoo_section(
         max_seq_len=_longest(f, model_class, layers) if sequence else None,
         notes=tuple(f.notes),
         config=dict(model),
-        rebuild=functools.partial(_rebuild, dict(model), key, source, name, release),
+        rebuild=functools.partial(_rebuild, dict(model), key, source, name, release, tensorflow),
     )
 
 
@@ -233,9 +235,17 @@ def _base(name: str) -> str:
 
 
 def _rebuild(
-    model: dict[str, Any], family: str, source: str, name: str | None, release: str | None, seq_len: int
+    model: dict[str, Any],
+    family: str,
+    source: str,
+    name: str | None,
+    release: str | None,
+    tensorflow: bool,
+    seq_len: int,
 ) -> ModelSpec:
-    return model_from_zoo_section(model, family=family, source=source, seq_len=seq_len, name=name, release=release)
+    return model_from_zoo_section(
+        model, family=family, source=source, seq_len=seq_len, name=name, release=release, tensorflow=tensorflow
+    )
 
 
 # --- reading keys ---------------------------------------------------------------------------------
@@ -430,12 +440,19 @@ def _decoder(f: Fields, model_class: str, seq_len: int | None) -> list[Layer]:
     return result
 
 
-def _bert(f: Fields, name: str, seq_len: int | None, first_release: bool) -> list[Layer]:
-    """The zoo's BERT pre-training model and its fine-tuning heads."""
+def _bert(f: Fields, name: str, seq_len: int | None, first_release: bool, tensorflow: bool) -> list[Layer]:
+    """The zoo's BERT pre-training model and its fine-tuning heads; with ``tensorflow``, as the 1.x
+    TensorFlow zoo builds them (``tf/bert/BertModel.py`` and ``fine_tuning/<task>/Bert*Model.py``,
+    1.6.0-1.8.0): no default vocabulary (the caller reads it from the input), segment embeddings only
+    with ``use_segment_embedding``, one LayerNorm after the embeddings (after the encoder with
+    ``use_pre_normalization``), biases in every head, the classifier over ``num_cls_classes`` and
+    extractive summarization's one logit per sentence (``MultipleCLSLayer(output_size=1)``)."""
     width = _size(f, "hidden_size", "model width", 768)
     layers = _size(f, "num_hidden_layers", "number of layers", 12, limit=MAX_LAYERS)
     heads = _size(f, "num_heads", "number of attention heads", 12)
-    vocab = _size(f, "vocab_size", "vocabulary size", 50257, limit=2**24)
+    vocab = _size(f, "vocab_size", "vocabulary size", None if tensorflow else 50257, limit=2**24)
+    if tensorflow:
+        _refuse_unless(f, "embedding_size", width, "factorized embeddings (an embedding_size other than hidden_size)")
     kind = _position_type(f, "learned")
     longest = f.integer("maximum sequence length", ("max_position_embeddings",), limit=MAX_SEQUENCE)
     tokens = _tokens(f, seq_len, longest)
@@ -443,7 +460,9 @@ def _bert(f: Fields, name: str, seq_len: int | None, first_release: bool) -> lis
     pretraining = name in PRETRAINING
     nsp = pretraining and not f.flag("disable_nsp", False)
     segments_default = 2 if (nsp or not pretraining) else 0  # the zoo builds no segment table without NSP
-    if first_release and pretraining:  # 1.7-1.9 build 2 segments (none with disable_nsp) and never read the key
+    if tensorflow:  # BertModel: num_segments=2 if use_segment_embedding else None, NSP or not
+        segments = 2 if f.flag("use_segment_embedding", False) else 0
+    elif first_release and pretraining:  # 1.7-1.9 build 2 segments (none with disable_nsp) and never read the key
         segments = segments_default
         if f.config.get("num_segments") is not None:
             f.notes.append(f"num_segments is not read by the 1.x pre-training model: {segments} segment embeddings")
@@ -453,6 +472,8 @@ def _bert(f: Fields, name: str, seq_len: int | None, first_release: bool) -> lis
     if f.flag("mask_padding_in_positional_embed", False):
         rows += f.integer("pad token id", ("pad_token_id",), default=0, minimum=0)
     ffn_bias = f.flag("use_ffn_bias", True)
+    head_bias = tensorflow or ffn_bias  # the TensorFlow heads' dense layers always have biases
+    pre_norm = tensorflow and f.flag("use_pre_normalization", False)
     table, buckets = _positions(f, kind, rows)
     t = Transformer(
         layers,
@@ -464,16 +485,17 @@ def _bert(f: Fields, name: str, seq_len: int | None, first_release: bool) -> lis
         norm=norm,
         norm_bias=shift,
         token_types=segments,
-        embedding_norm=f.flag("embedding_layer_norm", True),
-        final_norm=f.flag("use_final_layer_norm", False),
+        embedding_norm=not pre_norm if tensorflow else f.flag("embedding_layer_norm", True),
+        final_norm=pre_norm if tensorflow else f.flag("use_final_layer_norm", False),
         position_table=table,
         relative_position_buckets=buckets,
     )
     body = trunk(t)
     if name == "bert/classifier":
-        labels = f.integer("number of labels", ("num_labels",), limit=2**24)
+        key, default = ("num_cls_classes", 2) if tensorflow else ("num_labels", None)
+        labels = f.integer("number of labels", (key,), default=default, limit=2**24)
         f.notes.append(f"heads counted: the pooler and a classifier over {labels} labels")
-        return body + pooler(t, ffn_bias) + classifier(t, labels)
+        return body + pooler(t, head_bias) + classifier(t, labels)
     if name == "bert/token_classifier":
         classes = f.integer("number of classes", ("num_classes",), limit=2**24)
         f.notes.append(f"heads counted: a classifier over {classes} classes at every token; no pooler")
@@ -481,6 +503,9 @@ def _bert(f: Fields, name: str, seq_len: int | None, first_release: bool) -> lis
     if name == "bert/qa":
         f.notes.append("heads counted: a start/end classifier (2 outputs) at every token; no pooler")
         return body + classifier(t, 2, tokens=tokens)
+    if name == "bert/extractive_summarization" and tensorflow:
+        f.notes.append("heads counted: one logit per sentence (its FLOPs counted at every token); no pooler")
+        return body + classifier(t, 1, tokens=tokens)
     if name == "bert/extractive_summarization":
         labels = f.integer("number of labels", ("num_labels",), default=2, limit=2)
         f.notes.append(
@@ -490,18 +515,23 @@ def _bert(f: Fields, name: str, seq_len: int | None, first_release: bool) -> lis
         return body + classifier(t, labels, bias=f.flag("use_cls_bias", True), tokens=tokens)
     tied = f.flag("share_embedding_weights", True)
     mlm = masked_lm_head(
-        t, tied=tied, transform_bias=f.flag("use_ffn_bias_in_mlm", True), bias=f.flag("use_output_bias_in_mlm", True)
+        t,
+        tied=tied,
+        transform_bias=tensorflow or f.flag("use_ffn_bias_in_mlm", True),
+        bias=tensorflow or f.flag("use_output_bias_in_mlm", True),
     )
     if not nsp:
         f.notes.append(
             "heads counted: the masked-LM head (transform, LayerNorm, decoder); no pooler, no NSP (disable_nsp)"
         )
         return body + mlm
-    classes = f.integer("number of NSP classes", ("num_classes",), default=2, limit=2**16)
+    classes = f.integer(
+        "number of NSP classes", ("num_cls_classes" if tensorflow else "num_classes",), default=2, limit=2**16
+    )
     f.notes.append(
         "heads counted: the pooler, next-sentence prediction and the masked-LM head (transform, LayerNorm, decoder)"
     )
-    return body + pooler(t, ffn_bias) + classifier(t, classes, name="nsp", bias=ffn_bias) + mlm
+    return body + pooler(t, head_bias) + classifier(t, classes, name="nsp", bias=head_bias) + mlm
 
 
 def _dpr(f: Fields, seq_len: int | None) -> list[Layer]:

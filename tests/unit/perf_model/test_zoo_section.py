@@ -193,3 +193,62 @@ def test_unknown_and_encoder_decoder_models_are_refused():
         model_from_zoo_section({"hidden_size": 64})
     with pytest.raises(ModelConfigError, match="object of fields"):
         model_from_zoo_section(["not", "a", "section"])  # type: ignore[arg-type]
+
+
+# The 1.x TensorFlow BERT models (tf/bert/BertModel.py and fine_tuning/<task>/Bert*Model.py, 1.6.0-1.8.0),
+# over a BERT-base encoder with 2 segments and V=30522 (the caller reads V from train_input):
+TF_BASE = {
+    "hidden_size": 768,
+    "num_hidden_layers": 12,
+    "num_heads": 12,
+    "filter_size": 3072,
+    "max_position_embeddings": 512,
+    "use_segment_embedding": True,
+    "vocab_size": 30522,
+}
+TF_ENCODER = (
+    30522 * 768 + 512 * 768 + 2 * 768 + 2 * 768 + 12 * (4 * 768 * 768 + 4 * 768 + 2 * 768 * 3072 + 3072 + 5 * 768)
+)
+
+
+def tf_bert(family: str, **keys: object) -> int:
+    model = model_from_zoo_section({**TF_BASE, **keys}, family=family, release="1.x", tensorflow=True)
+    return int(model.params)
+
+
+def test_tensorflow_bert_heads_count_as_the_tf_release_builds_them():
+    # CLSLayer(hidden_size, num_cls_classes, use_bias=True): a pooler and the output, over 2 classes unless set
+    assert tf_bert("bert/classifier") == TF_ENCODER + POOLER + 768 * 2 + 2
+    assert tf_bert("bert/classifier", num_cls_classes=3) == TF_ENCODER + POOLER + 768 * 3 + 3
+    assert tf_bert("bert/classifier", num_labels=5) == TF_ENCODER + POOLER + 768 * 2 + 2  # a PyTorch key, not read
+    # DenseLayer(units=2) at every token, no pooler; DenseLayer(num_classes, use_bias=True)
+    assert tf_bert("bert/qa") == TF_ENCODER + 768 * 2 + 2
+    assert tf_bert("bert/token_classifier", num_classes=7) == TF_ENCODER + 768 * 7 + 7
+    # MultipleCLSLayer(output_size=1, use_bias=True), where the PyTorch model has num_labels (2) outputs
+    assert tf_bert("bert/extractive_summarization") == TF_ENCODER + 768 + 1
+    pytorch = model_from_zoo_section(
+        {**TF_BASE, "num_labels": 2}, family="bert/extractive_summarization", release="1.x"
+    )
+    assert pytorch.params == TF_ENCODER + 768 * 2 + 2
+    # pre-training: the NSP CLSLayer (num_cls_classes) and the MLM layer, whose biases the 1.x code always builds
+    mlm = 768 * 768 + 768 + 2 * 768 + 30522
+    assert tf_bert("bert") == TF_ENCODER + POOLER + 768 * 2 + 2 + mlm == 110_106_428
+    assert tf_bert("bert", use_ffn_bias_in_mlm=False, use_output_bias_in_mlm=False) == 110_106_428
+    assert tf_bert("bert", disable_nsp=True) == TF_ENCODER + mlm  # the segment table stays: use_segment_embedding
+
+
+def test_tensorflow_bert_segments_vocabulary_and_norms_follow_its_own_keys():
+    assert tf_bert("bert/qa", use_segment_embedding=False) == TF_ENCODER - 2 * 768 + 768 * 2 + 2  # default: none
+    assert tf_bert("bert/qa", use_pre_normalization=True) == tf_bert("bert/qa")  # one norm, after the encoder
+    pre = model_from_zoo_section(
+        {**TF_BASE, "use_pre_normalization": True}, family="bert/qa", release="1.x", tensorflow=True
+    )
+    names = {layer.name for layer in pre.layers}
+    assert "ln_f" in names and "embeddings.ln" not in names
+    no_vocabulary = {k: v for k, v in TF_BASE.items() if k != "vocab_size"}
+    with pytest.raises(ModelConfigError) as missing:  # no default vocabulary: BertModel reads train_input's
+        model_from_zoo_section(no_vocabulary, family="bert/qa", release="1.x", tensorflow=True)
+    assert missing.value.key == "vocab_size"
+    with pytest.raises(UnsupportedModelError) as factorized:
+        model_from_zoo_section({**TF_BASE, "embedding_size": 128}, family="bert/qa", release="1.x", tensorflow=True)
+    assert factorized.value.key == "embedding_size"

@@ -56,3 +56,15 @@ def test_the_whole_sweep_matches_the_committed_record(tmp_path: Path) -> None:
         summary = result.summary()
         assert summary["read"] == summary["files"]  # every file read, none a traceback or unreadable
         assert summary == expected, (expected["files_of"], expected["judged_for"])
+
+
+@pytest.mark.skipif(CLONE is None, reason="CSCONFORM_MODELZOO names no Model Zoo clone")
+def test_the_sweep_extracts_what_a_tensorflow_bert_file_reads(tmp_path: Path) -> None:
+    """The pre-training file a fine-tuning file names (a params file, at its zoo path) and the vocabulary
+    its train_input names are extracted where the release reads them: every 1.8.0 TensorFlow BERT file is planned."""
+    result = sweep(Path(str(CLONE)), "1.8.0", "1.8.0", tmp_path)
+    tf_bert = [v for v in result.verdicts if "/transformers/tf/bert/" in v.path]
+    assert len(tf_bert) == 19 and all(v.plan is not None for v in tf_bert)
+    assert (tmp_path / "1.8.0/modelzoo/transformers/vocab/google_research_uncased_L-12_H-768_A-12.txt").is_file()
+    tasks = {Path(v.path).parent.parent.name for v in tf_bert if "/fine_tuning/" in v.path}
+    assert tasks == {"classifier", "qa", "token_classifier", "extractive_summarization"}
