@@ -127,7 +127,7 @@ def sarif(reports: Sequence[FileReport], spec: Spec) -> dict[str, Any]:
     notifications = [
         {
             "level": "error",
-            "message": {"text": report.error},
+            "message": {"text": f"cannot read: {report.error}"},
             "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(report.path)}}}],
         }
         for report in reports

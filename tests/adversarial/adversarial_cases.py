@@ -417,10 +417,12 @@ def violations(case: Case, outcome: Outcome, changed: list[str], shipped_changed
     if outcome.status == 2 and outcome.crash is None:
         said = any(line.startswith("csconform") and "error:" in line for line in lines)
         if case.argv[:1] in (["validate"], ["lint"]):
-            # their documented exit 2: a file's verdict "unreadable", with why, in the report (printed in
-            # any format, or written to the --output file)
+            # their documented exit 2: a file's verdict "unreadable" (the text form's "cannot read", the
+            # SARIF form's notification), with why, in the report (printed in any format, or written to
+            # the --output file)
             report = outcome.stdout.lower()
-            said = said or "unreadable" in report or "not found" in report or "--output" in case.argv
+            named = ("unreadable", "cannot read", "not found")
+            said = said or any(word in report for word in named) or "--output" in case.argv
         if not said:
             problems.append(
                 "a refusal must say 'csconform ... error: ...' (validate, lint: 'unreadable' in the report)"

@@ -108,7 +108,9 @@ def test_sarif_follows_the_published_schema_and_keeps_every_finding() -> None:
     assert results["CONFIG-023"]["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"] == {
         "text": "x"
     }
-    assert run["invocations"][0]["executionSuccessful"] is False  # b.json could not be read
+    (notification,) = run["invocations"][0]["toolExecutionNotifications"]  # b.json could not be read
+    assert run["invocations"][0]["executionSuccessful"] is False
+    assert notification["message"]["text"].startswith("cannot read: ") and notification["level"] == "error"
 
 
 def test_github_annotations_escape_what_the_runner_reads_as_separators() -> None:
