@@ -852,12 +852,12 @@ def test_the_group_table_lists_every_group_the_record_left_out() -> None:
 def test_the_band_table_counts_the_held_out_and_judged_predictions_inside_each_band() -> None:
     runs_table = pd.DataFrame(
         {
-            "band_class": ["weight_streaming/decoder"] * 4 + ["weight_streaming/encoder"],
-            "use": ["fit", "fit", "judge", "judge", "fit"],
-            "ratio": [1.0, 1.0, 1.4, 2.0, 1.0],
-            "family_out_ratio": [1.1, 1.6, math.nan, math.nan, 0.45],
-            "source_out_ratio": [0.7, math.nan, math.nan, math.nan, 1.9],
-            "release_out_ratio": [1.5, 1.49, math.nan, math.nan, math.nan],
+            "band_class": ["weight_streaming/decoder"] * 5 + ["weight_streaming/encoder"],
+            "use": ["fit", "fit", "judge", "judge", "judge", "fit"],
+            "ratio": [1.0, 1.0, 1.4, 2.0, 1.5, 1.0],
+            "family_out_ratio": [1.1, 1.6, math.nan, math.nan, math.nan, 0.45],
+            "source_out_ratio": [0.7, math.nan, math.nan, math.nan, math.nan, 1.9],
+            "release_out_ratio": [1.5, 1.49, math.nan, math.nan, math.nan, math.nan],
         }
     )
     classes = {
@@ -868,9 +868,16 @@ def test_the_band_table_counts_the_held_out_and_judged_predictions_inside_each_b
     decoder, encoder = table.loc["weight_streaming/decoder"], table.loc["weight_streaming/encoder"]
     # decoder held out: 1.1, 0.7, 1.5 (first run), 1.6, 1.49 (second): inside x/ 1.5 are 1.1, 0.7, 1.5 and 1.49
     assert (decoder["held_out_predictions"], decoder["held_out_inside"]) == (5, 4)
-    assert (decoder["judged_runs"], decoder["judged_inside"]) == (2, 1)
+    # judged: 1.4, 2.0 and 1.5 (on the band's edge, inside)
+    assert (decoder["judged_runs"], decoder["judged_inside"]) == (3, 2)
     assert (encoder["held_out_predictions"], encoder["held_out_inside"]) == (2, 1) and encoder["judged_runs"] == 0
     assert encoder["taken_from"] == "every run" and encoder["factor"] == 2.0
+
+
+def test_a_record_without_release_generations_has_an_empty_release_table() -> None:
+    """A calibration record from before release generations were recorded has none to list."""
+    table = validation.release_table({"band": {"groupings": {}, "classes": {}}})
+    assert table.empty and list(table.columns) == ["release", "weight_streaming_runs", "figure", "planned_with"]
 
 
 def test_the_release_table_says_which_generations_have_a_figure_and_what_a_plan_uses() -> None:
