@@ -557,6 +557,15 @@ def test_the_batch_sweep_sets_measured_streaming_and_a_resident_pipeline_side_by
     assert list(validation.mode_table(gpt_only)["model"]) == [paper_bert.model.name]
 
 
+def test_the_batch_sweep_says_whether_a_model_fits_the_wafer_its_run_was_on() -> None:
+    """A BERT of width 2816 needs more fabric memory than a CS-2 has and less than a CS-3's: its CS-3 run fits."""
+    frame = read_measured(measured_csv())
+    row = frame[frame["model"] == "bert_large"].iloc[[0]].assign(d_model=2816, system="CS-3", release="")
+    [run] = runs(row)
+    assert not fits_pipelined(run.model.layers, "wse2")  # the case tells the wafers apart
+    assert validation.mode_table([run])["fits_pipelined"].tolist() == [True]
+
+
 def test_the_validation_scaling_table_is_samples_over_n_times_one_system() -> None:
     frame = validation.scaling_table()
     assert {(m, w) for m, w in zip(frame["model"], frame["wafer"], strict=True)} == {
