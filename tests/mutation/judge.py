@@ -81,9 +81,11 @@ def generate() -> None:
     a test (``mutmut run`` does this before its stats run), so that a sample can be drawn from the mutants'
     names (``tests/mutation/report.py --sample``)."""
     import mutmut.__main__ as mutmut_cli
+    from mutmut.configuration import reset_config
     from mutmut.utils.file_utils import copy_also_copy_files, copy_src_dir, setup_source_paths
 
     os.chdir(FOLDER)  # mutmut reads its configuration from the folder it runs in
+    reset_config()  # importing mutmut's CLI already read the project's (the engine's) configuration
     mutmut_cli.set_mutant_under_test("mutant_generation")
     (FOLDER / "mutants").mkdir(exist_ok=True)
     copy_src_dir()

@@ -347,12 +347,15 @@ def load_triage(path: Path) -> dict[str, dict[str, str]]:
     return data
 
 
-def classify(results: dict[str, Any], triage: dict[str, dict[str, str]]) -> tuple[list[dict[str, Any]], list[str]]:
-    """Every mutant with its final class, and the stale triage entries.
+def classify(results: dict[str, Any], triage: dict[str, dict[str, str]]) -> tuple[list[dict[str, Any]], list[str], int]:
+    """Every mutant with its final class, the stale triage entries, and how many entries name mutants a
+    sample did not draw.
 
     A survivor (or a mutant no test reached) becomes ``equivalent`` or ``unspecified`` (by the kind of
     its entry) when the triage list names it with the same change; otherwise it stays what mutmut found.
-    An entry whose mutant was not run in these results is neither applied nor stale: it waits for a run.
+    An entry whose mutant was not run in these results is neither applied nor stale: it waits for a run;
+    so does, in sampled results, an entry whose mutant the sample did not draw (the results cannot say
+    whether it still makes the recorded change).
     """
     classified, used = [], set()
     for mutant in results["mutants"]:
@@ -364,8 +367,9 @@ def classify(results: dict[str, Any], triage: dict[str, dict[str, str]]) -> tupl
             used.add(mutant["id"])
         classified.append({**mutant, "class": final, "kind": kind, "triage_waits": waits_for_run(mutant, triage)})
     not_run = {mutant["id"] for mutant in classified if mutant["triage_waits"]}
-    stale = sorted(set(triage) - used - not_run)
-    return classified, stale
+    not_drawn = set(triage) - {mutant["id"] for mutant in classified} if results.get("sample") else set()
+    stale = sorted(set(triage) - used - not_run - not_drawn)
+    return classified, stale, len(not_drawn)
 
 
 def waits_for_run(mutant: dict[str, Any], triage: dict[str, dict[str, str]]) -> bool:
@@ -563,6 +567,7 @@ def write_mutation_report(
     classified: list[dict[str, Any]] = []
     stale: list[str] = []
     judged_modules: set[str] = set()
+    not_drawn = 0
     written = [md_path]
     for suite in SUITES:
         csv_path = out / suite.csv_file
@@ -573,7 +578,9 @@ def write_mutation_report(
             continue
         modules = {m["module"] for m in results["mutants"]}
         judged_modules |= modules
-        suite_classified, suite_stale = classify(results, {k: v for k, v in triage.items() if _module_of(k) in modules})
+        suite_triage = {k: v for k, v in triage.items() if _module_of(k) in modules}
+        suite_classified, suite_stale, suite_not_drawn = classify(results, suite_triage)
+        not_drawn += suite_not_drawn
         sample = results.get("sample")
         table = module_table(suite_classified, sample["population"] if sample else None)
         write_csv(table, csv_path, index=False, float_format="%.3f")
@@ -584,7 +591,11 @@ def write_mutation_report(
     if all(results is None for _, results, _ in sections):
         write_text(md_path, f"# {MUTATION_PAGE_TITLE}\n\n{NOT_RUN_NOTE}\n", encoding="utf-8")
         return written
-    waiting = sum(m["triage_waits"] for m in classified) + sum(_module_of(k) not in judged_modules for k in triage)
+    waiting = (
+        sum(m["triage_waits"] for m in classified)
+        + not_drawn
+        + sum(_module_of(k) not in judged_modules for k in triage)
+    )
     write_text(md_path, _markdown(sections, classified, stale, waiting), encoding="utf-8")
     return written
 

@@ -364,3 +364,22 @@ def test_a_sampled_suite_s_page_says_it_is_a_sample_with_intervals_and_a_weighte
     assert "On the sample: Below the goal of 90%: csconform.engine.precision." in page
     assert "For comparison, the full run of 2026-01-01:" in page
     assert "| csconform.engine.amp |        90 |       0.500 |" in page
+
+
+def test_in_a_sample_a_triage_entry_of_a_mutant_not_drawn_waits_instead_of_going_stale(tmp_path):
+    """Entry 2 names a mutant the sample did not draw: it waits. Entry 3's mutant was drawn and killed: stale."""
+    mutants = [_mutant(AMP, 1, "killed"), _mutant(AMP, 3, "killed")]
+    results = json.loads(_results(tmp_path, mutants).read_text()) | {
+        "sample": {"per_module": 2, "seed": 7, "population": {AMP: 10}}
+    }
+    (tmp_path / "mutation.json").write_text(json.dumps(results))
+    triage = _triage(
+        tmp_path,
+        f"{AMP}.x_f__mutmut_2: {{kind: identical, change: '- a / + b', reason: r}}\n"
+        f"{AMP}.x_f__mutmut_3: {{kind: identical, change: '- a / + b', reason: r}}\n",
+    )
+    write_mutation_report(tmp_path, {"engine": tmp_path / "mutation.json"}, triage)
+    page = (tmp_path / "mutation.md").read_text()
+    assert "## Stale triage entries (1)" in page and f"`{AMP}.x_f__mutmut_3`" in page
+    assert f"`{AMP}.x_f__mutmut_2`" not in page
+    assert "1 more triage entries name mutants not run here" in page

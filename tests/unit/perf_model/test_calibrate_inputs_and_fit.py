@@ -554,3 +554,13 @@ def test_each_run_keeps_the_source_its_row_names() -> None:
     read = runs(frame)
     assert [run.source for run in read] == [str(source) for source in frame["source"]]
     assert len({run.source for run in read}) > 1
+
+
+def test_an_empty_text_cell_of_a_frame_pandas_read_states_nothing() -> None:
+    """pandas reads an empty cell as NaN: such a row states no release or source and is a fitted run, as
+    the same row with empty text is (not a release, source or use called 'nan')."""
+    row = read_measured(measured_csv()).iloc[[0]]
+    [empty] = runs(row.assign(release="", source="", use=""))
+    [missing] = runs(row.assign(release=math.nan, source=math.nan, use=math.nan))
+    assert (missing.release, missing.source, missing.use) == (None, "", "fit")
+    assert (missing.release, missing.source, missing.use) == (empty.release, empty.source, empty.use)

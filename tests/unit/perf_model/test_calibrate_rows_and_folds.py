@@ -29,7 +29,7 @@ from csconform.perf.calibration.measured_runs import (
     row_model,
     runs,
 )
-from csconform.perf.execution.efficiency import PARAMETERS, Calibration
+from csconform.perf.execution.efficiency import PARAMETERS, Calibration, release_figure
 from csconform.perf.execution.pipelined import pipelined
 from csconform.perf.execution.streaming import weight_streaming
 from csconform.perf.models.zoo import get_model
@@ -365,3 +365,12 @@ def test_the_calibration_record_holds_the_fit_and_its_cross_validation(tmp_path)
     assert record["fit"]["held_out_error"] > record["fit"]["error"] > 1.0
     today = calibration_record(path, full, band, held_out_fits)["fitted_on"]
     assert today == datetime.date.today().isoformat()
+    assert record["release_generations"] == {}  # no synthetic run states a release
+    # a fit whose runs state releases: each generation's runs, and whether the fit gave it a figure of its own
+    with_releases = dataclasses.replace(
+        full, figures=(*full.figures, release_figure("2.0")), release_runs={"2.0": 2, "1.8": 1}
+    )
+    generations = calibration_record(path, with_releases, band, held_out_fits)["release_generations"]
+    assert generations["2.0"] == {"weight_streaming_runs": 2, "figure": "fitted"}
+    assert generations["1.8"]["weight_streaming_runs"] == 1
+    assert generations["1.8"]["figure"].startswith("not determined")

@@ -557,6 +557,15 @@ def test_the_batch_sweep_sets_measured_streaming_and_a_resident_pipeline_side_by
     assert list(validation.mode_table(gpt_only)["model"]) == [paper_bert.model.name]
 
 
+def test_the_batch_sweep_says_whether_a_model_fits_the_wafer_its_run_was_on() -> None:
+    """A BERT of width 2816 needs more fabric memory than a CS-2 has and less than a CS-3's: its CS-3 run fits."""
+    frame = read_measured(measured_csv())
+    row = frame[frame["model"] == "bert_large"].iloc[[0]].assign(d_model=2816, system="CS-3", release="")
+    [run] = runs(row)
+    assert not fits_pipelined(run.model.layers, "wse2")  # the case tells the wafers apart
+    assert validation.mode_table([run])["fits_pipelined"].tolist() == [True]
+
+
 def test_the_validation_scaling_table_is_samples_over_n_times_one_system() -> None:
     frame = validation.scaling_table()
     assert {(m, w) for m, w in zip(frame["model"], frame["wafer"], strict=True)} == {
@@ -852,12 +861,12 @@ def test_the_group_table_lists_every_group_the_record_left_out() -> None:
 def test_the_band_table_counts_the_held_out_and_judged_predictions_inside_each_band() -> None:
     runs_table = pd.DataFrame(
         {
-            "band_class": ["weight_streaming/decoder"] * 4 + ["weight_streaming/encoder"],
-            "use": ["fit", "fit", "judge", "judge", "fit"],
-            "ratio": [1.0, 1.0, 1.4, 2.0, 1.0],
-            "family_out_ratio": [1.1, 1.6, math.nan, math.nan, 0.45],
-            "source_out_ratio": [0.7, math.nan, math.nan, math.nan, 1.9],
-            "release_out_ratio": [1.5, 1.49, math.nan, math.nan, math.nan],
+            "band_class": ["weight_streaming/decoder"] * 5 + ["weight_streaming/encoder"],
+            "use": ["fit", "fit", "judge", "judge", "judge", "fit"],
+            "ratio": [1.0, 1.0, 1.4, 2.0, 1.5, 1.0],
+            "family_out_ratio": [1.1, 1.6, math.nan, math.nan, math.nan, 0.45],
+            "source_out_ratio": [0.7, math.nan, math.nan, math.nan, math.nan, 1.9],
+            "release_out_ratio": [1.5, 1.49, math.nan, math.nan, math.nan, math.nan],
         }
     )
     classes = {
@@ -868,9 +877,16 @@ def test_the_band_table_counts_the_held_out_and_judged_predictions_inside_each_b
     decoder, encoder = table.loc["weight_streaming/decoder"], table.loc["weight_streaming/encoder"]
     # decoder held out: 1.1, 0.7, 1.5 (first run), 1.6, 1.49 (second): inside x/ 1.5 are 1.1, 0.7, 1.5 and 1.49
     assert (decoder["held_out_predictions"], decoder["held_out_inside"]) == (5, 4)
-    assert (decoder["judged_runs"], decoder["judged_inside"]) == (2, 1)
+    # judged: 1.4, 2.0 and 1.5 (on the band's edge, inside)
+    assert (decoder["judged_runs"], decoder["judged_inside"]) == (3, 2)
     assert (encoder["held_out_predictions"], encoder["held_out_inside"]) == (2, 1) and encoder["judged_runs"] == 0
     assert encoder["taken_from"] == "every run" and encoder["factor"] == 2.0
+
+
+def test_a_record_without_release_generations_has_an_empty_release_table() -> None:
+    """A calibration record from before release generations were recorded has none to list."""
+    table = validation.release_table({"band": {"groupings": {}, "classes": {}}})
+    assert table.empty and list(table.columns) == ["release", "weight_streaming_runs", "figure", "planned_with"]
 
 
 def test_the_release_table_says_which_generations_have_a_figure_and_what_a_plan_uses() -> None:
