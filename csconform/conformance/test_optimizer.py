@@ -380,6 +380,7 @@ def test_state_dict_of_a_fresh_optimizer_round_trips(engine, kind):
         ("SGD", {"lr": 0.1, "nesterov": True}),
         ("SGD", {"lr": 0.1, "weight_decay": -1.0}),
         ("Adam", {"lr": 0.1, "betas": (1.0, 0.999)}),
+        ("Adam", {"lr": 0.1, "betas": (-0.1, 0.999)}),
         ("Adam", {"lr": 0.1, "betas": (0.9, -0.1)}),
         ("Adam", {"lr": 0.1, "betas": (0.9, 1.0)}),
         ("Adam", {"lr": 0.1, "betas": (0.9,)}),
@@ -408,6 +409,18 @@ def test_a_schedule_giving_a_bad_rate_is_refused_before_that_update(engine, bad)
         optimizer.step()
     assert all(np.array_equal(p.data, w) for p, w in zip(params, before, strict=True))
     assert optimizer.global_step == 1
+
+
+@pytest.mark.spec("OPTIM-011")
+@pytest.mark.parametrize("bad", [-0.1, float("nan")])
+def test_a_bad_rate_written_into_a_param_group_is_refused(engine, bad):
+    """Off the CS system a scalar rate may be written into a group (OPTIM-001); a bad one is refused there too."""
+    params = make_params(engine, np.random.default_rng(20))
+    optimizer = engine.optim.SGD(params, lr=0.1)
+    engine.set_target("cpu")
+    with pytest.raises(InvalidInputError):
+        optimizer.param_groups[0]["lr"] = bad
+    assert optimizer.current_lrs() == [np.float32(0.1)]
 
 
 @pytest.mark.spec("OPTIM-011")
