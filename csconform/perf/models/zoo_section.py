@@ -104,6 +104,9 @@ GLU = ("liglu", "geglu", "reglu", "swiglu", "swiglu_clamped")
 NORM_TYPES = {"layernorm": ("layer", True), "rmsnorm": ("rms", False), "biasless-layernorm": ("layer", False)}
 POSITIONS = ("learned", "fixed", "relative", "rotary", "alibi", None)
 MNIST_INPUTS, MNIST_CLASSES = 784, 10
+TRAINER_LAYOUT = (2, 4)
+"""The first release of the trainer layout; the T5 runs of the releases before it (1.x to 2.3.1, the flat
+layout) set the position tables' lengths from the input's when the model section gives none."""
 
 
 def zoo_model(zoo_name: str) -> str | None:
@@ -152,6 +155,8 @@ def model_from_zoo_section(
         raise UnknownNameError(f"{source}: unknown zoo model {shown(zoo_name)}; known: {', '.join(ZOO_FAMILIES)}")
     major = re.search(r"\d+", str(release)) if release is not None else None
     first = major is not None and major.group() == "1"  # "1.9", "Release_1.9.1", "R_1.7.0"
+    line = re.search(r"(\d+)\.(\d+)", str(release)) if release is not None else None
+    flat = first or (line is not None and (int(line[1]), int(line[2])) < TRAINER_LAYOUT)
     model_class = ZOO_FAMILIES[key]
     if target_len is not None and model_class != "t5":
         raise f.error(f"{key} has one sequence; a target length applies to encoder-decoder models (t5, transformer)")
@@ -164,13 +169,13 @@ def model_from_zoo_section(
     elif model_class == "dpr":
         layers = _dpr(f, seq_len)
     elif model_class == "t5":
-        layers = _t5(f, seq_len, target_len, first)
+        layers = _t5(f, seq_len, target_len, first, flat)
     else:
         layers = _decoder(f, model_class, seq_len)
     planned: int | None = None
     longest: int | None = None
     if model_class == "t5":  # planned at the encoder's (source) length; the notes give the decoder's
-        longest, planned = _t5_length(f, "src", seq_len, first)
+        longest, planned = _t5_length(f, "src", seq_len, flat)
     elif model_class != "fc_mnist":
         planned, longest = max(layer.tokens for layer in layers), _longest(f, model_class)
     return ModelSpec(
@@ -517,7 +522,7 @@ def _dpr(f: Fields, seq_len: int | None) -> list[Layer]:
     return layers
 
 
-def _t5(f: Fields, seq_len: int | None, target_len: int | None, first_release: bool) -> list[Layer]:
+def _t5(f: Fields, seq_len: int | None, target_len: int | None, first_release: bool, flat: bool) -> list[Layer]:
     """The zoo's T5 class, which builds ``t5`` and ``transformer`` (the original encoder-decoder).
 
     Read as the release builds it (1.9.1's ``modelzoo/transformers/pytorch/t5/model.py`` and
@@ -532,7 +537,8 @@ def _t5(f: Fields, seq_len: int | None, target_len: int | None, first_release: b
     biased with ``use_ffn_bias`` unless an activation is gelu; both stacks' FFNs are built with
     ``encoder_nonlinearity`` (the release passes it to the decoder layer too); the LM head over the
     target vocabulary without a bias, tied with ``share_embedding_weights``. 1.x releases read most
-    sizes without defaults and take the position tables' lengths from ``train_input``."""
+    sizes without defaults; the releases of the flat layout (``flat``: before 2.4.0) take the position
+    tables' lengths from ``train_input`` when the section gives none."""
     required = first_release  # 1.x's model.py pops the sizes without a default
 
     def size(key: str, quantity: str, default: int, limit: int = MAX_WIDTH) -> int:
@@ -599,13 +605,13 @@ def _t5(f: Fields, seq_len: int | None, target_len: int | None, first_release: b
             UnsupportedModelError,
         )
     kind = f.choice("position_embedding_type", "relative", T5_POSITIONS)
-    source_rows, source_tokens = _t5_length(f, "src", seq_len, required)
-    target_rows, target_tokens = _t5_length(f, "tgt", target_len, required)
+    source_rows, source_tokens = _t5_length(f, "src", seq_len, flat)
+    target_rows, target_tokens = _t5_length(f, "tgt", target_len, flat)
     for side, rows in (("src", source_rows), ("tgt", target_rows)):
         if f.config.get(f"{side}_max_position_embeddings") is None:
             f.notes.append(
                 f"{side}_max_position_embeddings absent: the input's {side}_max_sequence_length ({rows}), as the "
-                "1.x T5 sets it"
+                "flat layout's T5 sets it"
             )
     buckets = (
         f.integer("relative attention buckets", ("relative_attention_num_buckets",), default=32)
@@ -650,12 +656,12 @@ def _t5(f: Fields, seq_len: int | None, target_len: int | None, first_release: b
     return encoder_decoder(encoder, decoder, shared_embedding=shared) + lm_head(decoder, tied=tied, bias=False)
 
 
-def _t5_length(f: Fields, stack: str, tokens: int | None, first_release: bool) -> tuple[int, int]:
+def _t5_length(f: Fields, stack: str, tokens: int | None, flat: bool) -> tuple[int, int]:
     """(position table rows, tokens planned) of T5's ``src`` or ``tgt`` stack: ``{stack}_max_position_embeddings``
-    (1.x: the train_input's ``{stack}_max_sequence_length`` when absent, as its run sets it) and the length
-    asked, at most that."""
+    (in a release of the flat layout, the train_input's ``{stack}_max_sequence_length`` when absent, as its
+    run sets it) and the length asked, at most that."""
     key = f"{stack}_max_position_embeddings"
-    default = tokens if first_release else None
+    default = tokens if flat else None
     rows = f.integer(
         f"{'source' if stack == 'src' else 'target'} positions", (key,), default=default, limit=MAX_SEQUENCE
     )

@@ -39,6 +39,10 @@ T5_1X = {**T5, "decoder_num_hidden_layers": BLOCKS, "encoder_nonlinearity": "rel
 SMALL = VOCAB * D + RELATIVE + BLOCKS * ENCODER_BLOCK + BLOCKS * DECODER_BLOCK + 2 * D
 
 
+def without(section: dict, key: str) -> dict:
+    return {k: v for k, v in section.items() if k != key}
+
+
 def params(release: str | None = None, **change) -> int:
     return model_from_zoo_section({**T5, **change}, release=release).params
 
@@ -114,11 +118,16 @@ def test_a_1x_section_takes_its_position_lengths_from_the_input_and_its_sizes_fr
     learned = {**section, "position_embedding_type": "learned_absolute"}
     model = model_from_zoo_section(learned, release="1.9", seq_len=24, target_len=12)
     assert model.params == SMALL - RELATIVE + (24 + 12) * D and model.seq_len == model.max_seq_len == 24
-    assert "src_max_position_embeddings absent: the input's src_max_sequence_length (24), as the 1.x T5 sets it" in (
-        model.notes
+    assert (
+        "src_max_position_embeddings absent: the input's src_max_sequence_length (24), as the flat layout's T5 sets it"
+        in model.notes
     )
     missing = refusal(model_from_zoo_section, learned, release="1.9")
     assert_refused(missing, ModelConfigError, "src_max_position_embeddings", "src_max_position_embeddings")
+    flat_2x = {**without(learned, "decoder_num_hidden_layers"), "norm_type": "rmsnorm"}
+    assert model_from_zoo_section(flat_2x, release="2.3.1", seq_len=24, target_len=12).params == model.params
+    trainer = refusal(model_from_zoo_section, flat_2x, release="2.4.0", seq_len=24, target_len=12)
+    assert_refused(trainer, ModelConfigError, "src_max_position_embeddings", "src_max_position_embeddings")
     for key in ("d_model", "d_kv", "d_ff", "num_heads", "encoder_num_hidden_layers", "decoder_num_hidden_layers"):
         error = refusal(model_from_zoo_section, {k: v for k, v in section.items() if k != key}, release="1.9")
         assert_refused(error, ModelConfigError, key, key)
