@@ -65,6 +65,9 @@ class ModelSection:
     family: Setting[str] | None
     kind: str  # "zoo" (a Model Zoo model section) or "hf" (a Hugging Face config)
     seq_len: Setting[int] | None = None
+    """The input's sequence length (an encoder-decoder's source length)."""
+    target_len: Setting[int] | None = None
+    """An encoder-decoder's target length (the input's ``tgt_max_sequence_length``)."""
     compute_eval_metrics: Setting[Any] | None = None
     data_processors: tuple[str, ...] = ()
     """The data processors the input sections name (how a flat file's model is recognised)."""

@@ -18,6 +18,9 @@ from csconform.perf.models.zoo_section import ZOO_FAMILIES
 from csconform.userconfig.release_data import knowledge, release_names
 
 FINE_TUNING = ("classifier", "token_classifier", "extractive_summarization", "qa")
+FAMILY_FOLDER_DEPTH = 3
+"""Folders above ``configs`` that may name the model: the zoo's deepest is ``bert/fine_tuning/qa/configs``.
+Looking no higher keeps a folder of the user's own (a checkout named ``t5``, ``bert``) from naming it."""
 
 
 @dataclass(frozen=True)
@@ -31,14 +34,14 @@ class Family:
 
 def family_from_path(path: str) -> str | None:
     """The Model Zoo model a params file belongs to, from its folder (``.../gpt3/configs/x.yaml``):
-    the nearest folder above ``configs`` that names a zoo model (with its fine-tuning task for BERT),
-    else the folder holding ``configs`` itself."""
+    the nearest of the :data:`FAMILY_FOLDER_DEPTH` folders above ``configs`` that names a zoo model (with
+    its fine-tuning task for BERT), else the folder holding ``configs`` itself."""
     parts = [p.lower() for p in PurePath(path).parts]
     if "configs" not in parts:
         return None
     before = parts[: len(parts) - 1 - parts[::-1].index("configs")]
     known = {name.lower(): name for name in ZOO_FAMILIES if "/" not in name}
-    for index in range(len(before) - 1, -1, -1):
+    for index in range(len(before) - 1, max(len(before) - 1 - FAMILY_FOLDER_DEPTH, -1), -1):
         if before[index] in known:
             family = known[before[index]]
             task = next((p for p in before[index + 1 :] if p in FINE_TUNING), None)

@@ -95,9 +95,10 @@ def build_model(run: RunDescription, family: Family | None) -> ModelSpec:
     """The performance model's description of the run's model (a typed error when it has none)."""
     if run.model is None:
         raise CsConformError("the file has no model section")
-    seq_len = run.model.seq_len.value if run.model.seq_len is not None else None
-    if not is_integer(seq_len):
-        seq_len = None
+    seq_len, target_len = (
+        setting.value if setting is not None and is_integer(setting.value) else None
+        for setting in (run.model.seq_len, run.model.target_len)
+    )
     if run.model.kind == "hf":
         return model_from_config(run.model.fields.value, seq_len=seq_len, name=PurePath(run.file).stem)
     if family is None:
@@ -117,6 +118,7 @@ def build_model(run: RunDescription, family: Family | None) -> ModelSpec:
             family=family.name,
             source=f"{run.file}: {run.model.fields.origin.key}",
             seq_len=seq_len,
+            target_len=target_len,
             name=PurePath(run.file).stem,
             release=f"{major}.x" if major == "1" else run.release.name,
             tensorflow=tensorflow,

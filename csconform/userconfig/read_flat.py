@@ -91,7 +91,9 @@ def read_flat(doc: ConfigFile, release: Release) -> RunDescription:
             fields=Setting(model, doc.origin(("model",))),
             family=_family(doc),
             kind="zoo",
-            seq_len=doc.setting(("train_input", "max_sequence_length")),
+            seq_len=doc.setting(("train_input", "max_sequence_length"))
+            or doc.setting(("train_input", "src_max_sequence_length")),
+            target_len=doc.setting(("train_input", "tgt_max_sequence_length")),
             compute_eval_metrics=doc.setting(("model", "compute_eval_metrics")),
             data_processors=tuple(
                 str(processor.value)

@@ -93,7 +93,9 @@ def read_trainer(doc: ConfigFile, release: Release) -> RunDescription:
             fields=Setting(model, doc.origin((*INIT, "model"))),
             family=None if name is None else Setting(str(name.value), name.origin),
             kind="zoo",
-            seq_len=doc.setting((*FIT, "train_dataloader", "max_sequence_length")),
+            seq_len=doc.setting((*FIT, "train_dataloader", "max_sequence_length"))
+            or doc.setting((*FIT, "train_dataloader", "src_max_sequence_length")),
+            target_len=doc.setting((*FIT, "train_dataloader", "tgt_max_sequence_length")),
             compute_eval_metrics=doc.setting((*INIT, "model", "compute_eval_metrics")),
             data_processors=tuple(
                 str(processor.value)

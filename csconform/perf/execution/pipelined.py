@@ -251,7 +251,7 @@ def _pipeline(
             rect=r,
             compute_cycles_per_sample=c,
             communication_cycles_per_sample=2
-            * (k.input_bytes + k.output_bytes)
+            * (k.input_bytes + k.memory_bytes + k.output_bytes)
             / (min(r.width, r.height) * w.link_bytes_per_cycle),
         )
         for k, d, n, m, r, c in zip(

@@ -2,7 +2,7 @@
 
 A transformer block's layers share one ``group`` and become one kernel; its costs are the sums of
 its layers' (:mod:`csconform.perf.models.layer`), and its edges are the first layer's input and the
-last layer's output.
+last layer's output (and, in an encoder-decoder's decoder block, the encoder output its cross-attention reads).
 """
 
 from __future__ import annotations
@@ -83,6 +83,11 @@ class KernelCost:
     def input_bytes(self) -> float:
         """Forward edge into the stage: the first layer's input."""
         return self.layers[0].input_bytes
+
+    @functools.cached_property
+    def memory_bytes(self) -> float:
+        """Forward edges into the stage besides the first layer's: the encoder output its cross-attentions read."""
+        return sum(layer.memory_bytes for layer in self.layers)
 
     @functools.cached_property
     def output_bytes(self) -> float:

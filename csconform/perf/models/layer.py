@@ -19,7 +19,13 @@ kind                    in_features           out_features         tokens
 with grouped-query or multi-query attention, ``kv_features`` the width of the K and V projections
 (kv heads x d_head; 0 means the query width); ``bias`` is the Q, K, V biases' and ``output_bias``
 the output projection's (``None``: the same as ``bias``); ``window`` caps the keys a query attends
-to (sliding-window attention; 0: the whole sequence); ``heads`` is informative. ``conv`` uses
+to (sliding-window attention; 0: the whole sequence); ``heads`` is informative. ``kv_tokens`` makes
+the attention a cross-attention: its keys and values are projected from that many positions of
+another sequence (an encoder-decoder's decoder attends to the encoder's output, which has the source
+length while the decoder runs over the target length; 0: the layer's own ``tokens``, self-attention).
+One field is the whole difference: the K and V projections and the score matrix scale with the key
+positions, the rest with ``tokens``, and the encoder output is an extra input the layer saves for the
+K and V weight gradients (``memory_bytes``). ``conv`` uses
 ``kernel_size`` (square) and ``stride`` (its input has tokens x stride^2 pixels).
 A ``dense`` layer with ``experts`` > 1 is the layer of a mixture of experts: it owns ``experts``
 copies of its weights and each token goes through ``experts_per_token`` of them, so its parameters
@@ -45,7 +51,8 @@ T x T scores instead of storing them).
 So the training FLOPs of one sequence of T tokens are (the "6N + attention" formula)
 3 x [2 T N_matmul + 4 T K q per attention layer + 8 T f per norm] + T d per embedding table,
 where N_matmul counts the matrix weights a token uses (a tied LM head's included, inactive experts
-not), K = min(T, window) the keys per query, q the query width and f a norm's features; the last
+not), K = min(T, window) the keys per query, q the query width and f a norm's features (a
+cross-attention projects its K and V at the S encoder positions, not at T, and K = S); the last
 term is the embedding's backward scatter-add (its forward is a lookup). A scored head adds
 (4 + 2) T V for its softmax cross-entropy over V logits.
 """
@@ -97,6 +104,7 @@ class Layer:
     q_features: int = 0
     output_bias: bool | None = None
     window: int = 0
+    kv_tokens: int = 0
     experts: int = 1
     experts_per_token: int = 1
     scored: bool = False
@@ -110,7 +118,7 @@ class Layer:
             raise InvalidInputError(f"layer {self.name}: {self.kind} needs in_features == out_features")
         if self.kind == "attention" and self.heads < 1:
             raise InvalidInputError(f"layer {self.name}: attention needs heads >= 1, got {self.heads}")
-        for label in ("kv_features", "q_features", "window"):
+        for label in ("kv_features", "q_features", "window", "kv_tokens"):
             value = check_integer(f"layer {self.name}: {label}", getattr(self, label), minimum=0)
             if value and self.kind != "attention":
                 raise InvalidInputError(f"layer {self.name}: {label} applies to attention only")
@@ -138,9 +146,14 @@ class Layer:
         return self.kv_features or self.query_features
 
     @functools.cached_property
+    def key_positions(self) -> int:
+        """Positions the keys and values are projected from: the encoder's for cross-attention, else ``tokens``."""
+        return self.kv_tokens or self.tokens
+
+    @functools.cached_property
     def keys_per_query(self) -> int:
-        """Keys one query attends to: the sequence, or the sliding window when it is shorter."""
-        return min(self.tokens, self.window) if self.window else self.tokens
+        """Keys one query attends to: the key positions, or the sliding window when it is shorter."""
+        return min(self.key_positions, self.window) if self.window else self.key_positions
 
     # --- parameters --------------------------------------------------------------------------------
 
@@ -184,8 +197,9 @@ class Layer:
         if self.kind == "dense":
             return float(FLOPS_PER_MAC * i * o * t * self.experts_per_token) + self.loss_forward_flops
         if self.kind == "attention":
-            projections = FLOPS_PER_MAC * (2 * i * self.query_features + 2 * i * self.key_value_features) * t
-            return float(projections) + self.attention_core_forward_flops
+            queries = 2 * i * self.query_features * t  # Q and the output projection, at every query
+            keys = 2 * i * self.key_value_features * self.key_positions  # K and V, at every key position
+            return float(FLOPS_PER_MAC * (queries + keys)) + self.attention_core_forward_flops
         if self.kind == "layer_norm":
             return float(LAYER_NORM_FLOPS_PER_ELEMENT * i * t)
         if self.kind == "embedding":
@@ -197,7 +211,7 @@ class Layer:
         """Forward FLOPs of Q K^T and softmax(.) V for one sample: the part of attention with no weights.
 
         Every query meets ``keys_per_query`` keys (the whole sequence, as the 6N + attention formula
-        counts it, or the sliding window)."""
+        counts it, the sliding window, or the encoder's positions for cross-attention)."""
         if self.kind != "attention":
             return 0.0
         return float(FLOPS_PER_MAC * 2 * self.tokens * self.keys_per_query * self.query_features)
@@ -256,13 +270,21 @@ class Layer:
         return float(ACTIVATION_BYTES * self.out_features * self.tokens * self.experts_per_token)
 
     @functools.cached_property
+    def memory_bytes(self) -> float:
+        """The encoder output a cross-attention reads, for one sample (0 for every other layer): a second
+        input edge, beside the sequence it runs over."""
+        return float(ACTIVATION_BYTES * self.in_features * self.kv_tokens)
+
+    @functools.cached_property
     def activation_bytes_per_sample(self) -> float:
-        """Saved for the backward pass, per sample: the input (attention: + Q, K, V, context)."""
+        """Saved for the backward pass, per sample: the input (attention: + Q, K, V, context, and the
+        encoder output a cross-attention projects K and V from)."""
         if self.kind == "embedding":
             return self.input_bytes
         if self.kind == "attention":
-            saved = self.in_features + 2 * self.query_features + 2 * self.key_value_features
-            return float(ACTIVATION_BYTES * saved * self.tokens)
+            queries = (self.in_features + 2 * self.query_features) * self.tokens
+            keys = 2 * self.key_value_features * self.key_positions
+            return float(ACTIVATION_BYTES * (queries + keys)) + self.memory_bytes
         return self.input_bytes
 
 

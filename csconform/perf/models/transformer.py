@@ -10,6 +10,9 @@ embedding or not; BERT's heads).
 :class:`Transformer` holds those choices; :func:`trunk` (or :func:`blocks`, for inputs embedded
 elsewhere) and the head builders turn them into :class:`~csconform.perf.models.layer.Layer`
 records, one group (pipeline stage) per block.
+An encoder-decoder (T5, the original Transformer) is two of them: the encoder over the source
+sequence and the decoder over the target, whose blocks also attend to the encoder's output
+(``cross_attention_tokens``); :func:`encoder_decoder` builds both stacks around one token table or two.
 
 Parameter counts follow from the choices alone, so the readers only have to get the choices right;
 the unit tests compare them with the published checkpoints.
@@ -18,7 +21,7 @@ the unit tests compare them with the published checkpoints.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from csconform.perf.models.layer import Layer, active_params, total_params
 
@@ -78,20 +81,18 @@ class Transformer:
     final_norm: bool = True
     post_norms: bool = False
     """A norm on the attention's and on the MLP's output too, before each residual add (Gemma 2: four per block)."""
+    cross_attention_tokens: int = 0
+    """Encoder positions every block attends to after its self-attention, through a norm and a
+    cross-attention of its own (an encoder-decoder's decoder; 0: none)."""
 
 
 def trunk(t: Transformer) -> list[Layer]:
     """Embeddings, the blocks and the final norm (no output head)."""
     d, n = t.width, t.tokens
     table = t.embedding_width or d
-    layers = [Layer("embedding", t.vocab, table, n, name="token_embeddings", group="embeddings")]
-    if t.position_table:
-        layers.append(Layer("embedding", t.position_table, d, n, name="position_embeddings", group="embeddings"))
+    layers = [Layer("embedding", t.vocab, table, n, name="token_embeddings", group="embeddings"), *_positions(t)]
     if t.token_types:
         layers.append(Layer("embedding", t.token_types, d, n, name="token_type_embeddings", group="embeddings"))
-    if t.relative_position_buckets:
-        buckets, heads = t.relative_position_buckets, t.attention.heads
-        layers.append(Layer("embedding", buckets, heads, n, name="relative_position_bias", group="embeddings"))
     if t.embedding_width:
         layers.append(Layer("dense", table, d, n, name="project_in", bias=False, group="embeddings"))
     if t.embedding_norm:
@@ -107,6 +108,30 @@ def blocks(t: Transformer) -> list[Layer]:
         layers += _block(t, index)
     if t.final_norm:
         layers.append(_norm(t, t.width, t.tokens, "ln_f", "head"))
+    return layers
+
+
+def encoder_decoder(encoder: Transformer, decoder: Transformer, *, shared_embedding: bool) -> list[Layer]:
+    """An encoder-decoder without its head (:func:`lm_head` of ``decoder``): the token table (one both
+    sequences look up when ``shared_embedding``, else one each), each stack's positions, the encoder's
+    blocks and final norm, then the decoder's blocks (attending to ``decoder.cross_attention_tokens``
+    encoder positions) and final norm. Names and kernel groups start with ``encoder.`` or ``decoder.``."""
+    d = encoder.width
+    if shared_embedding:
+        both = encoder.tokens + decoder.tokens
+        tables = [Layer("embedding", encoder.vocab, d, both, name="token_embeddings", group="embeddings")]
+    else:
+        tables = [
+            Layer("embedding", t.vocab, d, t.tokens, name=f"{stack}.token_embeddings", group="embeddings")
+            for stack, t in (("encoder", encoder), ("decoder", decoder))
+        ]
+    layers = [*tables, *_positions(encoder, "encoder."), *_positions(decoder, "decoder.")]
+    for index in range(encoder.layers):
+        layers += _block(encoder, index, "encoder.")
+    layers.append(_norm(encoder, d, encoder.tokens, "encoder.ln_f", "encoder.ln_f"))
+    for index in range(decoder.layers):
+        layers += _block(decoder, index, "decoder.")
+    layers.append(_norm(decoder, d, decoder.tokens, "decoder.ln_f", "head"))
     return layers
 
 
@@ -158,26 +183,43 @@ def _norm(t: Transformer, features: int, tokens: int, name: str, group: str) -> 
     return Layer("layer_norm", features, features, tokens, name=name, group=group, bias=bias)
 
 
-def _block(t: Transformer, index: int) -> list[Layer]:
-    g, d, n, a, m = f"block{index}", t.width, t.tokens, t.attention, t.mlp
-    windowed = a.window and (a.windowed_layers is None or index in a.windowed_layers)
-    layers = [_norm(t, d, n, f"{g}.ln1", g)]
-    layers.append(
-        Layer(
-            "attention",
-            d,
-            d,
-            n,
-            name=f"{g}.attn",
-            heads=a.heads,
-            group=g,
-            bias=a.qkv_bias,
-            output_bias=a.output_bias,
-            q_features=a.heads * a.head_dim,
-            kv_features=a.kv_heads * a.head_dim,
-            window=a.window if windowed else 0,
-        )
+def _positions(t: Transformer, prefix: str = "") -> list[Layer]:
+    """A learned position table and a relative-position bias (one value per head and bucket), when ``t`` has them."""
+    layers, n = [], t.tokens
+    if t.position_table:
+        layers.append(Layer("embedding", t.position_table, t.width, n, name=f"{prefix}position_embeddings"))
+    if t.relative_position_buckets:
+        buckets, heads = t.relative_position_buckets, t.attention.heads
+        layers.append(Layer("embedding", buckets, heads, n, name=f"{prefix}relative_position_bias"))
+    return [replace(layer, group="embeddings") for layer in layers]
+
+
+def _attention(t: Transformer, name: str, group: str, window: int = 0, kv_tokens: int = 0) -> Layer:
+    a, d = t.attention, t.width
+    return Layer(
+        "attention",
+        d,
+        d,
+        t.tokens,
+        name=name,
+        heads=a.heads,
+        group=group,
+        bias=a.qkv_bias,
+        output_bias=a.output_bias,
+        q_features=a.heads * a.head_dim,
+        kv_features=a.kv_heads * a.head_dim,
+        window=window,
+        kv_tokens=kv_tokens,
     )
+
+
+def _block(t: Transformer, index: int, prefix: str = "") -> list[Layer]:
+    g, d, n, a, m = f"{prefix}block{index}", t.width, t.tokens, t.attention, t.mlp
+    windowed = a.window and (a.windowed_layers is None or index in a.windowed_layers)
+    layers = [_norm(t, d, n, f"{g}.ln1", g), _attention(t, f"{g}.attn", g, window=a.window if windowed else 0)]
+    if t.cross_attention_tokens:
+        layers.append(_norm(t, d, n, f"{g}.ln_cross", g))
+        layers.append(_attention(t, f"{g}.cross_attn", g, kv_tokens=t.cross_attention_tokens))
     if a.qk_norm:
         layers += [
             _norm(t, a.head_dim, n * a.heads, f"{g}.q_norm", g),
@@ -190,19 +232,19 @@ def _block(t: Transformer, index: int) -> list[Layer]:
     up = 2 * m.width if m.gated else m.width
     if m.experts > 1:
         layers.append(Layer("dense", d, m.experts, n, name=f"{g}.router", bias=m.router_bias, group=g))
-        layers += _ffn(f"{g}.experts", d, up, m, n, m.experts, m.experts_per_token)
+        layers += _ffn(f"{g}.experts", g, d, up, m, n, m.experts, m.experts_per_token)
         if m.shared_experts:
-            layers += _ffn(f"{g}.shared_experts", d, up, m, n, m.shared_experts, m.shared_experts)
+            layers += _ffn(f"{g}.shared_experts", g, d, up, m, n, m.shared_experts, m.shared_experts)
     else:
-        layers += _ffn(g, d, up, m, n, 1, 1)
+        layers += _ffn(g, g, d, up, m, n, 1, 1)
     if t.post_norms:
         layers.append(_norm(t, d, n, f"{g}.mlp_out_ln", g))
     return layers
 
 
-def _ffn(prefix: str, d: int, up: int, m: MLP, tokens: int, experts: int, per_token: int) -> list[Layer]:
-    """The two dense layers of an MLP (of ``experts`` experts, ``per_token`` of them used per token)."""
-    g, b = prefix.split(".")[0], m.bias
+def _ffn(prefix: str, g: str, d: int, up: int, m: MLP, tokens: int, experts: int, per_token: int) -> list[Layer]:
+    """The two dense layers of an MLP (of ``experts`` experts, ``per_token`` of them used per token), in group ``g``."""
+    b = m.bias
     return [
         Layer(
             "dense", d, up, tokens, name=f"{prefix}.fc1", bias=b, group=g, experts=experts, experts_per_token=per_token

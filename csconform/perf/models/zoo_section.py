@@ -35,6 +35,11 @@ The zoo builds these families from three model classes, and the class decides th
   sinusoids) and a label embedding that condition every block through adaptive LayerNorms (a scale
   and a shift, each a dense layer over the conditioning vector) and two residual gates, a final
   adaptive LayerNorm and a transposed convolution back to the latent's channels;
+* the T5 class (``t5``, and ``transformer``, the original encoder-decoder, which the zoo builds from
+  the same class): an encoder over the source sequence and a decoder over the target whose blocks
+  also attend to the encoder's output, one relative-position bias per stack, no attention or FFN
+  biases unless asked, RMSNorms (1.x: LayerNorms unless ``use_t5_layer_norm``), the LM head tied to
+  the shared token table; the two sequence lengths are ``seq_len`` (source) and ``target_len``;
 * ``fc_mnist``: ``depth`` layers of ``hidden_size`` (or ``hidden_sizes``) from 784 inputs to 10.
 
 Absent keys take the zoo's defaults (2.x's, or 1.x's with ``release="1.x"`` where they differ); keys
@@ -43,9 +48,8 @@ vocabulary, other norm types, sandwich norms in the GPT-J class) are refused wit
 :class:`UnsupportedModelError` naming the key; keys that do not change the architecture (dropout,
 initializers, loss scaling, precision, muP scales, logit soft-capping) are not read. A mixture of
 experts counts every expert in ``params`` and the routed ``top_k`` (plus shared experts) in
-``active_params``; weight streaming moves all of them. Encoder-decoder zoo models (T5, the original
-Transformer) are refused: the performance model plans decoder-only and encoder-only transformers;
-so is DPO, whose frozen reference copy runs forward only.
+``active_params``; weight streaming moves all of them. DPO is refused: its frozen reference copy
+runs forward only, which the performance model does not describe.
 """
 
 from __future__ import annotations
@@ -67,6 +71,7 @@ from csconform.perf.models.transformer import (
     Transformer,
     blocks,
     classifier,
+    encoder_decoder,
     lm_head,
     masked_lm_head,
     moe_note,
@@ -105,17 +110,25 @@ ZOO_FAMILIES: dict[str, str] = {
     "vit_classification": "vit",
     "dit": "dit",
     "fc_mnist": "fc_mnist",
+    "t5": "t5",
+    "transformer": "t5",
 }
 """Zoo model names (a section's ``name:``, or the model folder of a 1.x file) -> the model class that builds them."""
 PRETRAINING = ("bert", "roberta", "esm2")
 """The BERT-class models whose heads are the pre-training heads (masked LM, and NSP unless disable_nsp)."""
-ENCODER_DECODER = ("t5", "transformer", "bart")
 PREFERENCE_TRAINING = ("dpo",)
 """Zoo models that train a ``policy_model`` against a frozen copy of it (not modelled: see the refusal)."""
+T5_NONLINEARITIES = ("relu", "gelu", "reglu", "geglu", "swiglu")
+T5_POSITIONS = ("relative", "fixed", "learned_absolute", None)
+"""What the zoo's T5 class builds: its activations, and the positions modelled (2.x also accepts rotary,
+which its embedding layer cannot build without a rotary_dim the class never passes, and ALiBi)."""
 GLU = ("liglu", "geglu", "reglu", "swiglu", "swiglu_clamped")
 NORM_TYPES = {"layernorm": ("layer", True), "rmsnorm": ("rms", False), "biasless-layernorm": ("layer", False)}
 POSITIONS = ("learned", "fixed", "relative", "rotary", "alibi", None)
 MNIST_INPUTS, MNIST_CLASSES = 784, 10
+TRAINER_LAYOUT = (2, 4)
+"""The first release of the trainer layout; the T5 runs of the releases before it (1.x to 2.3.1, the flat
+layout) set the position tables' lengths from the input's when the model section gives none."""
 
 
 def zoo_model(zoo_name: str) -> str | None:
@@ -127,9 +140,9 @@ def zoo_model(zoo_name: str) -> str | None:
 
 
 def check_zoo_model(zoo_name: str) -> str:
-    """``zoo_name`` if the performance model knows it (or refuses it for a reason of its own, as an
-    encoder-decoder); an option naming a model up front (``validate --model-family``) is checked here."""
-    if zoo_model(zoo_name) is None and _canonical(zoo_name) not in ENCODER_DECODER + PREFERENCE_TRAINING:
+    """``zoo_name`` if the performance model knows it (or refuses it for a reason of its own, as DPO);
+    an option naming a model up front (``validate --model-family``) is checked here."""
+    if zoo_model(zoo_name) is None and _canonical(zoo_name) not in PREFERENCE_TRAINING:
         raise UnknownNameError(f"unknown zoo model {shown(zoo_name)}; known: {', '.join(ZOO_FAMILIES)}")
     return zoo_name
 
@@ -143,15 +156,17 @@ def model_from_zoo_section(
     name: str | None = None,
     release: str | None = None,
     tensorflow: bool = False,
+    target_len: int | None = None,
 ) -> ModelSpec:
     """The model a Model Zoo ``model:`` section describes (see the module docstring).
 
     ``family`` is the zoo model name when the section has no ``name:`` (1.x files: pass the model
     folder; a section's own ``name:`` wins); ``source`` names the section in every error
     (``"params.yaml: trainer.init.model"``); ``seq_len`` is the sequence length to plan at (default:
-    ``max_position_embeddings``); ``release`` ("1.9", "2.10", ...; default the newest) picks the zoo's
-    defaults where releases differ; ``tensorflow`` builds a BERT-class model as the 1.x TensorFlow zoo's
-    ``BertModel`` does (:func:`_bert`)."""
+    ``max_position_embeddings``), the encoder's (source) length for an encoder-decoder, whose decoder
+    runs over ``target_len`` (default: ``tgt_max_position_embeddings``); ``release`` ("1.9", "2.10",
+    ...; default the newest) picks the zoo's defaults where releases differ; ``tensorflow`` builds a
+    BERT-class model as the 1.x TensorFlow zoo's ``BertModel`` does (:func:`_bert`)."""
     f = Fields(model, source)
     stated = model.get("name")
     if stated is not None and not isinstance(stated, str):
@@ -159,13 +174,6 @@ def model_from_zoo_section(
     zoo_name = stated or family
     if zoo_name is None:
         raise f.error(f"missing field name (the zoo model: one of {', '.join(ZOO_FAMILIES)})", "name")
-    if _canonical(zoo_name) in ENCODER_DECODER:
-        raise f.error(
-            f"model {shown(zoo_name)} is an encoder-decoder model, which csconform does not model: its encoder and "
-            "decoder run over inputs and targets of different lengths with cross-attention between them",
-            "name",
-            UnsupportedModelError,
-        )
     if _canonical(zoo_name) in PREFERENCE_TRAINING:
         raise f.error(
             f"model {shown(zoo_name)} trains its policy_model against a frozen copy of it that runs forward only, "
@@ -179,7 +187,11 @@ def model_from_zoo_section(
         raise UnknownNameError(f"{source}: unknown zoo model {shown(zoo_name)}; known: {', '.join(ZOO_FAMILIES)}")
     major = re.search(r"\d+", str(release)) if release is not None else None
     first = major is not None and major.group() == "1"  # "1.9", "Release_1.9.1", "R_1.7.0"
+    line = re.search(r"(\d+)\.(\d+)", str(release)) if release is not None else None
+    flat = first or (line is not None and (int(line[1]), int(line[2])) < TRAINER_LAYOUT)
     model_class = ZOO_FAMILIES[key]
+    if target_len is not None and model_class != "t5":
+        raise f.error(f"{key} has one sequence; a target length applies to encoder-decoder models (t5, transformer)")
     if model_class == "fc_mnist":
         if seq_len is not None:
             raise f.error("fc_mnist has no sequence length to set")
@@ -192,21 +204,28 @@ def model_from_zoo_section(
         layers = _vit(f, seq_len)
     elif model_class == "dit":
         layers = _dit(f, seq_len)
+    elif model_class == "t5":
+        layers = _t5(f, seq_len, target_len, first, flat)
     else:
         layers = _decoder(f, model_class, seq_len)
-    sequence = model_class != "fc_mnist"
+    planned: int | None = None
+    longest: int | None = None
+    if model_class == "t5":  # planned at the encoder's (source) length; the notes give the decoder's
+        longest, planned = _t5_length(f, "src", seq_len, flat)
+    elif model_class != "fc_mnist":
+        planned, longest = max(layer.tokens for layer in layers), _longest(f, model_class, layers)
     return ModelSpec(
         name=name or key,
         layers=tuple(layers),
-        seq_len=max(layer.tokens for layer in layers) if sequence else None,
+        seq_len=planned,
         default_batch=DEFAULT_BATCH,
         published_params=float(total_params(layers)),
         source=f"Model Zoo model section ({source})",
         family=key,
-        max_seq_len=_longest(f, model_class, layers) if sequence else None,
+        max_seq_len=longest,
         notes=tuple(f.notes),
         config=dict(model),
-        rebuild=functools.partial(_rebuild, dict(model), key, source, name, release, tensorflow),
+        rebuild=functools.partial(_rebuild, dict(model), key, source, name, release, tensorflow, target_len),
     )
 
 
@@ -241,10 +260,18 @@ def _rebuild(
     name: str | None,
     release: str | None,
     tensorflow: bool,
+    target_len: int | None,
     seq_len: int,
 ) -> ModelSpec:
     return model_from_zoo_section(
-        model, family=family, source=source, seq_len=seq_len, name=name, release=release, tensorflow=tensorflow
+        model,
+        family=family,
+        source=source,
+        seq_len=seq_len,
+        name=name,
+        release=release,
+        tensorflow=tensorflow,
+        target_len=target_len,
     )
 
 
@@ -278,7 +305,12 @@ def _norm(f: Fields) -> tuple[str, bool]:
         return "rms", False
     if f.flag("use_biasless_norm", False):
         return "layer", False
-    norm = f.config.get("norm_type", "layernorm")
+    return _norm_type(f, "layernorm")
+
+
+def _norm_type(f: Fields, default: str) -> tuple[str, bool]:
+    """(norm kind, shift) from ``norm_type`` (absent: ``default``)."""
+    norm = f.config.get("norm_type", default)
     if not isinstance(norm, str) or norm.lower() not in NORM_TYPES:
         raise f.error(
             f"field norm_type {shown(norm)} is not modelled (known: {', '.join(NORM_TYPES)})",
@@ -321,15 +353,7 @@ def _attention(f: Fields, width: int, heads: int, layers: int) -> Attention:
             f"contradictory fields: attention_inner_dim ({inner}) must be a multiple of num_heads ({heads})",
             "num_heads",
         )
-    groups = heads
-    module = f.choice("attention_module", "aiayn_attention", ("aiayn_attention", "multiquery_attention"))
-    if module == "multiquery_attention":
-        extra = _sub(f, "extra_attention_params")
-        groups = extra.integer("number of key/value groups", ("num_kv_groups",), limit=MAX_WIDTH)
-        if groups > heads or heads % groups:
-            raise extra.error(
-                f"field {extra.key('num_kv_groups')} ({groups}) must divide num_heads ({heads})", "num_kv_groups"
-            )
+    groups = _kv_groups(f, heads)
     window = f.integer("sliding window", ("attention_sliding_window_length",), default=0, minimum=0, limit=MAX_SEQUENCE)
     windowed = None
     if window and f.flag("sliding_window_every_other_decoder_layer", False):
@@ -362,6 +386,20 @@ def _attention(f: Fields, width: int, heads: int, layers: int) -> Attention:
         windowed_layers=windowed,
         qk_norm=qk_norm is not None,
     )
+
+
+def _kv_groups(f: Fields, heads: int) -> int:
+    """Key/value heads: ``heads``, or ``extra_attention_params.num_kv_groups`` with multi-query attention."""
+    module = f.choice("attention_module", "aiayn_attention", ("aiayn_attention", "multiquery_attention"))
+    if module != "multiquery_attention":
+        return heads
+    extra = _sub(f, "extra_attention_params")
+    groups = extra.integer("number of key/value groups", ("num_kv_groups",), limit=MAX_WIDTH)
+    if groups > heads or heads % groups:
+        raise extra.error(
+            f"field {extra.key('num_kv_groups')} ({groups}) must divide num_heads ({heads})", "num_kv_groups"
+        )
+    return groups
 
 
 def _mlp(f: Fields, model_class: str) -> MLP:
@@ -752,6 +790,155 @@ def _pair(f: Fields, key: str, default: tuple[int, int] | None) -> tuple[int, in
         raise f.error(f"field {f.key(key)} must be [height, width], got {shown(value)}", key)
     height, width = f.integers(key, limit=MAX_SEQUENCE)
     return height, width
+
+
+def _t5(f: Fields, seq_len: int | None, target_len: int | None, first_release: bool, flat: bool) -> list[Layer]:
+    """The zoo's T5 class, which builds ``t5`` and ``transformer`` (the original encoder-decoder).
+
+    Read as the release builds it (1.9.1's ``modelzoo/transformers/pytorch/t5/model.py`` and
+    ``t5_model.py``, 2.10.0's ``models/nlp/t5/t5_model.py``): ``extra_ids`` sentinel tokens added to
+    both vocabularies; one token table when ``share_encoder_decoder_embedding``; positions per stack
+    (a relative-position bias of ``relative_attention_num_buckets`` x ``num_heads``, a learned table of
+    ``src_``/``tgt_max_position_embeddings`` rows for ``learned_absolute``, none for the fixed
+    sinusoids); ``num_heads`` heads of ``d_kv``; Q, K, V biases only with
+    ``use_projection_bias_in_attention``, never an output-projection bias; two norms per encoder block
+    and three per decoder block, plus a final norm per stack (RMSNorm unless ``norm_type``; 1.x:
+    LayerNorm when ``use_t5_layer_norm`` is false); the FFN of ``d_ff``, gated for the GLU activations,
+    biased with ``use_ffn_bias`` unless an activation is gelu; both stacks' FFNs are built with
+    ``encoder_nonlinearity`` (the release passes it to the decoder layer too); the LM head over the
+    target vocabulary without a bias, tied with ``share_embedding_weights``. 1.x releases read most
+    sizes without defaults; the releases of the flat layout (``flat``: before 2.4.0) take the position
+    tables' lengths from ``train_input`` when the section gives none."""
+    required = first_release  # 1.x's model.py pops the sizes without a default
+
+    def size(key: str, quantity: str, default: int, limit: int = MAX_WIDTH) -> int:
+        return _size(f, key, quantity, None if required else default, limit=limit)
+
+    def activation(key: str, default: str | None) -> str:
+        value = f.config.get(key)
+        if value is None and default is None:
+            raise f.error(f"missing field {f.key(key)} (one of {', '.join(T5_NONLINEARITIES)})", key)
+        return str(f.choice(key, default, T5_NONLINEARITIES) if value is not None else default)
+
+    width = size("d_model", "model width", 512)
+    heads = size("num_heads", "number of attention heads", 8)
+    head_width = size("d_kv", "attention head width", 64)
+    ffn_width = size("d_ff", "FFN width", 2048, limit=4 * MAX_WIDTH)
+    encoder_layers = size("encoder_num_hidden_layers", "number of encoder layers", 6, limit=MAX_LAYERS)
+    decoder_layers = f.integer(
+        "number of decoder layers",
+        ("decoder_num_hidden_layers",),
+        default=None if required else encoder_layers,
+        limit=MAX_LAYERS,
+    )
+    extra = f.integer("sentinel tokens", ("extra_ids",), default=0, minimum=0, limit=2**24)
+    source_vocab = size("src_vocab_size", "source vocabulary size", 32128, limit=2**24) + extra
+    target_vocab = f.integer("target vocabulary size", ("tgt_vocab_size",), default=source_vocab - extra, limit=2**24)
+    target_vocab += extra
+    if extra:
+        f.notes.append(f"vocabularies: {extra} sentinel tokens (extra_ids) added to each, as the zoo's T5 adds them")
+    shared = f.flag("share_encoder_decoder_embedding", True)
+    if shared and source_vocab != target_vocab:
+        raise f.error(
+            f"contradictory fields: share_encoder_decoder_embedding needs one vocabulary, but src_vocab_size gives "
+            f"{source_vocab} tokens and tgt_vocab_size {target_vocab}",
+            "share_encoder_decoder_embedding",
+        )
+    if not required and f.flag("tie_encoder_decoder", False):
+        raise f.error(
+            "field tie_encoder_decoder = true: the zoo's T5 refuses it (tied encoder and decoder weights are not "
+            "implemented); set it false to plan",
+            "tie_encoder_decoder",
+            UnsupportedModelError,
+        )
+    if required:
+        norm, shift = ("rms", False) if f.flag("use_t5_layer_norm", True) else ("layer", True)
+    else:
+        norm, shift = _norm_type(f, "rmsnorm")
+    encoder_activation = activation("encoder_nonlinearity", None if required else "relu")
+    decoder_activation = activation("decoder_nonlinearity", None if required else encoder_activation)
+    if decoder_activation != encoder_activation:
+        f.notes.append(
+            f"decoder_nonlinearity {decoder_activation} is not what the release builds: its decoder layers take "
+            f"encoder_nonlinearity ({encoder_activation})"
+        )
+    ffn_bias = f.flag("use_ffn_bias", False)
+    if ffn_bias and "gelu" in (encoder_activation, decoder_activation):
+        ffn_bias = False
+        f.notes.append("use_ffn_bias overridden to false with a gelu nonlinearity, as the zoo's T5 does")
+    kind = f.config.get("position_embedding_type", "relative")
+    if kind in ("rotary", "alibi") and not required:
+        raise f.error(
+            f"field position_embedding_type = {shown(kind)}: T5 with {kind} positions is not modelled; "
+            "relative, fixed, learned_absolute or null are",
+            "position_embedding_type",
+            UnsupportedModelError,
+        )
+    kind = f.choice("position_embedding_type", "relative", T5_POSITIONS)
+    source_rows, source_tokens = _t5_length(f, "src", seq_len, flat)
+    target_rows, target_tokens = _t5_length(f, "tgt", target_len, flat)
+    for side, rows in (("src", source_rows), ("tgt", target_rows)):
+        if f.config.get(f"{side}_max_position_embeddings") is None:
+            f.notes.append(
+                f"{side}_max_position_embeddings absent: the input's {side}_max_sequence_length ({rows}), as the "
+                "flat layout's T5 sets it"
+            )
+    buckets = (
+        f.integer("relative attention buckets", ("relative_attention_num_buckets",), default=32)
+        if kind == "relative"
+        else 0
+    )
+    learned = kind == "learned_absolute"
+    attention = Attention(
+        heads,
+        heads if required else _kv_groups(f, heads),  # 1.x's T5 has no attention_module
+        head_width,
+        f.flag("use_projection_bias_in_attention", False),
+        False,
+    )
+    mlp = MLP(ffn_width, gated=encoder_activation in GLU, bias=ffn_bias)
+
+    def stack(layers: int, vocab: int, tokens: int, rows: int, cross: int) -> Transformer:
+        return Transformer(
+            layers,
+            width,
+            vocab,
+            tokens,
+            attention,
+            mlp,
+            norm=norm,
+            norm_bias=shift,
+            position_table=rows if learned else 0,
+            relative_position_buckets=buckets,
+            cross_attention_tokens=cross,
+        )
+
+    encoder = stack(encoder_layers, source_vocab, source_tokens, source_rows, 0)
+    decoder = stack(decoder_layers, target_vocab, target_tokens, target_rows, source_tokens)
+    tied = f.flag("share_embedding_weights", True)
+    f.notes.append(
+        f"encoder-decoder: the encoder over {source_tokens} source tokens, the decoder over {target_tokens} target "
+        "tokens attending to the encoder's output; "
+        + ("one token table for both" if shared else "a token table each")
+        + "; the LM head"
+        + (" tied to the decoder's token table" if tied else " with its own weights")
+    )
+    return encoder_decoder(encoder, decoder, shared_embedding=shared) + lm_head(decoder, tied=tied, bias=False)
+
+
+def _t5_length(f: Fields, stack: str, tokens: int | None, flat: bool) -> tuple[int, int]:
+    """(position table rows, tokens planned) of T5's ``src`` or ``tgt`` stack: ``{stack}_max_position_embeddings``
+    (in a release of the flat layout, the train_input's ``{stack}_max_sequence_length`` when absent, as its
+    run sets it) and the length asked, at most that."""
+    key = f"{stack}_max_position_embeddings"
+    default = tokens if flat else None
+    rows = f.integer(
+        f"{'source' if stack == 'src' else 'target'} positions", (key,), default=default, limit=MAX_SEQUENCE
+    )
+    planned = rows if tokens is None else tokens
+    if not isinstance(planned, int) or isinstance(planned, bool) or not 1 <= planned <= rows:
+        raise f.error(f"the {stack} sequence length must be an integer in 1..{key} ({rows}), got {shown(planned)}", key)
+    return rows, planned
 
 
 def _prefixed(layer: Layer, encoder: str) -> Layer:

@@ -15,3 +15,17 @@ SIZES = {
     "vocab_size": VOCAB,
     "max_position_embeddings": POSITIONS,
 }
+
+SOURCE_POSITIONS, TARGET_POSITIONS, HEAD_WIDTH = 32, 16, 16
+T5_SIZES = {
+    "d_model": D,
+    "encoder_num_hidden_layers": BLOCKS,
+    "num_heads": HEADS,
+    "d_kv": HEAD_WIDTH,
+    "d_ff": FFN,
+    "src_vocab_size": VOCAB,
+    "src_max_position_embeddings": SOURCE_POSITIONS,
+    "tgt_max_position_embeddings": TARGET_POSITIONS,
+}
+"""The same sizes in the keys of the zoo's T5 class (an encoder and a decoder of 2 blocks each, heads of
+16, 32 source and 16 target positions)."""

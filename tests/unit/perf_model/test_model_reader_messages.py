@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from model_refusals import refusal
-from small_zoo_section import SIZES
+from small_zoo_section import SIZES, T5_SIZES
 
 from csconform.errors import InvalidInputError, ModelConfigError, UnknownNameError, UnsupportedModelError
 from csconform.perf.models.fields import MAX_SEQUENCE
@@ -39,6 +39,7 @@ DIT = {
 }
 VIT = {"name": "vision_transformer", "hidden_size": 64, "num_heads": 4, "image_size": [32, 32], "patch_size": [8, 8]}
 MULTIQUERY = {**SECTION, "attention_module": "multiquery_attention"}
+T5 = {"name": "t5", **T5_SIZES}
 TYPES = ", ".join(FAMILIES)
 ZOO = ", ".join(ZOO_FAMILIES)
 
@@ -374,12 +375,50 @@ ZOO_SECTION = [
         f"params.yaml: model: missing field name (the zoo model: one of {ZOO})",
     ),
     row(
-        "zoo-encoder-decoder",
-        section({**SECTION, "name": "Transformer"}),
+        "t5-1x-activation-missing",
+        section({**without(T5, "name"), "decoder_num_hidden_layers": 2}, family="t5", release="1.9"),
+        ModelConfigError,
+        "encoder_nonlinearity",
+        "params.yaml: model: missing field encoder_nonlinearity (one of relu, gelu, reglu, geglu, swiglu)",
+    ),
+    row(
+        "t5-shared-embedding-two-vocabularies",
+        section({**T5, "tgt_vocab_size": 90}),
+        ModelConfigError,
+        "share_encoder_decoder_embedding",
+        "params.yaml: model: contradictory fields: share_encoder_decoder_embedding needs one vocabulary, but "
+        "src_vocab_size gives 100 tokens and tgt_vocab_size 90",
+    ),
+    row(
+        "t5-tied-encoder-decoder",
+        section({**T5, "tie_encoder_decoder": True}),
         UnsupportedModelError,
-        "name",
-        "params.yaml: model: model 'Transformer' is an encoder-decoder model, which csconform does not model: its "
-        "encoder and decoder run over inputs and targets of different lengths with cross-attention between them",
+        "tie_encoder_decoder",
+        "params.yaml: model: field tie_encoder_decoder = true: the zoo's T5 refuses it (tied encoder and decoder "
+        "weights are not implemented); set it false to plan",
+    ),
+    row(
+        "t5-positions-not-modelled",
+        section({**T5, "position_embedding_type": "rotary"}),
+        UnsupportedModelError,
+        "position_embedding_type",
+        "params.yaml: model: field position_embedding_type = 'rotary': T5 with rotary positions is not modelled; "
+        "relative, fixed, learned_absolute or null are",
+    ),
+    row(
+        "t5-length-beyond-positions",
+        section(T5, target_len=17),
+        ModelConfigError,
+        "tgt_max_position_embeddings",
+        "params.yaml: model: the tgt sequence length must be an integer in 1..tgt_max_position_embeddings (16), got 17",
+    ),
+    row(
+        "target-length-of-one-sequence",
+        section(SECTION, target_len=8),
+        ModelConfigError,
+        None,
+        "params.yaml: model: gpt2 has one sequence; a target length applies to encoder-decoder models "
+        "(t5, transformer)",
     ),
     row(
         "zoo-preference-training",

@@ -182,13 +182,11 @@ def test_a_section_s_own_name_wins_over_the_folder():
     assert model_from_zoo_section(neox, family="gptj/continuous_pretraining").params == 20_552_663_040
 
 
-def test_unknown_and_encoder_decoder_models_are_refused():
+def test_unknown_models_are_refused():
     with pytest.raises(UnknownNameError, match="known: gpt2, gpt3"):
         model_from_zoo_section({"name": "mamba"})
     with pytest.raises(UnknownNameError, match="bert/nonsense"):
         model_from_zoo_section({"name": "bert/nonsense"})
-    with pytest.raises(UnsupportedModelError, match="encoder-decoder"):
-        model_from_zoo_section({"name": "t5"})
     with pytest.raises(ModelConfigError, match="missing field name"):
         model_from_zoo_section({"hidden_size": 64})
     with pytest.raises(ModelConfigError, match="object of fields"):

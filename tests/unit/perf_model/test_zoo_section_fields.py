@@ -148,7 +148,6 @@ def test_a_sliding_window_applies_to_the_blocks_the_pattern_names(change, window
 REFUSED = [
     ({"name": 3}, ModelConfigError, "name", ("name", "3")),
     ({"name": None}, ModelConfigError, "name", ("name", *ZOO_FAMILIES)),
-    ({"name": "Transformer"}, UnsupportedModelError, "name", ("'Transformer'", "encoder-decoder")),
     ({"attention_inner_dim": 66}, ModelConfigError, "num_heads", ("attention_inner_dim", "66", "num_heads", "4")),
     (
         {"attention_module": "multiquery_attention", "extra_attention_params": {"num_kv_groups": 3}},

@@ -77,6 +77,8 @@ def test_the_model_folder_names_the_family() -> None:
     assert family_from_path("a/bert/fine_tuning/classifier/configs/x.yaml") == "bert/classifier"
     assert family_from_path("src/cerebras/modelzoo/models/nlp/t5/configs/t5_base.yaml") == "t5"
     assert family_from_path("my/own/params.yaml") is None
+    # a folder of the user's above the zoo's own layout names no model (here a checkout named t5)
+    assert family_from_path("/home/t5/zoo/vision/pytorch/unet/configs/params.yaml") == "unet"
 
 
 def test_the_training_options_of_a_config_json_make_a_schedule(tmp_path: Path, catalogue: Catalogue) -> None:
