@@ -185,6 +185,9 @@ def model_from_zoo_section(
     key = zoo_model(zoo_name)
     if key is None:
         raise UnknownNameError(f"{source}: unknown zoo model {shown(zoo_name)}; known: {', '.join(ZOO_FAMILIES)}")
+    # frozen layers run forward (and backward, for what they feed) but get no gradient step: every reader's
+    # count and cost assume all layers train
+    _refuse_unless(f, "freeze", None, "frozen layers")
     major = re.search(r"\d+", str(release)) if release is not None else None
     first = major is not None and major.group() == "1"  # "1.9", "Release_1.9.1", "R_1.7.0"
     line = re.search(r"(\d+)\.(\d+)", str(release)) if release is not None else None

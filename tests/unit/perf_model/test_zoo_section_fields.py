@@ -208,6 +208,7 @@ REFUSED = [
         ("norm_first_sandwich", "True", "sandwich norms outside the GPT-2 class"),
     ),
     ({"name": "dpo"}, UnsupportedModelError, "name", ("'dpo'", "policy_model", "frozen")),
+    ({"freeze": ["^transformer_decoder"]}, UnsupportedModelError, "freeze", ("freeze", "frozen layers")),
     ({"attention_sink_tokens": 4}, ModelConfigError, "attention_sink_tokens", ("attention_sliding_window_length",)),
     (
         {"num_extra_input_vocab_tokens": 5},
@@ -564,6 +565,7 @@ def test_each_vision_transformer_key_adds_or_removes_what_it_describes(change, d
         ({"image_size": 32}, ModelConfigError, "image_size", ("image_size", "[height, width]", "32")),
         ({"patch_size": [8, 0]}, ModelConfigError, "patch_size", ("patch_size",)),
         ({"layerscale_value": 0.1}, UnsupportedModelError, "layerscale_value", ("layerscale_value", "LayerScale")),
+        ({"freeze": ["^vit_model"]}, UnsupportedModelError, "freeze", ("freeze", "'^vit_model'", "frozen layers")),
         ({"position_embedding_type": "rotary"}, ModelConfigError, "position_embedding_type", ("'rotary'",)),
     ],
 )
