@@ -9,10 +9,10 @@ projection's bias), ``use_ffn_bias``, ``nonlinearity`` (``swiglu`` and the other
 gated), ``attention_module: multiquery_attention`` with ``extra_attention_params.num_kv_groups``,
 ``norm_type`` (1.x: ``use_rms_norm``, ``use_biasless_norm``), ``moe: {num_experts, top_k}``, ...
 
-The zoo builds these families from three model classes, and the class decides the defaults:
+The zoo builds these families from a few model classes, and the class decides the defaults:
 
-* the GPT-2 class (``gpt2``, ``gpt3``, ``llama``, ``mistral``, ``mixtral``, ``mpt``, ``gemma2``, ...): learned
-  positions, biases everywhere, a LayerNorm before attention and one before the MLP (and one after
+* the GPT-2 class (``gpt2``, ``gpt3``, ``llama``, ``mistral``, ``mixtral``, ``mpt``, ``gemma2``, ...):
+  learned positions, biases everywhere, a LayerNorm before attention and one before the MLP (and one after
   each with ``norm_first_sandwich``, as Gemma 2 sets), a final norm, an LM head tied to the token
   embedding (``share_embedding_weights``, with ``use_bias_in_output``);
 * the GPT-J class (``gptj``, ``gpt-neox``, ``falcon``): rotary positions, attention and MLP in
@@ -44,7 +44,7 @@ The zoo builds these families from three model classes, and the class decides th
 
 Absent keys take the zoo's defaults (2.x's, or 1.x's with ``release="1.x"`` where they differ); keys
 that change the architecture in ways not modelled here (cross-attention layers, extra input
-vocabulary, other norm types, sandwich norms in the GPT-J class) are refused with an
+vocabulary, other norm types, sandwich norms in the GPT-J class, frozen layers) are refused with an
 :class:`UnsupportedModelError` naming the key; keys that do not change the architecture (dropout,
 initializers, loss scaling, precision, muP scales, logit soft-capping) are not read. A mixture of
 experts counts every expert in ``params`` and the routed ``top_k`` (plus shared experts) in
