@@ -32,6 +32,7 @@ from csconform.perf.hardware import check_cluster_size, get_wafer
 from csconform.perf.models.zoo_section import position_table_length
 from csconform.userconfig.description import RunDescription, SchedulerConfig, Setting
 from csconform.userconfig.package_api import package_api
+from csconform.userconfig.performance import model_family
 from csconform.userconfig.release_data import ModelConfigClass, ReleaseKnowledge, first_release, knowledge
 from csconform.userconfig.schedule import SEQUENTIAL, Schedule, ScheduleNotRunnable, build, evaluation_steps
 from csconform.userconfig.schedulers import class_name
@@ -662,8 +663,6 @@ def _check_evaluation(run: RunDescription, found: Findings) -> None:
 
 def check_sequence_length(run: RunDescription, found: Findings) -> None:
     """CONFIG-066: the training sequences are no longer than the model's position table."""
-    from csconform.userconfig.performance import model_family
-
     model = run.model
     family = model_family(run)
     if model is None or model.seq_len is None or family is None or not is_integer(model.seq_len.value):

@@ -625,10 +625,8 @@ def _vit(f: Fields, seq_len: int | None) -> list[Layer]:
     heads = _size(f, "num_heads", "number of attention heads", 12)
     image = _pair(f, "image_size", (224, 224))
     patch = _pair(f, "patch_size", (16, 16))
-    if image[0] % patch[0] or image[1] % patch[1]:
-        raise f.error(f"contradictory fields: image_size {list(image)} is not a multiple of patch_size {list(patch)}")
+    patches = _patch_grid(f, "image_size", image, patch)
     channels = f.integer("number of channels", ("num_channels",), default=3, limit=2**16)
-    patches = (image[0] // patch[0]) * (image[1] // patch[1])
     cls = f.flag("prepend_cls_token", True)
     tokens = patches + int(cls)
     if tokens > MAX_SEQUENCE:
@@ -705,8 +703,7 @@ def _dit(f: Fields, seq_len: int | None) -> list[Layer]:
         "latent channels", ("latent_channels",), limit=2**16
     )
     patch = _pair(f, "patch_size", (16, 16))
-    if latent[0] % patch[0] or latent[1] % patch[1]:
-        raise f.error(f"contradictory fields: latent_size {list(latent)} is not a multiple of patch_size {list(patch)}")
+    patches = _patch_grid(f, "latent_size", latent, patch)
     if patch[0] != patch[1]:
         raise f.error(
             f"field patch_size {list(patch)}: the regression head's transposed convolution over non-square patches "
@@ -714,7 +711,6 @@ def _dit(f: Fields, seq_len: int | None) -> list[Layer]:
             "patch_size",
             UnsupportedModelError,
         )
-    patches = (latent[0] // patch[0]) * (latent[1] // patch[1])
     if seq_len is not None and seq_len != patches:
         raise f.error(f"seq_len {shown(seq_len)} is not the {patches} patches that latent_size and patch_size give")
     for key in ("nonlinearity", "encoder_nonlinearity"):  # 2.x's trainer classes read the first, 2.0's the second
@@ -768,6 +764,13 @@ def _dit(f: Fields, seq_len: int | None) -> list[Layer]:
         "each block's two adaptive LayerNorms and two gates are dense layers over the timestep and label embedding"
     )
     return layers
+
+
+def _patch_grid(f: Fields, key: str, size: tuple[int, int], patch: tuple[int, int]) -> int:
+    """The patches an image (or a latent) of ``size`` is cut into: ``patch_size`` must tile it."""
+    if size[0] % patch[0] or size[1] % patch[1]:
+        raise f.error(f"contradictory fields: {key} {list(size)} is not a multiple of patch_size {list(patch)}")
+    return (size[0] // patch[0]) * (size[1] // patch[1])
 
 
 def _patch_positions(f: Fields, model: str) -> str | None:
