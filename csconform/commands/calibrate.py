@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from csconform.output_guard import write_csv, write_text
-from csconform.perf.calibration.band import bands, grouped_cross_validation
+from csconform.perf.calibration.band import bands, grouped_cross_validation, judged_evidence
 from csconform.perf.calibration.fit import calibration_record, error, fit, fitted_runs, worst
 from csconform.perf.calibration.measured_runs import measured_csv, read_measured, runs
 from csconform.perf.execution.efficiency import calibration_path, check_calibration_record, fitted, forget_calibration
@@ -79,11 +79,13 @@ def run(arguments: argparse.Namespace) -> int:
             write_csv(frame, arguments.csv, "--csv", index=False)
         return 0
     path = Path(arguments.measured) if arguments.measured else measured_csv()
-    data = fitted_runs(runs(read_measured(path)))
+    table = runs(read_measured(path))
+    data = fitted_runs(table)
     full = fit(data)
     grouped = grouped_cross_validation(data, progress=_progress("grouped cross-validation"))
     band = bands(grouped)
-    record = calibration_record(path, full, band, list(grouped.fits.values()))
+    judged = judged_evidence(table, full.calibration, band) if len(table) > len(data) else None
+    record = calibration_record(path, full, band, list(grouped.fits.values()), judged=judged)
     for name, entry in record["parameters"].items():
         relative = entry["relative_standard_error"]
         spread = "unknown: the runs do not pin it down" if relative is None else f"{100 * relative:.0f} %"
@@ -97,6 +99,12 @@ def run(arguments: argparse.Namespace) -> int:
         print(f"  leave one {name} out: error {entry['error']:.3f} (worst {entry['worst']:.3f})")
     classes = ", ".join(f"{key} x{entry['factor']:.3g}" for key, entry in band["classes"].items())
     print(f"band ({100 * band['coverage']:.0f} % of held-out predictions): x{band['factor']:.3g}; {classes}")
+    for wafer, entry in (judged or {"wafers": {}})["wafers"].items():
+        print(
+            f"  runs kept to judge on {wafer}: {entry['judged_runs']} (fitted: {entry['fitted_runs']}), median "
+            f"predicted / measured {entry['median_ratio']:.3g}, worst x{entry['worst']:.3g}, "
+            f"{entry['inside_band']} inside their band"
+        )
     if arguments.write or arguments.write_shipped:
         check_calibration_record(record, "the fit")  # a non-finite or implausible fit is never stored
         document = json.dumps(record, indent=2, allow_nan=False) + "\n"

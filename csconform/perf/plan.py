@@ -32,7 +32,7 @@ from typing import Any
 
 from csconform.arguments import check_integer
 from csconform.errors import InvalidInputError
-from csconform.perf.calibration.band import stated_band
+from csconform.perf.calibration.band import stated_band, wafer_caveat
 from csconform.perf.execution.efficiency import Calibration, calibration_record, fitted
 from csconform.perf.execution.pipelined import PipelineResult, kernels_fit_pipelined, pipelined_from_kernels
 from csconform.perf.execution.streaming import StreamingResult, weight_streaming_from_kernels
@@ -249,6 +249,9 @@ def _plan(
     limit = binding_limit(result)
     if limit == "input":
         notes = [*notes, _input_note(result)]
+    caveat = wafer_caveat(w.name, w.system) if cal == fitted() else None
+    if caveat is not None:
+        notes = [*notes, caveat]
     return Plan(
         model=spec.name,
         wafer=w.name,

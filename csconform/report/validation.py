@@ -127,6 +127,31 @@ def band_table(runs_table: pd.DataFrame, record: dict[str, Any]) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
+def judged_table(runs_table: pd.DataFrame) -> pd.DataFrame:
+    """The runs kept to judge (no fit saw them), by wafer generation: how many, their error and worst
+    ratio, how many lie inside the band a plan states for them, and the median ratio (above 1: the model
+    is too fast there). A wafer generation of few fitted runs is where the model extrapolates through
+    its presets: this is what the public record says of that."""
+    judged = runs_table[runs_table["use"] == "judge"]
+    fitted_by_wafer = runs_table[runs_table["use"] == "fit"].groupby("wafer").size()
+    rows = []
+    for wafer, group in judged.groupby("wafer", sort=True):
+        logs = np.log(group["ratio"].to_numpy(dtype=float))
+        rows.append(
+            {
+                "wafer": wafer,
+                "fitted_runs": int(fitted_by_wafer.get(wafer, 0)),
+                "judged_runs": len(group),
+                "error": error(logs),
+                "worst": worst(logs),
+                "median_ratio": float(np.exp(np.median(logs))),
+                "inside_band": int(group["inside_band"].sum()),
+            }
+        )
+    columns = ["wafer", "fitted_runs", "judged_runs", "error", "worst", "median_ratio", "inside_band"]
+    return pd.DataFrame(rows, columns=columns)
+
+
 def release_table(record: dict[str, Any]) -> pd.DataFrame:
     """Per release generation of the fitted runs (2.0.x: every 2.0 release): how many weight-streaming runs
     state it, whether they determine a figure of its own
@@ -308,6 +333,7 @@ def validation_tables(data: list[Run], cross_validate: bool = True) -> dict[str,
         "runs": runs_table,
         "groups": group_table(record),
         "bands": band_table(runs_table, record),
+        "judged": judged_table(runs_table),
         "releases": release_table(record),
         "parameters": parameter_table(),
         "modes": mode_table(data),

@@ -13,6 +13,11 @@ The band a plan states is :data:`COVERAGE` of the held-out predictions of :data:
 those give none): the factor ``b`` such that that share of ``|log(predicted / measured)|`` lies within
 ``log b``; one band per execution mode and family class (:func:`family_class`) that has at least
 :data:`MIN_BAND_RUNS` held-out predictions, else the band of every run.
+
+The band comes from fitted runs only, so it cannot measure a system the calibration barely covers.
+The runs kept to judge (never fitted) can: :func:`judged_evidence` records, per wafer generation, how
+far they were from their predictions, and a plan on a wafer of fewer than :data:`MIN_BAND_RUNS` fitted
+runs quotes it (:func:`wafer_caveat`) beside the band, which it leaves as it is.
 """
 
 from __future__ import annotations
@@ -211,6 +216,50 @@ def bands(validation: GroupedValidation, coverage: float = COVERAGE) -> dict[str
         "classes": classes,
         "groupings": groupings,
     }
+
+
+def judged_evidence(data: Sequence[Any], cal: Calibration, band: dict[str, Any]) -> dict[str, Any]:
+    """Per wafer generation of the runs kept to judge: how many runs the calibration fitted on it, how many
+    it judged, the median and worst ratio predicted / measured under ``cal`` and how many lie inside the
+    band (``band``: :func:`bands`) a plan states for them. Nothing here feeds a prediction or the band."""
+    wafers: dict[str, Any] = {}
+    for wafer in sorted({str(run.wafer) for run in data if run.use == "judge"}):
+        judged = [run for run in data if run.use == "judge" and run.wafer == wafer]
+        logs = np.array([math.log(run.predict(cal) / run.measured_samples_per_s) for run in judged])
+        factors = np.array([_class_factor(band, run.mode, _family(run)) for run in judged])
+        wafers[wafer] = {
+            "fitted_runs": sum(1 for run in data if run.use != "judge" and run.wafer == wafer),
+            "judged_runs": len(judged),
+            "median_ratio": round(math.exp(float(np.median(logs))), 4),
+            "worst": round(worst(logs), 4),
+            "inside_band": int(np.sum(np.abs(logs) <= np.log(factors))),
+        }
+    return {
+        "method": "the runs whose use is 'judge', predicted by this fit (which never saw them), by wafer generation; "
+        "ratio = predicted / measured samples/s",
+        "wafers": wafers,
+    }
+
+
+def _class_factor(band: dict[str, Any], mode: str, family: str) -> float:
+    entry = band["classes"].get(band_key(mode, family))
+    return float(entry["factor"] if isinstance(entry, dict) else band["factor"])
+
+
+def wafer_caveat(wafer: str, system: str, record: dict[str, Any] | None = None) -> str | None:
+    """A plan's note on a wafer generation the calibration fits fewer than :data:`MIN_BAND_RUNS` runs of,
+    quoting the runs kept to judge on it (None where there are enough fitted runs or no judged one)."""
+    stored = (record if record is not None else calibration_record()).get("judged", {}).get("wafers", {})
+    entry = stored.get(wafer)
+    if not isinstance(entry, dict) or entry["fitted_runs"] >= MIN_BAND_RUNS:
+        return None
+    median = entry["median_ratio"]
+    pace = f"{median:.2f} times as fast as measured" if median >= 1 else f"{1 / median:.2f} times slower than measured"
+    return (
+        f"the calibration fits {entry['fitted_runs']} run(s) on a {system}, so the band is that of the other systems: "
+        f"the {entry['judged_runs']} public {system} runs kept to judge the model were predicted at a median of "
+        f"{pace} (worst x{entry['worst']:.2f}), {entry['inside_band']} of them inside their band"
+    )
 
 
 def stated_band(mode: str, family: str, record: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -241,10 +241,12 @@ def calibration_record(
     band: dict[str, Any],
     held_out_fits: Sequence[Calibration],
     today: datetime.date | None = None,
+    judged: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The calibration file's contents: values, units, meanings, the data, the fit and its errors, and
     (``band``, from :func:`csconform.perf.calibration.band.bands`) the grouped cross-validation and the
-    error band plans state; each figure's range is over ``held_out_fits``, the fits that left a group out."""
+    error band plans state; each figure's range is over ``held_out_fits``, the fits that left a group out.
+    ``judged`` (:func:`~csconform.perf.calibration.band.judged_evidence`): what the runs kept to judge say."""
     digest = hashlib.sha256(read_bytes(path, MAX_MEASURED_BYTES, "measured-runs table (CSV)")).hexdigest()
     shipped = Path(path).resolve() == measured_csv().resolve()
     parameters = {
@@ -280,4 +282,6 @@ def calibration_record(
             for g, count in (full.release_runs or {}).items()
         },
     }
+    if judged is not None:
+        record["judged"] = judged
     return record

@@ -4,8 +4,9 @@ A measured-runs table (the calibration set ``csconform/perf/measured/calibration
 with its columns) lists one training run per row: ``model``, ``layers``, ``d_model``, ``heads``,
 ``seq_len``, ``global_batch``, ``systems``, ``system`` (CS-1/2/3) and the measured ``samples_per_s``.
 Optional columns refine the model: ``execution_mode``, ``release`` (the software release the run
-used, empty when its source does not say), ``vocab_size``, ``ffn``, ``kv_heads`` and ``config`` (a zoo
-name or a config file, which then replaces the shape columns); ``source`` names where the run was
+used, empty when its source does not say), ``vocab_size``, ``ffn``, ``kv_heads``, ``tied_embeddings``
+(``yes`` when the LM head shares the token embedding's weights, ``no``; empty: the family's default)
+and ``config`` (a zoo name or a config file, which then replaces the shape columns); ``source`` names where the run was
 published (the paper or the training series; the ``reference`` column gives the exact document), and
 ``use`` says what the run is for: ``fit`` (empty: the same) or ``judge``, a run no fit ever sees, kept
 to judge the predictions.
@@ -61,8 +62,9 @@ REQUIRED_COLUMNS = (
     "samples_per_s",
 )
 SHIPPED_SOURCE = (
-    "Zhang et al., IEEE HPEC 2024 (arXiv 2409.00287, one CS-2) and ALCF's public Cerebras training logs "
-    "(CS-2 and CS-3, releases 1.7.1 to 2.5.1); each row names its source and reference"
+    "Zhang et al., IEEE HPEC 2024 (arXiv 2409.00287, one CS-2), ALCF's public Cerebras training logs "
+    "(CS-2 and CS-3, releases 1.7.1 to 2.5.1) and an HPC Asia 2027 artifact's CS-3 logs (release 2.10.0); "
+    "each row names its source and reference"
 )
 
 
@@ -81,6 +83,8 @@ INTEGER_COLUMNS = {
 }
 """Integer columns of a measured-runs table and the largest value each may hold (far above any run)."""
 OPTIONAL_INTEGER_COLUMNS = {"vocab_size": 2**24, "ffn": 2**22, "kv_heads": 2**16}
+TIED_EMBEDDINGS = {"yes": True, "no": False}
+"""The values of ``tied_embeddings`` (an empty cell: the family's default)."""
 USES = ("fit", "judge")
 """What a run is for: fitted by the calibration, or kept out of every fit to judge its predictions."""
 MAX_SAMPLES_PER_S = 1e9
@@ -156,6 +160,10 @@ def read_measured(path: str | Path) -> pd.DataFrame:
             if use not in USES:
                 raise InvalidInputError(f"{where}: column 'use' must be one of {', '.join(USES)} or empty, got {use!r}")
             row["use"] = use
+            tied = str(row.get("tied_embeddings", "") or "").strip().lower()
+            if tied and tied not in TIED_EMBEDDINGS:
+                raise InvalidInputError(f"{where}: column 'tied_embeddings' must be yes, no or empty, got {tied!r}")
+            row["tied_embeddings"] = tied
             release = str(row.get("release", "") or "").strip()
             if release:
                 parse_release(release)  # a release number, or refused naming the cell
@@ -171,7 +179,8 @@ def read_measured(path: str | Path) -> pd.DataFrame:
         rows.append(row)
     if not rows:
         raise InputFileError(f"{path}: no measured runs")
-    return pd.DataFrame(rows, columns=[*header, *(c for c in ("use", "release") if c not in header)])
+    added = ("use", "release", "tied_embeddings")
+    return pd.DataFrame(rows, columns=[*header, *(c for c in added if c not in header)])
 
 
 def _text(row: pd.Series, column: str) -> str:
@@ -192,6 +201,7 @@ def row_config(row: pd.Series) -> dict[str, Any]:
     name = str(row["model"]).lower().replace("-", "_")
     layers, width, heads, seq = int(row["layers"]), int(row["d_model"]), int(row["heads"]), int(row["seq_len"])
     vocab, ffn, kv = (_optional_int(row, c) for c in ("vocab_size", "ffn", "kv_heads"))
+    tied = _text(row, "tied_embeddings").lower()
     if "bert" in name:  # the measured BERT runs fine-tune a classifier (SST-2)
         return {
             "model_type": "bert",
@@ -213,6 +223,7 @@ def row_config(row: pd.Series) -> dict[str, Any]:
             "intermediate_size": ffn or 256 * math.ceil(int(8 * width / 3) / 256),  # Llama's multiple_of = 256
             "vocab_size": vocab or 32000,
             "max_position_embeddings": max(4096, seq),
+            "tie_word_embeddings": TIED_EMBEDDINGS.get(tied, False),
         }
     if "neox" in name or "pythia" in name:
         return {
@@ -223,6 +234,7 @@ def row_config(row: pd.Series) -> dict[str, Any]:
             "intermediate_size": ffn or 4 * width,
             "vocab_size": vocab or 50432,
             "max_position_embeddings": max(2048, seq),
+            "tie_word_embeddings": TIED_EMBEDDINGS.get(tied, False),
         }
     family = "gptj" if "gptj" in name or "gpt_j" in name else "gpt2" if "gpt" in name else None
     if family is None:
@@ -238,7 +250,7 @@ def row_config(row: pd.Series) -> dict[str, Any]:
         "n_inner": ffn,
         "vocab_size": vocab or (50400 if family == "gptj" else 50257),
         "n_positions": max(2048, seq),
-        "tie_word_embeddings": family == "gpt2",
+        "tie_word_embeddings": TIED_EMBEDDINGS.get(tied, family == "gpt2"),
     }
 
 

@@ -25,9 +25,23 @@ from model_refusals import names
 import csconform.perf.calibration.band as band_module
 import csconform.perf.calibration.fit as calibrate
 from csconform.errors import InputFileError, InvalidInputError
-from csconform.perf.calibration.band import MAX_FOLDS, GroupedValidation, HeldOut, bands, grouped_cross_validation
+from csconform.perf.calibration.band import (
+    MAX_FOLDS,
+    GroupedValidation,
+    HeldOut,
+    bands,
+    grouped_cross_validation,
+    judged_evidence,
+)
 from csconform.perf.calibration.fit import calibration_record, determined, fit
-from csconform.perf.calibration.measured_runs import SHIPPED_SOURCE, measured_csv, read_measured, row_config, runs
+from csconform.perf.calibration.measured_runs import (
+    SHIPPED_SOURCE,
+    measured_csv,
+    read_measured,
+    row_config,
+    row_model,
+    runs,
+)
 from csconform.perf.execution.efficiency import PARAMETERS, Calibration
 from csconform.perf.execution.pipelined import pipelined
 
@@ -113,8 +127,8 @@ def test_a_table_with_carriage_return_line_ends_reads_as_one_with_newlines(tmp_p
 
 def _bad_cell(tmp_path: Path, cells: dict[str, str]) -> tuple[Path, str]:
     """A table whose third line has ``cells``, and the refusal of it."""
-    columns = HEADER.split(",") + ["ffn", "kv_heads", "vocab_size", "use"]
-    good = dict(zip(columns, GOOD.split(",") + ["", "", "", ""], strict=True))
+    columns = HEADER.split(",") + ["ffn", "kv_heads", "vocab_size", "tied_embeddings", "use"]
+    good = dict(zip(columns, GOOD.split(",") + ["", "", "", "", ""], strict=True))
     bad = {**good, "id": "r2", **cells}
     path = _table(tmp_path, ",".join(columns), ",".join(good.values()), ",".join(bad[c] for c in columns))
     return path, _refusal(path)
@@ -127,6 +141,7 @@ def _bad_cell(tmp_path: Path, cells: dict[str, str]) -> tuple[Path, str]:
         ({"layers": "0"}, "column 'layers' must lie in 1..10000, got '0'"),
         ({"samples_per_s": "fast"}, "column 'samples_per_s' must be a finite number in (0, 1e+09], got 'fast'"),
         ({"use": "train"}, "column 'use' must be one of fit, judge or empty, got 'train'"),
+        ({"tied_embeddings": "maybe"}, "column 'tied_embeddings' must be yes, no or empty, got 'maybe'"),
         ({"id": " "}, "column 'id' is empty"),
     ],
 )
@@ -172,8 +187,9 @@ def test_the_cells_the_model_reads_become_numbers_at_their_limits(tmp_path) -> N
     row = frame.iloc[0]
     assert (row["layers"], row["d_model"], row["ffn"], row["kv_heads"], row["vocab_size"]) == (10000, 256, 1024, 2, "")
     assert row["samples_per_s"] == 1e9 and isinstance(row["samples_per_s"], float)
-    assert list(frame.columns) == HEADER.split(",") + ["ffn", "kv_heads", "vocab_size", "use", "release"]
-    assert (row["use"], row["release"]) == ("fit", "")
+    added = ["use", "release", "tied_embeddings"]
+    assert list(frame.columns) == HEADER.split(",") + ["ffn", "kv_heads", "vocab_size", *added]
+    assert (row["use"], row["release"], row["tied_embeddings"]) == ("fit", "", "")
 
 
 # --- a row's model and prediction -----------------------------------------------------------------
@@ -187,6 +203,19 @@ def test_llama_rows_round_the_ffn_up_to_a_multiple_of_256(width: int) -> None:
     )
     ffn = config["intermediate_size"]
     assert ffn % 256 == 0 and ffn - 256 < int(8 * width / 3) <= ffn
+
+
+@pytest.mark.parametrize(
+    ("model", "tied", "shared"),
+    [("llama", "yes", True), ("llama", "", False), ("neox", "YES", True), ("gpt2", "no", False), ("gpt2", "", True)],
+)
+def test_a_tied_head_shares_the_token_embeddings_weights(model: str, tied: str, shared: bool) -> None:
+    """``tied_embeddings`` (Llama 3.2 1B ties its LM head, Llama 3 8B does not): a tied head adds no
+    parameters of its own; an empty cell keeps the family's default (GPT-2 tied, Llama and NeoX not)."""
+    shape = {"id": "r", "model": model, "layers": 2, "d_model": 256, "heads": 4, "seq_len": 8, "vocab_size": 1000}
+    with_cell = row_model(pd.Series({**shape, "tied_embeddings": tied})).params
+    untied = row_model(pd.Series({**shape, "tied_embeddings": "no"})).params
+    assert untied - with_cell == (1000 * 256 if shared else 0)
 
 
 @pytest.mark.parametrize("model", ["gptj-6b", "GPTJ", "gpt_j", "GPT-J-6B"])
@@ -512,7 +541,9 @@ def test_each_grouped_fit_starts_from_the_given_figures(starts) -> None:
 def test_the_record_of_the_shipped_set_names_it_as_the_shipped_calibration_does() -> None:
     shipped = json.loads((Path(calibrate.__file__).parent / "calibration.json").read_text(encoding="utf-8"))
     result = fit(_power_law_runs(7))
-    record = calibration_record(measured_csv(), result, _band_of(result), [result.calibration])
+    band = _band_of(result)
+    judged = judged_evidence([], result.calibration, band)
+    record = calibration_record(measured_csv(), result, band, [result.calibration], judged=judged)
     assert record["data"]["file"] == shipped["data"]["file"] == "csconform/perf/measured/calibration.csv"
     assert record["data"]["source"] == shipped["data"]["source"] == SHIPPED_SOURCE
     assert record["data"]["sha256"] == shipped["data"]["sha256"]

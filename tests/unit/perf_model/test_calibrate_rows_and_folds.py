@@ -99,6 +99,7 @@ def _synthetic(indices: tuple[int, ...] = SUBSET) -> list[Run]:
                 "intermediate_size": 11008,
                 "vocab_size": 32000,
                 "max_position_embeddings": 4096,
+                "tie_word_embeddings": False,
             },
         ),
         (
@@ -112,6 +113,7 @@ def _synthetic(indices: tuple[int, ...] = SUBSET) -> list[Run]:
                 "intermediate_size": 16384,
                 "vocab_size": 50432,
                 "max_position_embeddings": 2048,
+                "tie_word_embeddings": False,
             },
         ),
         (

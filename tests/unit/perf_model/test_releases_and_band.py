@@ -5,13 +5,23 @@ later one's, and a plan prints the band of its mode and model class and the limi
 
 from __future__ import annotations
 
+import dataclasses
+from types import SimpleNamespace
+
 import pytest
 
 from csconform.cli import main as cli_main
-from csconform.errors import InvalidInputError
-from csconform.perf.calibration.band import band_factor, family_class, stated_band
+from csconform.errors import InputFileError, InvalidInputError
+from csconform.perf.calibration.band import (
+    MIN_BAND_RUNS,
+    band_factor,
+    family_class,
+    judged_evidence,
+    stated_band,
+    wafer_caveat,
+)
 from csconform.perf.calibration.fit import free_figures, release_runs
-from csconform.perf.execution.efficiency import Calibration, calibration_record, fitted
+from csconform.perf.execution.efficiency import Calibration, calibration_record, check_calibration_record, fitted
 from csconform.perf.plan import plan
 from csconform.perf.releases import (
     REFERENCE_GENERATION,
@@ -173,3 +183,87 @@ def test_a_plan_states_the_band_of_its_mode_and_class_from_the_calibration_recor
     assert streamed.band["worst"] == entry["worst"] >= entry["factor"]
     unmeasured = stated_band("pipelined", "llama")  # no pipelined decoder was measured: every run's band
     assert unmeasured["factor"] == record["factor"] and "no measured pipelined/decoder run" in unmeasured["from"]
+
+
+# --- what the runs kept to judge say, by wafer generation ------------------------------------------------
+
+
+@dataclasses.dataclass
+class _Judged:
+    """A run as judged_evidence reads it: its wafer, use, mode, family and a prediction."""
+
+    wafer: str
+    use: str
+    predicted: float
+    measured_samples_per_s: float
+    mode: str = "weight_streaming"
+    family: str = "gpt2"
+
+    @property
+    def model(self) -> SimpleNamespace:
+        return SimpleNamespace(family=self.family)
+
+    def predict(self, cal: Calibration) -> float:
+        return self.predicted
+
+
+BAND = {"factor": 3.0, "classes": {"weight_streaming/decoder": {"factor": 1.5}}}
+
+
+def test_the_judged_runs_are_summed_up_per_wafer_with_the_band_of_their_class() -> None:
+    data = [
+        _Judged("wse2", "fit", 1.0, 1.0),
+        _Judged("wse3", "judge", 2.0, 1.0),  # x2: outside the decoder band (1.5)
+        _Judged("wse3", "judge", 1.0, 1.0),
+        _Judged("wse3", "judge", 1.0, 2.5, family="bert"),  # /2.5: inside every run's band (3.0)
+        _Judged("wse2", "judge", 1.2, 1.0),
+    ]
+    evidence = judged_evidence(data, fitted(), BAND)["wafers"]
+    assert evidence["wse3"] == {
+        "fitted_runs": 0,
+        "judged_runs": 3,
+        "median_ratio": 1.0,
+        "worst": 2.5,
+        "inside_band": 2,
+    }
+    assert evidence["wse2"] == {"fitted_runs": 1, "judged_runs": 1, "median_ratio": 1.2, "worst": 1.2, "inside_band": 1}
+
+
+def _record_with(wafers: dict) -> dict:
+    return {**calibration_record(), "judged": {"method": "test", "wafers": wafers}}
+
+
+ENTRY = {"fitted_runs": 1, "judged_runs": 6, "median_ratio": 1.88, "worst": 2.28, "inside_band": 3}
+
+
+def test_a_wafer_the_calibration_barely_fits_gets_the_judged_runs_quoted() -> None:
+    caveat = wafer_caveat("wse3", "CS-3", _record_with({"wse3": ENTRY}))
+    assert caveat == (
+        "the calibration fits 1 run(s) on a CS-3, so the band is that of the other systems: the 6 public CS-3 runs "
+        "kept to judge the model were predicted at a median of 1.88 times as fast as measured (worst x2.28), "
+        "3 of them inside their band"
+    )
+
+
+def test_a_wafer_of_enough_fitted_runs_or_no_judged_run_gets_no_caveat() -> None:
+    enough = {**ENTRY, "fitted_runs": MIN_BAND_RUNS}
+    assert wafer_caveat("wse2", "CS-2", _record_with({"wse2": enough})) is None
+    assert wafer_caveat("wse3", "CS-3", _record_with({"wse2": ENTRY})) is None
+    slow = wafer_caveat("wse3", "CS-3", _record_with({"wse3": {**ENTRY, "median_ratio": 0.5}}))
+    assert slow is not None and "2.00 times slower than measured" in slow
+
+
+def test_a_plan_on_a_wafer_the_shipped_calibration_barely_fits_quotes_its_judged_runs() -> None:
+    wafers = calibration_record()["judged"]["wafers"]
+    assert wafers["wse3"]["fitted_runs"] < MIN_BAND_RUNS <= wafers["wse2"]["fitted_runs"]
+    on_cs3 = plan("gpt3_xl", wafer="wse3", batch=64)
+    assert [note for note in on_cs3.notes if "kept to judge" in note] == [wafer_caveat("wse3", "CS-3")]
+    assert not any("kept to judge" in note for note in plan("gpt3_xl", wafer="wse2", batch=64).notes)
+    given = fitted().with_values(layer_latency_s=0.001)  # figures the caller gives: not the record's runs
+    assert not any("kept to judge" in note for note in plan("gpt3_xl", wafer="wse3", batch=64, calibration=given).notes)
+
+
+def test_a_record_whose_judged_entry_is_not_counts_and_ratios_is_refused() -> None:
+    for bad in ({**ENTRY, "worst": 0}, {**ENTRY, "judged_runs": True}, {**ENTRY, "median_ratio": "x"}, "wse3"):
+        with pytest.raises(InputFileError, match="'judged'"):
+            check_calibration_record(_record_with({"wse3": bad}), "calibration.json")
