@@ -107,7 +107,10 @@ def test_each_performance_page_shows_the_csv_tables_beside_it():
         validation["Grouped cross-validation and the band (2)"], _csv("performance_validation_bands.csv")
     )
     assert_table_shows(
-        validation["Grouped cross-validation and the band (3)"], _csv("performance_validation_releases.csv")
+        validation["Grouped cross-validation and the band (3)"], _csv("performance_validation_judged.csv")
+    )
+    assert_table_shows(
+        validation["Grouped cross-validation and the band (4)"], _csv("performance_validation_releases.csv")
     )
     scaling = _csv("performance_validation_scaling.csv")
     shown = scaling[scaling["systems"].isin([1, 2, 16, 192, 2048])]
