@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from csconform.output_guard import write_csv, write_text
-from csconform.perf.calibration.band import bands, grouped_cross_validation, judged_evidence
+from csconform.perf.calibration.band import bands, grouped_cross_validation, judged_evidence, judged_ratios
 from csconform.perf.calibration.fit import calibration_record, error, fit, fitted_runs, worst
 from csconform.perf.calibration.measured_runs import measured_csv, read_measured, runs
 from csconform.perf.execution.efficiency import calibration_path, check_calibration_record, fitted, forget_calibration
@@ -82,9 +82,10 @@ def run(arguments: argparse.Namespace) -> int:
     table = runs(read_measured(path))
     data = fitted_runs(table)
     full = fit(data)
+    ratios = judged_ratios(table, full.calibration)
     grouped = grouped_cross_validation(data, progress=_progress("grouped cross-validation"))
     band = bands(grouped)
-    judged = judged_evidence(table, full.calibration, band) if len(table) > len(data) else None
+    judged = judged_evidence(table, ratios, band) if ratios else None
     record = calibration_record(path, full, band, list(grouped.fits.values()), judged=judged)
     for name, entry in record["parameters"].items():
         relative = entry["relative_standard_error"]

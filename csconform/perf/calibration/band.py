@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from csconform.errors import InvalidInputError
+from csconform.errors import CsConformError, InvalidInputError
 from csconform.perf.calibration.fit import START, Predictable, error, fit, worst
 from csconform.perf.execution.efficiency import Calibration, calibration_record
 from csconform.perf.models.zoo_section import ZOO_FAMILIES
@@ -218,18 +218,34 @@ def bands(validation: GroupedValidation, coverage: float = COVERAGE) -> dict[str
     }
 
 
-def judged_evidence(data: Sequence[Any], cal: Calibration, band: dict[str, Any]) -> dict[str, Any]:
-    """Per wafer generation of the runs kept to judge: how many runs the calibration fitted on it, how many
-    it judged, the median and worst ratio predicted / measured under ``cal`` and how many lie inside the
-    band (``band``: :func:`bands`) a plan states for them. Nothing here feeds a prediction or the band."""
+def judged_ratios(data: Sequence[Any], cal: Calibration) -> dict[str, float]:
+    """Each run kept to judge (``use`` is ``judge``) by id: predicted / measured samples/s under ``cal``.
+    A run the model cannot plan is refused naming it (before any cross-validation is spent)."""
+    ratios = {}
+    for run in data:
+        if run.use != "judge":
+            continue
+        try:
+            ratios[run.id] = run.predict(cal) / run.measured_samples_per_s
+        except CsConformError as exc:
+            raise type(exc)(f"run {run.id!r}, kept to judge: {exc}") from None
+    return ratios
+
+
+def judged_evidence(data: Sequence[Any], ratios: dict[str, float], band: dict[str, Any]) -> dict[str, Any]:
+    """Per wafer generation of the runs kept to judge (``ratios``: :func:`judged_ratios`): how many runs
+    of ``data`` the calibration fitted on it, how many it judged, their median and worst ratio and how
+    many lie inside the band (``band``: :func:`bands`) a plan states for them. Nothing here feeds a
+    prediction or the band."""
+    judged = [run for run in data if run.id in ratios]
     wafers: dict[str, Any] = {}
-    for wafer in sorted({str(run.wafer) for run in data if run.use == "judge"}):
-        judged = [run for run in data if run.use == "judge" and run.wafer == wafer]
-        logs = np.array([math.log(run.predict(cal) / run.measured_samples_per_s) for run in judged])
-        factors = np.array([_class_factor(band, run.mode, _family(run)) for run in judged])
+    for wafer in sorted({str(run.wafer) for run in judged}):
+        on_wafer = [run for run in judged if run.wafer == wafer]
+        logs = np.array([math.log(ratios[run.id]) for run in on_wafer])
+        factors = np.array([_class_factor(band, run.mode, _family(run)) for run in on_wafer])
         wafers[wafer] = {
             "fitted_runs": sum(1 for run in data if run.use != "judge" and run.wafer == wafer),
-            "judged_runs": len(judged),
+            "judged_runs": len(on_wafer),
             "median_ratio": round(math.exp(float(np.median(logs))), 4),
             "worst": round(worst(logs), 4),
             "inside_band": int(np.sum(np.abs(logs) <= np.log(factors))),

@@ -542,7 +542,7 @@ def test_the_record_of_the_shipped_set_names_it_as_the_shipped_calibration_does(
     shipped = json.loads((Path(calibrate.__file__).parent / "calibration.json").read_text(encoding="utf-8"))
     result = fit(_power_law_runs(7))
     band = _band_of(result)
-    judged = judged_evidence([], result.calibration, band)
+    judged = judged_evidence([], {}, band)
     record = calibration_record(measured_csv(), result, band, [result.calibration], judged=judged)
     assert record["data"]["file"] == shipped["data"]["file"] == "csconform/perf/measured/calibration.csv"
     assert record["data"]["source"] == shipped["data"]["source"] == SHIPPED_SOURCE

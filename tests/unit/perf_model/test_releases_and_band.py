@@ -6,17 +6,19 @@ later one's, and a plan prints the band of its mode and model class and the limi
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from types import SimpleNamespace
 
 import pytest
 
 from csconform.cli import main as cli_main
-from csconform.errors import InputFileError, InvalidInputError
+from csconform.errors import CapacityError, InputFileError, InvalidInputError
 from csconform.perf.calibration.band import (
     MIN_BAND_RUNS,
     band_factor,
     family_class,
     judged_evidence,
+    judged_ratios,
     stated_band,
     wafer_caveat,
 )
@@ -188,6 +190,9 @@ def test_a_plan_states_the_band_of_its_mode_and_class_from_the_calibration_recor
 # --- what the runs kept to judge say, by wafer generation ------------------------------------------------
 
 
+_IDS = itertools.count()
+
+
 @dataclasses.dataclass
 class _Judged:
     """A run as judged_evidence reads it: its wafer, use, mode, family and a prediction."""
@@ -198,6 +203,7 @@ class _Judged:
     measured_samples_per_s: float
     mode: str = "weight_streaming"
     family: str = "gpt2"
+    id: str = dataclasses.field(default_factory=lambda: f"run{next(_IDS)}")
 
     @property
     def model(self) -> SimpleNamespace:
@@ -205,6 +211,15 @@ class _Judged:
 
     def predict(self, cal: Calibration) -> float:
         return self.predicted
+
+
+def test_a_judged_run_the_model_cannot_plan_is_refused_naming_it() -> None:
+    class Unplannable(_Judged):
+        def predict(self, cal: Calibration) -> float:
+            raise CapacityError("one sample's activations do not fit the wse2 wafer")
+
+    with pytest.raises(CapacityError, match="run 'huge', kept to judge: one sample's activations"):
+        judged_ratios([_Judged("wse2", "judge", 1.0, 1.0), Unplannable("wse2", "judge", 1.0, 1.0, id="huge")], fitted())
 
 
 BAND = {"factor": 3.0, "classes": {"weight_streaming/decoder": {"factor": 1.5}}}
@@ -218,7 +233,7 @@ def test_the_judged_runs_are_summed_up_per_wafer_with_the_band_of_their_class() 
         _Judged("wse3", "judge", 1.0, 2.5, family="bert"),  # /2.5: inside every run's band (3.0)
         _Judged("wse2", "judge", 1.2, 1.0),
     ]
-    evidence = judged_evidence(data, fitted(), BAND)["wafers"]
+    evidence = judged_evidence(data, judged_ratios(data, fitted()), BAND)["wafers"]
     assert evidence["wse3"] == {
         "fitted_runs": 0,
         "judged_runs": 3,
