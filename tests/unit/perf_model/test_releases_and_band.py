@@ -232,6 +232,7 @@ def test_the_judged_runs_are_summed_up_per_wafer_with_the_band_of_their_class() 
         _Judged("wse3", "judge", 1.0, 1.0),
         _Judged("wse3", "judge", 1.0, 2.5, family="bert"),  # /2.5: inside every run's band (3.0)
         _Judged("wse2", "judge", 1.2, 1.0),
+        _Judged("wse1", "judge", 1.5, 1.0),  # on the band's edge: inside
     ]
     evidence = judged_evidence(data, judged_ratios(data, fitted()), BAND)["wafers"]
     assert evidence["wse3"] == {
@@ -242,6 +243,7 @@ def test_the_judged_runs_are_summed_up_per_wafer_with_the_band_of_their_class() 
         "inside_band": 2,
     }
     assert evidence["wse2"] == {"fitted_runs": 1, "judged_runs": 1, "median_ratio": 1.2, "worst": 1.2, "inside_band": 1}
+    assert evidence["wse1"]["inside_band"] == 1
 
 
 def _record_with(wafers: dict) -> dict:
@@ -279,6 +281,13 @@ def test_a_plan_on_a_wafer_the_shipped_calibration_barely_fits_quotes_its_judged
 
 
 def test_a_record_whose_judged_entry_is_not_counts_and_ratios_is_refused() -> None:
-    for bad in ({**ENTRY, "worst": 0}, {**ENTRY, "judged_runs": True}, {**ENTRY, "median_ratio": "x"}, "wse3"):
+    bad_entries = (
+        {**ENTRY, "worst": 0},
+        {**ENTRY, "judged_runs": True},
+        {**ENTRY, "fitted_runs": -1},
+        {**ENTRY, "median_ratio": "x"},
+        "wse3",
+    )
+    for bad in bad_entries:
         with pytest.raises(InputFileError, match="'judged'"):
             check_calibration_record(_record_with({"wse3": bad}), "calibration.json")

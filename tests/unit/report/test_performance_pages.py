@@ -534,6 +534,29 @@ def test_the_parameter_table_is_the_calibration_record(validation_tables: dict[s
         }
 
 
+def test_the_judged_runs_by_wafer_are_those_of_the_runs_table_and_of_the_record(
+    validation_tables: dict[str, pd.DataFrame],
+) -> None:
+    """Each wafer's row: its judged runs' median and worst ratio and how many lie inside their band, as
+    the runs' table gives them, and what calibrate recorded of the same runs (the record's figures are
+    unrounded, the table's rounded to 4 digits)."""
+    runs_table, judged = validation_tables["runs"], validation_tables["judged"]
+    record = calibration_record()["judged"]["wafers"]
+    assert sorted(judged["wafer"]) == sorted(record) == sorted(set(runs_table[runs_table["use"] == "judge"]["wafer"]))
+    for row in judged.to_dict("records"):
+        mine = runs_table[(runs_table["use"] == "judge") & (runs_table["wafer"] == row["wafer"])]
+        ratios = mine["ratio"].to_numpy(dtype=float)
+        assert row["judged_runs"] == len(mine) == record[row["wafer"]]["judged_runs"]
+        assert row["fitted_runs"] == int(((runs_table["use"] == "fit") & (runs_table["wafer"] == row["wafer"])).sum())
+        assert (
+            row["median_ratio"]
+            == pytest.approx(np.exp(np.median(np.log(ratios))))
+            == pytest.approx(record[row["wafer"]]["median_ratio"], rel=1e-3)
+        )
+        assert row["worst"] == pytest.approx(np.exp(np.abs(np.log(ratios)).max()))
+        assert row["inside_band"] == int(mine["inside_band"].sum()) == record[row["wafer"]]["inside_band"]
+
+
 def test_the_batch_sweep_sets_measured_streaming_and_a_resident_pipeline_side_by_side(measured: list) -> None:
     modes = validation.mode_table(measured)
     bert = sorted(
