@@ -90,7 +90,7 @@ def _parity_figure(frame: pd.DataFrame, out: Path) -> Path:
     axes.set_yscale("log")
     axes.set_xlim(low, high)
     axes.set_ylim(low, high)
-    axes.set_xlabel("measured samples/s (one CS-2)")
+    axes.set_xlabel("measured samples/s (CS-2 and CS-3, one or two systems)")
     axes.set_ylabel("predicted samples/s")
     axes.set_title(f"Calibrated model against {len(frame)} measured runs", fontsize=9)
     axes.legend(fontsize=7, loc="upper left")
