@@ -63,8 +63,8 @@ REQUIRED_COLUMNS = (
 )
 SHIPPED_SOURCE = (
     "Zhang et al., IEEE HPEC 2024 (arXiv 2409.00287, one CS-2), ALCF's public Cerebras training logs "
-    "(CS-2 and CS-3, releases 1.7.1 to 2.5.1) and an HPC Asia 2027 artifact's CS-3 logs (release 2.10.0); "
-    "each row names its source and reference"
+    "(CS-2 and CS-3, releases 1.7.1 to 2.5.1), DABench-LLM's working logs (CS-2, 2.3.0), an HPC Asia 2027 "
+    "artifact's and EPCC's CS-3 logs (2.10.0); each row names its source and reference"
 )
 
 
