@@ -6,7 +6,9 @@
 Fitting fits the runs of the table whose ``use`` is not ``judge``, prints the fitted figures and the
 errors (``exp(mean |log(predicted / measured)|)``, and the worst row) of the fit and of grouped
 cross-validation (each model family, source and release left out in turn: one fit per group, not per
-run), and the error band plans state; ``--write PATH`` stores them in PATH, and ``--write-shipped`` replaces the
+run), the error band plans state, and per wafer generation what the runs kept to judge say of the fit
+(predicted right after it, so that a run it cannot plan is named at once); ``--write PATH`` stores them
+in PATH, and ``--write-shipped`` replaces the
 calibration file every plan reads (``csconform/perf/calibration/calibration.json``), which nothing else
 overwrites. A fit with a non-finite or implausible figure is refused, never stored.
 ``--evaluate`` predicts each run of another table with the same columns (runs the fit never saw)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 
 import pandas as pd
@@ -113,3 +114,22 @@ def test_cli_scores_other_measured_runs(tmp_path, capsys):
     assert list(scored["id"]) == list(frame["id"])
     assert (scored["ratio"].between(1 / 1.5, 1.5)).all()
     assert cli_main(["calibrate", "--evaluate", str(tmp_path / "missing.csv")]) == 2
+
+
+def test_a_fit_prints_what_the_runs_kept_to_judge_say_per_wafer(tmp_path, capsys):
+    """The fit's judged-runs line (one template): per wafer, the judged and fitted runs, the median ratio,
+    the worst and how many lie inside their band; the same figures the record keeps."""
+    lines = measured_csv().read_text(encoding="utf-8").splitlines()
+    kept = [lines[0]] + [
+        line for line in lines[1:] if line.startswith(("usc-gpt3-", "alcf-gptj-", "alcf-llama", "dabench-gptj"))
+    ]
+    path = tmp_path / "runs.csv"
+    path.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    record_path = tmp_path / "fit.json"
+    assert cli_main(["calibrate", "--measured", str(path), "--write", str(record_path)]) == 0
+    entry = json.loads(record_path.read_text(encoding="utf-8"))["judged"]["wafers"]["wse2"]
+    assert entry["judged_runs"] == 1 and entry["fitted_runs"] == 16
+    assert (
+        f"  runs kept to judge on wse2: 1 (fitted: 16), median predicted / measured {entry['median_ratio']:.3g}, "
+        f"worst x{entry['worst']:.3g}, {entry['inside_band']} inside their band"
+    ) in capsys.readouterr().out.splitlines()
