@@ -48,7 +48,7 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeGuard
 
 from csconform.documents import check_data, read_document
 from csconform.errors import InputFileError, InvalidInputError
@@ -149,7 +149,7 @@ class Calibration:
         )
 
 
-def _number(value: object) -> bool:
+def _number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -222,7 +222,7 @@ def _judged_entry(entry: Any) -> bool:
     counts = [entry.get(k) for k in ("fitted_runs", "judged_runs", "inside_band")]
     ratios = [entry.get(k) for k in ("median_ratio", "worst")]
     return all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts) and all(
-        isinstance(r, int | float) and not isinstance(r, bool) and 0 < r < math.inf for r in ratios
+        _number(r) and 0 < r < math.inf for r in ratios
     )
 
 
