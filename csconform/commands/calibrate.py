@@ -86,7 +86,7 @@ def run(arguments: argparse.Namespace) -> int:
     full = fit(data)
     ratios = judged_ratios(table, full.calibration)
     grouped = grouped_cross_validation(data, progress=_progress("grouped cross-validation"))
-    band = bands(grouped)
+    band = bands(grouped, data)
     judged = judged_evidence(table, ratios, band) if ratios else None
     record = calibration_record(path, full, band, list(grouped.fits.values()), judged=judged)
     for name, entry in record["parameters"].items():
@@ -104,7 +104,8 @@ def run(arguments: argparse.Namespace) -> int:
     print(f"band ({100 * band['coverage']:.0f} % of held-out predictions): x{band['factor']:.3g}; {classes}")
     for wafer, entry in (judged or {"wafers": {}})["wafers"].items():
         print(
-            f"  runs kept to judge on {wafer}: {entry['judged_runs']} (fitted: {entry['fitted_runs']}), median "
+            f"  runs kept to judge on {wafer}: {entry['judged_runs']} "
+            f"(fitted: {band['fitted_runs_by_wafer'][wafer]}), median "
             f"predicted / measured {entry['median_ratio']:.3g}, worst x{entry['worst']:.3g}, "
             f"{entry['inside_band']} inside their band"
         )

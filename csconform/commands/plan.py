@@ -78,12 +78,14 @@ def summary(result: Plan) -> str:
 
 
 def band_text(samples_per_s: float, band: dict[str, Any]) -> str:
-    """The error band in words: the range, the factor, what share of held-out predictions it covers."""
-    factor = band["factor"]
+    """The error band in words: the range, the factor, what share of held-out predictions it covers, and
+    why its slow side is wider where it is."""
+    factor, slower = band["factor"], band["factor"] * band["slower_by"]
+    widened = f"; its slow side x{band['slower_by']:.3g} wider: {band['widened']}" if band["widened"] else ""
     return (
-        f"{samples_per_s / factor:.4g} to {samples_per_s * factor:.4g} samples/s (x/ {factor:.3g}: "
+        f"{samples_per_s / slower:.4g} to {samples_per_s * factor:.4g} samples/s (x/ {factor:.3g}: "
         f"{100 * band['coverage']:.0f} % of the predictions of runs left out of the fit by model family, source "
-        f"or release were within it; {band['from']})"
+        f"or release were within it; {band['from']}{widened})"
     )
 
 

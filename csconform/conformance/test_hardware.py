@@ -61,6 +61,19 @@ def test_wse3_figures():
     assert get_wafer("wse3").flops_per_core_per_cycle == 2 * get_wafer("wse2").flops_per_core_per_cycle
 
 
+@pytest.mark.spec("HW-003")
+def test_the_wse3_peak_is_an_estimate_with_the_range_the_public_facts_leave_it():
+    """The WSE-3's dense peak is estimated (8-wide SIMD, an unpublished clock); the public facts only place
+    a core between a WSE-2 core's rate and that estimate. The other presets' peaks carry no range."""
+    cs3, cs2 = get_wafer("wse3"), get_wafer("wse2")
+    assert cs3.lowest_core_flops_per_s == cs2.flops_per_core_per_cycle * cs2.clock_hz
+    assert cs3.peak_estimate_range == pytest.approx(cs3.peak_flops_per_s / cs3.fabric_cores / (8 * 1.1e9))
+    assert 1.8 < cs3.peak_estimate_range < 2.0
+    assert get_wafer("wse2").peak_estimate_range == get_wafer("wse1").peak_estimate_range == 1.0
+    assert "lowest_core_flops_per_s" in cs3.sources
+    assert "lowest_core_flops_per_s" not in [row["figure"] for row in cs2.figures()]
+
+
 @pytest.mark.spec("HW-004")
 def test_cs2_peak_and_andromeda():
     w = get_wafer("wse2")

@@ -700,9 +700,9 @@ def test_the_model_is_planned_with_time_to_train_and_its_band(tmp_path: Path) ->
     assert verdict.parameters == plan.parameters == expected
     assert plan.time_to_train_s == pytest.approx(1000 * 64 / plan.samples_per_s, rel=1e-12)
     assert plan.tokens_per_s == pytest.approx(plan.samples_per_s * 128, rel=1e-12)
-    stated = stated_band(plan.mode, plan.family)  # grouped cross-validation's band for this mode and class
+    stated = stated_band(plan.mode, plan.family, plan.wafer)  # grouped cross-validation's band for this plan
     factor, worst_factor = stated["factor"], stated["worst"]
-    assert plan.band is not None and plan.time_to_train_s is not None
+    assert plan.band is not None and plan.time_to_train_s is not None and stated["slower_by"] == 1.0  # a CS-2
     assert (plan.band.low_s, plan.band.high_s) == pytest.approx(
         (plan.time_to_train_s / factor, plan.time_to_train_s * factor)
     )

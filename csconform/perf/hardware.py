@@ -23,6 +23,7 @@ ANDROMEDA_AI_FLOPS_PER_S = 1e18  # Cerebras, Andromeda announcement (2022-11): o
 CS3_PUBLISHED_AI_FLOPS_PER_S = 125e15  # Cerebras, WSE-3 announcement (2024-03): 125 PFLOP/s peak AI compute
 # estimate: the CS-3's AI figure scaled by Andromeda's dense / AI ratio (120 PFLOP/s dense / 1 EFLOP/s AI)
 CS3_DENSE_FLOPS_PER_S_ESTIMATE = CS3_PUBLISHED_AI_FLOPS_PER_S * 120e15 / ANDROMEDA_AI_FLOPS_PER_S
+WSE2_CORE_FLOPS_PER_S = 8.0 * HOT_CHIPS_34_CLOCK_HZ  # a WSE-2 core: 4-wide FP16 FMAC at 1.1 GHz
 
 
 @dataclass(frozen=True)
@@ -47,10 +48,17 @@ class Wafer:
     system_io_bytes_per_s: float
     max_cluster_systems: int
     sources: Mapping[str, str] = field(repr=False)
+    lowest_core_flops_per_s: float | None = None
+    """Where the peak is an estimate: the lowest dense FLOP/s of one core the public facts allow (None:
+    the peak rests on published figures)."""
 
     def __post_init__(self) -> None:
         missing = [
-            f.name for f in fields(self) if f.name not in ("name", "sources", "system") and f.name not in self.sources
+            f.name
+            for f in fields(self)
+            if f.name not in ("name", "sources", "system")
+            and f.name not in self.sources
+            and getattr(self, f.name) is not None
         ]
         if missing:
             raise ValueError(f"preset {self.name}: figures without a source: {missing}")
@@ -70,6 +78,14 @@ class Wafer:
         return self.fabric_cores * self.flops_per_core_per_cycle * self.clock_hz
 
     @property
+    def peak_estimate_range(self) -> float:
+        """How many times slower than its estimate the peak may be: the estimated per-core rate over the
+        lowest the public facts allow (1 where the peak is not an estimate)."""
+        if self.lowest_core_flops_per_s is None:
+            return 1.0
+        return self.flops_per_core_per_cycle * self.clock_hz / self.lowest_core_flops_per_s
+
+    @property
     def link_bytes_per_cycle(self) -> float:
         """Fabric bandwidth per core per cycle: fabric_bits_per_s / 8 / published_cores / clock."""
         return self.fabric_bits_per_s / 8 / self.published_cores / self.clock_hz
@@ -83,6 +99,7 @@ class Wafer:
             "fabric_memory_bytes": "fabric_cores x memory_per_core_bytes",
             "peak_flops_per_s": "fabric_cores x flops_per_core_per_cycle x clock_hz",
             "link_bytes_per_cycle": "fabric_bits_per_s / 8 / published_cores / clock_hz",
+            "peak_estimate_range": "flops_per_core_per_cycle x clock_hz / lowest_core_flops_per_s (1 without it)",
         }
         if figure in derived:
             return "derived: " + derived[figure]
@@ -90,8 +107,10 @@ class Wafer:
 
     def figures(self) -> list[dict[str, object]]:
         """Every figure with its value and source (for reports and the spec checks)."""
-        names = [f.name for f in fields(self) if f.name not in ("name", "system", "sources")]
-        names += ["fabric_cores", "fabric_memory_bytes", "peak_flops_per_s", "link_bytes_per_cycle"]
+        given = [f.name for f in fields(self) if f.name not in ("name", "system", "sources")]
+        names = [name for name in given if getattr(self, name) is not None]
+        names += ["fabric_cores", "fabric_memory_bytes", "peak_flops_per_s", "peak_estimate_range"]
+        names += ["link_bytes_per_cycle"]
         return [{"figure": n, "value": getattr(self, n), "source": self.source(n)} for n in names]
 
 
@@ -238,6 +257,7 @@ def _wse3() -> Wafer:
         flops_per_core_per_cycle=16.0,
         system_io_bytes_per_s=CS2_SYSTEM_IO_BYTES_PER_S,
         max_cluster_systems=2048,
+        lowest_core_flops_per_s=WSE2_CORE_FLOPS_PER_S,
         sources=MappingProxyType(
             {
                 "published_cores": "public-facts#Hardware: WSE-3 900k cores",
@@ -257,6 +277,10 @@ def _wse3() -> Wafer:
                 "2024-03-14; public-facts#Hardware) x 2 FLOP per FMAC = 16",
                 "system_io_bytes_per_s": "assumption: the CS-2 figure, 1.2 Tb/s (public-facts#Hardware)",
                 "max_cluster_systems": "public-facts#Hardware: up to 2048 CS-3 (2024 announcements)",
+                "lowest_core_flops_per_s": "assumption: a WSE-3 core computes at least as fast as a WSE-2 core "
+                "(4-wide FP16 FMAC at 1.1 GHz: 8.8e9 FLOP/s); Cerebras says only that the WSE-3 widens the SIMD, "
+                "so the public facts place its dense peak between this and the 8-wide estimate "
+                "(public-facts#Hardware)",
             }
         ),
     )

@@ -249,7 +249,7 @@ def _plan(
     limit = binding_limit(result)
     if limit == "input":
         notes = [*notes, _input_note(result)]
-    caveat = wafer_caveat(w.name, w.system) if cal == fitted() else None
+    caveat = wafer_caveat(w.name) if cal == fitted() else None
     if caveat is not None:
         notes = [*notes, caveat]
     return Plan(
@@ -268,7 +268,7 @@ def _plan(
         kernels=kernels,
         breakdown={**breakdown, "parameters": _parameters_entry(spec), "calibration": _calibration_entry(cal)},
         binding_limit=limit,
-        band=stated_band(mode, spec.family),
+        band=stated_band(mode, spec.family, w.name),
         notes=[*spec.notes, *notes],
         result=result,
     )

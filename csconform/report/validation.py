@@ -22,7 +22,13 @@ import numpy as np
 import pandas as pd
 
 from csconform.perf import hardware
-from csconform.perf.calibration.band import BAND_GROUPINGS, band_key, grouped_cross_validation, stated_band
+from csconform.perf.calibration.band import (
+    BAND_GROUPINGS,
+    band_key,
+    grouped_cross_validation,
+    inside_band,
+    stated_band,
+)
 from csconform.perf.calibration.fit import error, fitted_runs, worst
 from csconform.perf.calibration.measured_runs import Run
 from csconform.perf.execution.efficiency import IDEAL, calibration_record, fitted
@@ -61,7 +67,8 @@ def validation_table(data: list[Run], cross_validate: bool = True) -> pd.DataFra
     rows = []
     for run in data:
         predicted = run.predict(cal)
-        band = stated_band(run.mode, run.model.family)["factor"]
+        stated = stated_band(run.mode, run.model.family, run.wafer)
+        band, slower = stated["factor"], stated["factor"] * stated["slower_by"]
         ratio = predicted / run.measured_samples_per_s
         row: dict[str, Any] = {
             "id": run.id,
@@ -78,8 +85,9 @@ def validation_table(data: list[Run], cross_validate: bool = True) -> pd.DataFra
             "predicted_samples_per_s": predicted,
             "ratio": ratio,
             "band": band,
+            "band_slower": slower,
             "band_class": band_key(run.mode, run.model.family),
-            "inside_band": 1 / band <= ratio <= band,
+            "inside_band": inside_band(ratio, (band, slower)),
         }
         if cross_validate:
             for grouping in BAND_GROUPINGS:
@@ -121,7 +129,7 @@ def band_table(runs_table: pd.DataFrame, record: dict[str, Any]) -> pd.DataFrame
                 "held_out_predictions": held.size,
                 "held_out_inside": int(np.sum((held >= 1 / factor) & (held <= factor))),
                 "judged_runs": judged.size,
-                "judged_inside": int(np.sum((judged >= 1 / factor) & (judged <= factor))),
+                "judged_inside": int(members[members["use"] == "judge"]["inside_band"].sum()),
             }
         )
     return pd.DataFrame(rows)

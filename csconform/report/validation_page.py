@@ -19,6 +19,7 @@ import pandas as pd  # noqa: E402
 
 from csconform.output_guard import write_csv, write_text  # noqa: E402
 from csconform.perf import hardware  # noqa: E402
+from csconform.perf.calibration.band import widened_wafers  # noqa: E402
 from csconform.perf.calibration.fit import fit, fitted_runs  # noqa: E402
 from csconform.perf.calibration.measured_runs import measured_csv, read_measured, runs  # noqa: E402
 from csconform.perf.execution.efficiency import calibration_record, fitted  # noqa: E402
@@ -165,6 +166,13 @@ def _summary_lines(summary: dict[str, Any], record: dict[str, Any]) -> list[str]
         + ", ".join(f"{key} x/ {entry['factor']:.3g}" for key, entry in band["classes"].items())
         + ")"
     )
+    for wafer, widening in widened_wafers(band).items():
+        preset = hardware.get_wafer(wafer)
+        lines.append(
+            f"- on a {preset.system} (the calibration fits {band['fitted_runs_by_wafer'][wafer]} run(s) on it) the "
+            f"band's slow side widens x{widening:.3g}: its dense peak is an estimate the public facts allow to be "
+            "that many times too high"
+        )
     if summary["judged"]:
         lines.append(
             f"- the {summary['judged']} runs kept to judge (never fitted): error **{summary['judged_error']:.3f}**, "
@@ -274,7 +282,8 @@ def validation_markdown(
         "`ratio` = predicted / measured with the stored fit; `family_out_ratio`, `source_out_ratio` and "
         "`release_out_ratio` with the fit that left out the run's model family, source or release (empty for a "
         "judging run, never fitted, and for a group no fit could leave out); `band` is the band a plan states for "
-        "the run's mode and model class; "
+        "the run's mode and model class and `band_slower` its slow side (wider on a wafer the calibration barely "
+        "fits whose dense peak is an estimate); "
         "`peak_model_ratio` with the uncalibrated figures.",
         "",
         markdown_table(tables["runs"]),
@@ -296,7 +305,9 @@ def validation_markdown(
         "The runs kept to judge by wafer generation (`median_ratio` above 1: the model predicts them too fast). "
         "A generation with few fitted runs is planned through its presets (the WSE-3's dense 16-bit peak is an "
         "estimate: see the generations table below), and the band, taken from the fitted runs, does not "
-        "measure that extrapolation.",
+        "measure that extrapolation: on such a wafer its slow side widens by the range the public facts leave "
+        "the estimated peak, a figure of the preset, not of these runs (the widening was added after the "
+        "CS-3 runs here were seen, so their coverage does not test it independently).",
         "",
         markdown_table(tables["judged"]),
         "",

@@ -31,9 +31,11 @@ from csconform.userconfig.tf_bert import names_pretraining_file, tensorflow_bert
 
 @dataclass(frozen=True)
 class Band:
-    """A time range: the prediction divided and multiplied by the error factor."""
+    """A time range: the prediction divided and multiplied by the error factor, the slow end ``slower_by``
+    further out on a wafer whose band is widened."""
 
     factor: float
+    slower_by: float
     low_s: float
     high_s: float
 
@@ -142,8 +144,13 @@ def is_tensorflow_bert(run: RunDescription, family: Family) -> bool:
 
 
 def _bands(seconds: float, stated: dict[str, Any]) -> tuple[Band, Band]:
-    typical, worst = float(stated["factor"]), float(stated["worst"])
-    return Band(typical, seconds / typical, seconds * typical), Band(worst, seconds / worst, seconds * worst)
+    """The typical and the wide band of a time to train: ``seconds`` divided and multiplied by the
+    factor, the slow side times the wafer's widening (``slower_by``)."""
+    typical, worst, slower_by = float(stated["factor"]), float(stated["worst"]), float(stated["slower_by"])
+    return (
+        Band(typical, slower_by, seconds / typical, seconds * typical * slower_by),
+        Band(worst, slower_by, seconds / worst, seconds * worst * slower_by),
+    )
 
 
 def execution_mode(run: RunDescription) -> tuple[str | None, str]:

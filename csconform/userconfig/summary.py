@@ -80,11 +80,12 @@ def _plan_lines(verdict: Verdict) -> list[str]:
     ]
     if plan.time_to_train_s is not None and plan.band is not None and plan.worst_band is not None:
         band, worst, unit = plan.band, plan.worst_band, unit_for(plan.time_to_train_s)
+        widened = f"; the slow ends x{band.slower_by:.3g} further out on a {plan.wafer}" if band.slower_by > 1 else ""
         lines.append(
             f"  time to train: {plan.steps} steps x {plan.batch} / {plan.samples_per_s:,.4g} samples/s = "
             f"{duration(plan.time_to_train_s, unit)} (model error band x{band.factor:g}: "
             f"{duration(band.low_s, unit)} to {duration(band.high_s, unit)}; worst held-out run x{worst.factor:g}: "
-            f"{duration(worst.low_s, unit)} to {duration(worst.high_s, unit)})"
+            f"{duration(worst.low_s, unit)} to {duration(worst.high_s, unit)}{widened})"
         )
     return lines + [f"  plan note: {note}" for note in plan.notes]
 

@@ -14,10 +14,13 @@ those give none): the factor ``b`` such that that share of ``|log(predicted / me
 ``log b``; one band per execution mode and family class (:func:`family_class`) that has at least
 :data:`MIN_BAND_RUNS` held-out predictions, else the band of every run.
 
-The band comes from fitted runs only, so it cannot measure a system the calibration barely covers.
-The runs kept to judge (never fitted) can: :func:`judged_evidence` records, per wafer generation, how
-far they were from their predictions, and a plan on a wafer of fewer than :data:`MIN_BAND_RUNS` fitted
-runs quotes it (:func:`wafer_caveat`) beside the band, which it leaves as it is.
+The band comes from fitted runs only, so it cannot measure a wafer generation the calibration barely
+covers (fewer than :data:`MIN_BAND_RUNS` fitted runs on it). Where that wafer's preset rests on an
+estimated peak, the band's slow side widens by the range the public facts leave that estimate
+(:attr:`~csconform.perf.hardware.Wafer.peak_estimate_range`): a plan may run that many times slower
+than the band says, never faster. The runs kept to judge (never fitted) measure such a wafer:
+:func:`judged_evidence` records, per wafer generation, how far they were from their predictions, and a
+plan on a barely covered wafer quotes it (:func:`wafer_caveat`); nothing of theirs widens the band.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import numpy as np
 from csconform.errors import CsConformError, InvalidInputError
 from csconform.perf.calibration.fit import START, Predictable, error, fit, worst
 from csconform.perf.execution.efficiency import Calibration, calibration_record
+from csconform.perf.hardware import WAFERS, get_wafer
 from csconform.perf.models.zoo_section import ZOO_FAMILIES
 from csconform.perf.releases import generation
 
@@ -172,9 +176,10 @@ def band_key(mode: str, family: str) -> str:
     return f"{mode}/{family_class(family)}"
 
 
-def bands(validation: GroupedValidation, coverage: float = COVERAGE) -> dict[str, Any]:
+def bands(validation: GroupedValidation, data: Sequence[Any], coverage: float = COVERAGE) -> dict[str, Any]:
     """The bands of the calibration record: every run's, and one per mode and family class with enough
-    held-out predictions (those with fewer use every run's, and say so)."""
+    held-out predictions (those with fewer use every run's, and say so); and how many of the fitted runs
+    ``data`` ran on each wafer preset (what decides whether a plan on it widens the band)."""
     banded = [h for h in validation.held_out if h.grouping in BAND_GROUPINGS] or list(validation.held_out)
     everything = band_factor([h.log_ratio for h in banded], coverage)
     classes: dict[str, Any] = {}
@@ -215,6 +220,7 @@ def bands(validation: GroupedValidation, coverage: float = COVERAGE) -> dict[str
         "factor": round(everything, 4),
         "classes": classes,
         "groupings": groupings,
+        "fitted_runs_by_wafer": {name: sum(1 for run in data if run.wafer == name) for name in WAFERS},
     }
 
 
@@ -242,13 +248,12 @@ def judged_evidence(data: Sequence[Any], ratios: dict[str, float], band: dict[st
     for wafer in sorted({str(run.wafer) for run in judged}):
         on_wafer = [run for run in judged if run.wafer == wafer]
         logs = np.array([math.log(ratios[run.id]) for run in on_wafer])
-        factors = np.array([_class_factor(band, run.mode, _family(run)) for run in on_wafer])
+        inside = [inside_band(ratios[run.id], band_limits(band, run.mode, _family(run), wafer)) for run in on_wafer]
         wafers[wafer] = {
-            "fitted_runs": sum(1 for run in data if run.use != "judge" and run.wafer == wafer),
             "judged_runs": len(on_wafer),
             "median_ratio": round(math.exp(float(np.median(logs))), 4),
             "worst": round(worst(logs), 4),
-            "inside_band": int(np.sum(np.abs(logs) <= np.log(factors))),
+            "inside_band": sum(inside),
         }
     return {
         "method": "the runs whose use is 'judge', predicted by this fit (which never saw them), by wafer generation; "
@@ -257,31 +262,58 @@ def judged_evidence(data: Sequence[Any], ratios: dict[str, float], band: dict[st
     }
 
 
-def _class_factor(band: dict[str, Any], mode: str, family: str) -> float:
+def band_limits(band: dict[str, Any], mode: str, family: str, wafer: str) -> tuple[float, float]:
+    """How many times faster and slower than predicted a run of this mode, family and wafer may run,
+    by the record's ``band``: the class's factor both ways, the slow side times the wafer's
+    :func:`slower_by`."""
     entry = band["classes"].get(band_key(mode, family))
-    return float(entry["factor"] if isinstance(entry, dict) else band["factor"])
+    factor = float(entry["factor"] if isinstance(entry, dict) else band["factor"])
+    return factor, factor * slower_by(band, wafer)
 
 
-def wafer_caveat(wafer: str, system: str, record: dict[str, Any] | None = None) -> str | None:
-    """A plan's note on a wafer generation the calibration fits fewer than :data:`MIN_BAND_RUNS` runs of,
-    quoting the runs kept to judge on it (None where there are enough fitted runs or no judged one)."""
-    stored = (record if record is not None else calibration_record()).get("judged", {}).get("wafers", {})
-    entry = stored.get(wafer)
-    if not isinstance(entry, dict) or entry["fitted_runs"] >= MIN_BAND_RUNS:
+def inside_band(ratio: float, limits: tuple[float, float]) -> bool:
+    """Whether a run measured at ``predicted / ratio`` lies inside ``limits`` (:func:`band_limits`)."""
+    faster, slower = limits
+    return 1 / faster <= ratio <= slower
+
+
+def slower_by(band: dict[str, Any], wafer: str) -> float:
+    """The band's slow side on ``wafer``: its preset's peak estimate range where the calibration fits
+    fewer than :data:`MIN_BAND_RUNS` runs on it, else 1."""
+    fitted_runs = band["fitted_runs_by_wafer"].get(wafer, 0)
+    return get_wafer(wafer).peak_estimate_range if fitted_runs < MIN_BAND_RUNS else 1.0
+
+
+def widened_wafers(band: dict[str, Any]) -> dict[str, float]:
+    """The wafer presets whose band a plan widens (:func:`slower_by` above 1), with the widening."""
+    return {name: widening for name in WAFERS if (widening := slower_by(band, name)) > 1}
+
+
+def wafer_caveat(wafer: str, record: dict[str, Any] | None = None) -> str | None:
+    """A plan's note on a wafer generation the calibration fits fewer than :data:`MIN_BAND_RUNS` runs of
+    (None on any other): the band is the other wafers', and what the runs kept to judge on it say."""
+    stored = record if record is not None else calibration_record()
+    fitted_runs = stored["band"]["fitted_runs_by_wafer"].get(wafer, 0)
+    if fitted_runs >= MIN_BAND_RUNS:
         return None
+    system = get_wafer(wafer).system
+    note = f"the calibration fits {fitted_runs} run(s) on a {system}, so the band is that of the other systems"
+    entry = stored.get("judged", {}).get("wafers", {}).get(wafer)
+    if not isinstance(entry, dict):
+        return note + f"; no public {system} run was kept to judge it"
     median = entry["median_ratio"]
     pace = f"{median:.2f} times as fast as measured" if median >= 1 else f"{1 / median:.2f} times slower than measured"
     return (
-        f"the calibration fits {entry['fitted_runs']} run(s) on a {system}, so the band is that of the other systems: "
-        f"the {entry['judged_runs']} public {system} runs kept to judge the model were predicted at a median of "
-        f"{pace} (worst x{entry['worst']:.2f}), {entry['inside_band']} of them inside their band"
+        f"{note}: the {entry['judged_runs']} public {system} runs kept to judge the model were predicted at a "
+        f"median of {pace} (worst x{entry['worst']:.2f}), {entry['inside_band']} of them inside their band"
     )
 
 
-def stated_band(mode: str, family: str, record: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The band a plan of this mode and model family states, from the calibration record (the shipped
-    one by default): its factor, the worst held-out prediction, the share of held-out predictions it
-    covers and what it was taken from."""
+def stated_band(mode: str, family: str, wafer: str, record: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The band a plan of this mode, model family and wafer states, from the calibration record (the
+    shipped one by default): its factor, the worst held-out prediction, the share of held-out predictions
+    it covers, what it was taken from, and ``slower_by``, the widening of its slow side on this wafer
+    (:func:`slower_by`, with ``widened`` saying why; 1 and None where it is not widened)."""
     stored = (record if record is not None else calibration_record())["band"]
     key = band_key(mode, family)
     entry = stored["classes"].get(key)
@@ -289,11 +321,20 @@ def stated_band(mode: str, family: str, record: dict[str, Any] | None = None) ->
         factor, worst_seen, taken_from = entry["factor"], entry["worst"], f"{key}: {entry['from']}"
     else:
         factor, worst_seen, taken_from = stored["factor"], stored["worst"], f"every run (no measured {key} run)"
+    widening = slower_by(stored, wafer)
+    system = get_wafer(wafer).system
+    widened = (
+        f"the {system}'s dense peak is an estimate the public facts allow to be {widening:.3g} times too high"
+        if widening > 1
+        else None
+    )
     return {
         "factor": float(factor),
         "worst": float(worst_seen),
         "coverage": float(stored["coverage"]),
         "class": key,
         "from": taken_from,
+        "slower_by": widening,
+        "widened": widened,
         "method": "grouped cross-validation (model family, source and release left out in turn)",
     }

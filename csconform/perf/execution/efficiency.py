@@ -204,24 +204,31 @@ def check_calibration_record(record: Any, source: str) -> dict[str, Any]:
         isinstance(band, dict)
         and isinstance(band.get("classes"), dict)
         and all(_number(band.get(k)) and 0 < band[k] < math.inf for k in ("factor", "worst", "coverage"))
+        and isinstance(band.get("fitted_runs_by_wafer"), dict)
+        and all(_count(n) for n in band["fitted_runs_by_wafer"].values())
     ):
-        raise InputFileError(f"{source}: expected a 'band' with a finite factor, worst, coverage and its classes")
+        raise InputFileError(
+            f"{source}: expected a 'band' with a finite factor, worst, coverage, its classes and fitted_runs_by_wafer"
+        )
     judged = record.get("judged", {"wafers": {}})
     wafers = judged.get("wafers") if isinstance(judged, dict) else None
     if not isinstance(wafers, dict) or not all(_judged_entry(entry) for entry in wafers.values()):
         raise InputFileError(
-            f"{source}: 'judged' must give per wafer its fitted and judged runs, median ratio, worst and inside_band"
+            f"{source}: 'judged' must give per wafer its judged runs, median ratio, worst and inside_band"
         )
     return record
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _judged_entry(entry: Any) -> bool:
     """A wafer's entry of the record's ``judged``: run counts, a median ratio and worst ratio above 0."""
     if not isinstance(entry, dict):
         return False
-    counts = [entry.get(k) for k in ("fitted_runs", "judged_runs", "inside_band")]
     ratios = [entry.get(k) for k in ("median_ratio", "worst")]
-    return all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts) and all(
+    return all(_count(entry.get(k)) for k in ("judged_runs", "inside_band")) and all(
         _number(r) and 0 < r < math.inf for r in ratios
     )
 

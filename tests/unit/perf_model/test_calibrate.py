@@ -127,8 +127,9 @@ def test_a_fit_prints_what_the_runs_kept_to_judge_say_per_wafer(tmp_path, capsys
     path.write_text("\n".join(kept) + "\n", encoding="utf-8")
     record_path = tmp_path / "fit.json"
     assert cli_main(["calibrate", "--measured", str(path), "--write", str(record_path)]) == 0
-    entry = json.loads(record_path.read_text(encoding="utf-8"))["judged"]["wafers"]["wse2"]
-    assert entry["judged_runs"] == 1 and entry["fitted_runs"] == 16
+    record = json.loads(record_path.read_text(encoding="utf-8"))
+    entry = record["judged"]["wafers"]["wse2"]
+    assert entry["judged_runs"] == 1 and record["band"]["fitted_runs_by_wafer"] == {"wse1": 0, "wse2": 16, "wse3": 1}
     assert (
         f"  runs kept to judge on wse2: 1 (fitted: 16), median predicted / measured {entry['median_ratio']:.3g}, "
         f"worst x{entry['worst']:.3g}, {entry['inside_band']} inside their band"

@@ -487,7 +487,7 @@ def _band_of(result: calibrate.Fit) -> dict:
         HeldOut(f"run{i}", "family", "gpt2", "gpt2", "weight_streaming", "decoder", float(r))
         for i, r in enumerate(result.log_ratios)
     )
-    return bands(GroupedValidation(held, {}, {}))
+    return bands(GroupedValidation(held, {}, {}), [])
 
 
 @pytest.fixture

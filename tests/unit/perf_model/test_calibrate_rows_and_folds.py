@@ -340,7 +340,7 @@ def test_the_calibration_record_holds_the_fit_and_its_cross_validation(tmp_path)
     data[0] = dataclasses.replace(data[0], measured_samples_per_s=1.3 * data[0].measured_samples_per_s)
     full = fit(data)
     validation = grouped_cross_validation(data)
-    band = bands(validation)
+    band = bands(validation, data)
     held_out_fits = list(validation.fits.values())
     record = calibration_record(path, full, band, held_out_fits, today=datetime.date(2026, 1, 2))
     assert record["fitted_on"] == "2026-01-02"
@@ -364,6 +364,8 @@ def test_the_calibration_record_holds_the_fit_and_its_cross_validation(tmp_path)
         "error_measure": "exp(mean |log(predicted / measured)|)",
     }
     assert record["band"] == band
+    by_wafer = {name: sum(1 for run in data if run.wafer == name) for name in ("wse1", "wse2", "wse3")}
+    assert band["fitted_runs_by_wafer"] == by_wafer and sum(by_wafer.values()) == len(data)
     assert record["fit"]["held_out_error"] > record["fit"]["error"] > 1.0
     today = calibration_record(path, full, band, held_out_fits)["fitted_on"]
     assert today == datetime.date.today().isoformat()

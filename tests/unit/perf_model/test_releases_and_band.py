@@ -16,11 +16,14 @@ from csconform.errors import CapacityError, InputFileError, InvalidInputError
 from csconform.perf.calibration.band import (
     MIN_BAND_RUNS,
     band_factor,
+    band_limits,
     family_class,
+    inside_band,
     judged_evidence,
     judged_ratios,
     stated_band,
     wafer_caveat,
+    widened_wafers,
 )
 from csconform.perf.calibration.fit import free_figures, release_runs
 from csconform.perf.execution.efficiency import Calibration, calibration_record, check_calibration_record, fitted
@@ -129,7 +132,7 @@ def test_plan_cli_reads_the_batch_per_system_before_1_9_and_prints_band_and_limi
     assert cli_main(["plan", "--model", "gpt3_xl", "--systems", "2", "--batch", "32", "--release", "1.8.0"]) == 0
     out = capsys.readouterr().out
     assert "--batch 32 is per system" in out and "global batch 64" in out
-    stated = stated_band("weight_streaming", "gpt2")
+    stated = stated_band("weight_streaming", "gpt2", "wse2")
     assert f"(x/ {stated['factor']:.3g}: 90 % of the predictions of runs left out" in out
     assert "binds)" in out and "release 1.8.0" in out
     assert cli_main(["plan", "--model", "gpt3_xl", "--systems", "2", "--batch", "32", "--release", "2.0.3"]) == 0
@@ -183,8 +186,28 @@ def test_a_plan_states_the_band_of_its_mode_and_class_from_the_calibration_recor
     entry = record["classes"]["weight_streaming/decoder"]
     assert streamed.band["factor"] == entry["factor"] and streamed.band["class"] == "weight_streaming/decoder"
     assert streamed.band["worst"] == entry["worst"] >= entry["factor"]
-    unmeasured = stated_band("pipelined", "llama")  # no pipelined decoder was measured: every run's band
+    unmeasured = stated_band("pipelined", "llama", "wse2")  # no pipelined decoder was measured: every run's band
     assert unmeasured["factor"] == record["factor"] and "no measured pipelined/decoder run" in unmeasured["from"]
+    assert (streamed.band["slower_by"], streamed.band["widened"]) == (1.0, None)  # 33 fitted CS-2 runs
+
+
+def test_on_a_wafer_of_few_fitted_runs_and_an_estimated_peak_the_slow_side_widens_by_its_range() -> None:
+    """The CS-3 (one fitted run, a dense peak the public facts place between a WSE-2 core's rate and twice
+    it): its band's slow side, and only that side, widens by the estimate's range; the CS-1 (no fitted
+    run, no estimate range) and a CS-3 of enough fitted runs keep the band as it is."""
+    record = calibration_record()
+    cs3 = stated_band("weight_streaming", "gpt2", "wse3", record)
+    cs2 = stated_band("weight_streaming", "gpt2", "wse2", record)
+    assert cs3["factor"] == cs2["factor"] and cs3["slower_by"] == pytest.approx(16 * 1.0417e9 / 8.8e9, rel=1e-3)
+    assert "CS-3's dense peak is an estimate" in cs3["widened"]
+    assert band_limits(record["band"], "weight_streaming", "gpt2", "wse3") == (
+        cs3["factor"],
+        pytest.approx(cs3["factor"] * cs3["slower_by"]),
+    )
+    assert stated_band("weight_streaming", "gpt2", "wse1", record)["slower_by"] == 1.0
+    covered = {**record, "band": {**record["band"], "fitted_runs_by_wafer": {"wse3": MIN_BAND_RUNS}}}
+    assert stated_band("weight_streaming", "gpt2", "wse3", covered)["slower_by"] == 1.0
+    assert widened_wafers(record["band"]) == {"wse3": cs3["slower_by"]}
 
 
 # --- what the runs kept to judge say, by wafer generation ------------------------------------------------
@@ -222,39 +245,46 @@ def test_a_judged_run_the_model_cannot_plan_is_refused_naming_it() -> None:
         judged_ratios([_Judged("wse2", "judge", 1.0, 1.0), Unplannable("wse2", "judge", 1.0, 1.0, id="huge")], fitted())
 
 
-BAND = {"factor": 3.0, "classes": {"weight_streaming/decoder": {"factor": 1.5}}}
+BAND = {
+    "factor": 3.0,
+    "classes": {"weight_streaming/decoder": {"factor": 1.5}},
+    "fitted_runs_by_wafer": {"wse1": 0, "wse2": MIN_BAND_RUNS, "wse3": 1},
+}
 
 
-def test_the_judged_runs_are_summed_up_per_wafer_with_the_band_of_their_class() -> None:
+def test_the_judged_runs_are_summed_up_per_wafer_with_the_band_of_their_class_and_wafer() -> None:
     data = [
         _Judged("wse2", "fit", 1.0, 1.0),
-        _Judged("wse3", "judge", 2.0, 1.0),  # x2: outside the decoder band (1.5)
-        _Judged("wse3", "judge", 1.0, 1.0),
-        _Judged("wse3", "judge", 1.0, 2.5, family="bert"),  # /2.5: inside every run's band (3.0)
-        _Judged("wse2", "judge", 1.2, 1.0),
+        _Judged("wse2", "judge", 2.0, 1.0),  # x2: outside the decoder band (1.5)
+        _Judged("wse2", "judge", 1.0, 1.0),
+        _Judged("wse2", "judge", 1.0, 2.5, family="bert"),  # /2.5: inside every run's band (3.0)
         _Judged("wse1", "judge", 1.5, 1.0),  # on the band's edge: inside
+        _Judged("wse3", "judge", 2.0, 1.0),  # x2: inside the CS-3's widened slow side (1.5 x 1.89)
+        _Judged("wse3", "judge", 1.0, 2.0),  # /2: outside, the fast side is not widened
     ]
     evidence = judged_evidence(data, judged_ratios(data, fitted()), BAND)["wafers"]
-    assert evidence["wse3"] == {
-        "fitted_runs": 0,
-        "judged_runs": 3,
-        "median_ratio": 1.0,
-        "worst": 2.5,
-        "inside_band": 2,
-    }
-    assert evidence["wse2"] == {"fitted_runs": 1, "judged_runs": 1, "median_ratio": 1.2, "worst": 1.2, "inside_band": 1}
+    assert evidence["wse2"] == {"judged_runs": 3, "median_ratio": 1.0, "worst": 2.5, "inside_band": 2}
     assert evidence["wse1"]["inside_band"] == 1
+    assert evidence["wse3"] == {"judged_runs": 2, "median_ratio": 1.0, "worst": 2.0, "inside_band": 1}
 
 
-def _record_with(wafers: dict) -> dict:
-    return {**calibration_record(), "judged": {"method": "test", "wafers": wafers}}
+def test_a_band_whose_limits_are_met_exactly_holds_the_run() -> None:
+    assert inside_band(1.5, (1.5, 3.0)) and inside_band(1 / 1.5, (1.5, 3.0)) and inside_band(3.0, (1.5, 3.0))
+    assert not inside_band(3.01, (1.5, 3.0)) and not inside_band(0.66, (1.5, 3.0))
 
 
-ENTRY = {"fitted_runs": 1, "judged_runs": 6, "median_ratio": 1.88, "worst": 2.28, "inside_band": 3}
+def _record_with(wafers: dict, fitted_runs_by_wafer: dict | None = None) -> dict:
+    record = calibration_record()
+    if fitted_runs_by_wafer is not None:
+        record["band"]["fitted_runs_by_wafer"] = fitted_runs_by_wafer
+    return {**record, "judged": {"method": "test", "wafers": wafers}}
+
+
+ENTRY = {"judged_runs": 6, "median_ratio": 1.88, "worst": 2.28, "inside_band": 3}
 
 
 def test_a_wafer_the_calibration_barely_fits_gets_the_judged_runs_quoted() -> None:
-    caveat = wafer_caveat("wse3", "CS-3", _record_with({"wse3": ENTRY}))
+    caveat = wafer_caveat("wse3", _record_with({"wse3": ENTRY}, {"wse2": 33, "wse3": 1}))
     assert caveat == (
         "the calibration fits 1 run(s) on a CS-3, so the band is that of the other systems: the 6 public CS-3 runs "
         "kept to judge the model were predicted at a median of 1.88 times as fast as measured (worst x2.28), "
@@ -262,19 +292,25 @@ def test_a_wafer_the_calibration_barely_fits_gets_the_judged_runs_quoted() -> No
     )
 
 
-def test_a_wafer_of_enough_fitted_runs_or_no_judged_run_gets_no_caveat() -> None:
-    enough = {**ENTRY, "fitted_runs": MIN_BAND_RUNS}
-    assert wafer_caveat("wse2", "CS-2", _record_with({"wse2": enough})) is None
-    assert wafer_caveat("wse3", "CS-3", _record_with({"wse2": ENTRY})) is None
-    slow = wafer_caveat("wse3", "CS-3", _record_with({"wse3": {**ENTRY, "median_ratio": 0.5}}))
+def test_a_wafer_the_calibration_barely_fits_and_no_run_judges_says_so() -> None:
+    caveat = wafer_caveat("wse1", _record_with({}, {"wse1": 0, "wse2": 33}))
+    assert caveat == (
+        "the calibration fits 0 run(s) on a CS-1, so the band is that of the other systems; "
+        "no public CS-1 run was kept to judge it"
+    )
+
+
+def test_a_wafer_of_enough_fitted_runs_gets_no_caveat() -> None:
+    assert wafer_caveat("wse2", _record_with({"wse2": ENTRY}, {"wse2": MIN_BAND_RUNS})) is None
+    slow = wafer_caveat("wse3", _record_with({"wse3": {**ENTRY, "median_ratio": 0.5}}, {"wse3": 1}))
     assert slow is not None and "2.00 times slower than measured" in slow
 
 
 def test_a_plan_on_a_wafer_the_shipped_calibration_barely_fits_quotes_its_judged_runs() -> None:
-    wafers = calibration_record()["judged"]["wafers"]
-    assert wafers["wse3"]["fitted_runs"] < MIN_BAND_RUNS <= wafers["wse2"]["fitted_runs"]
+    fitted_by_wafer = calibration_record()["band"]["fitted_runs_by_wafer"]
+    assert fitted_by_wafer["wse3"] < MIN_BAND_RUNS <= fitted_by_wafer["wse2"]
     on_cs3 = plan("gpt3_xl", wafer="wse3", batch=64)
-    assert [note for note in on_cs3.notes if "kept to judge" in note] == [wafer_caveat("wse3", "CS-3")]
+    assert [note for note in on_cs3.notes if "kept to judge" in note] == [wafer_caveat("wse3")]
     assert not any("kept to judge" in note for note in plan("gpt3_xl", wafer="wse2", batch=64).notes)
     given = fitted().with_values(layer_latency_s=0.001)  # figures the caller gives: not the record's runs
     assert not any("kept to judge" in note for note in plan("gpt3_xl", wafer="wse3", batch=64, calibration=given).notes)
@@ -284,10 +320,32 @@ def test_a_record_whose_judged_entry_is_not_counts_and_ratios_is_refused() -> No
     bad_entries = (
         {**ENTRY, "worst": 0},
         {**ENTRY, "judged_runs": True},
-        {**ENTRY, "fitted_runs": -1},
+        {**ENTRY, "inside_band": -1},
         {**ENTRY, "median_ratio": "x"},
         "wse3",
     )
     for bad in bad_entries:
         with pytest.raises(InputFileError, match="'judged'"):
             check_calibration_record(_record_with({"wse3": bad}), "calibration.json")
+
+
+def test_a_record_without_fitted_runs_by_wafer_is_refused() -> None:
+    for bad in (None, {"wse3": -1}, {"wse3": 1.5}, {"wse3": True}):
+        record = calibration_record()
+        record["band"]["fitted_runs_by_wafer"] = bad
+        with pytest.raises(InputFileError, match="fitted_runs_by_wafer"):
+            check_calibration_record(record, "calibration.json")
+
+
+def test_plan_cli_on_a_cs3_prints_the_widened_slow_end_and_why(capsys) -> None:
+    assert cli_main(["plan", "--model", "gpt3_xl", "--wafer", "wse3", "--batch", "64"]) == 0
+    (line,) = [text for text in capsys.readouterr().out.splitlines() if text.startswith("  band: ")]
+    result = plan("gpt3_xl", wafer="wse3", batch=64)
+    factor, slower_by = result.band["factor"], result.band["slower_by"]
+    assert line.startswith(
+        f"  band: {result.samples_per_s / (factor * slower_by):.4g} to {result.samples_per_s * factor:.4g} samples/s "
+    )
+    assert line.endswith(
+        f"; its slow side x{slower_by:.3g} wider: the CS-3's dense peak is an estimate the public facts allow to be "
+        f"{slower_by:.3g} times too high)"
+    )

@@ -460,6 +460,7 @@ def test_every_run_is_predicted_by_the_stored_fit_the_uncalibrated_model_and_wit
         "predicted_samples_per_s",
         "ratio",
         "band",
+        "band_slower",
         "band_class",
         "inside_band",
         "family_out_ratio",
@@ -485,8 +486,10 @@ def test_every_run_is_predicted_by_the_stored_fit_the_uncalibrated_model_and_wit
         assert row["measured_samples_per_s"] == run.measured_samples_per_s
         assert row["predicted_samples_per_s"] == run.predict(fitted())
         assert row["ratio"] == pytest.approx(run.predict(fitted()) / run.measured_samples_per_s)
-        band = stated_band(run.mode, run.model.family)["factor"]
-        assert row["band"] == band and row["inside_band"] == (1 / band <= row["ratio"] <= band)
+        stated = stated_band(run.mode, run.model.family, run.wafer)
+        band, slower = stated["factor"], stated["factor"] * stated["slower_by"]
+        assert (row["band"], row["band_slower"]) == (band, slower)
+        assert row["inside_band"] == (1 / band <= row["ratio"] <= slower)
         assert row["band_class"] == f"{run.mode}/{'encoder' if run.model.family == 'bert' else 'decoder'}"
         assert row["peak_model_ratio"] == pytest.approx(run.predict(IDEAL) / run.measured_samples_per_s)
     for step, grouping in enumerate(("family", "source", "release"), 1):
@@ -891,6 +894,8 @@ def test_the_band_table_counts_the_held_out_and_judged_predictions_inside_each_b
             "family_out_ratio": [1.1, 1.6, math.nan, math.nan, math.nan, 0.45],
             "source_out_ratio": [0.7, math.nan, math.nan, math.nan, math.nan, 1.9],
             "release_out_ratio": [1.5, 1.49, math.nan, math.nan, math.nan, math.nan],
+            # as validation_table says: the judged x2.0 run is on a wafer whose slow side is widened
+            "inside_band": [True, False, True, True, True, True],
         }
     )
     classes = {
@@ -901,8 +906,8 @@ def test_the_band_table_counts_the_held_out_and_judged_predictions_inside_each_b
     decoder, encoder = table.loc["weight_streaming/decoder"], table.loc["weight_streaming/encoder"]
     # decoder held out: 1.1, 0.7, 1.5 (first run), 1.6, 1.49 (second): inside x/ 1.5 are 1.1, 0.7, 1.5 and 1.49
     assert (decoder["held_out_predictions"], decoder["held_out_inside"]) == (5, 4)
-    # judged: 1.4, 2.0 and 1.5 (on the band's edge, inside)
-    assert (decoder["judged_runs"], decoder["judged_inside"]) == (3, 2)
+    # judged: 1.4, 2.0 (inside its widened band) and 1.5 (on the band's edge): each as its row says
+    assert (decoder["judged_runs"], decoder["judged_inside"]) == (3, 3)
     assert (encoder["held_out_predictions"], encoder["held_out_inside"]) == (2, 1) and encoder["judged_runs"] == 0
     assert encoder["taken_from"] == "every run" and encoder["factor"] == 2.0
 

@@ -181,3 +181,23 @@ def test_a_layer_factor_that_is_not_a_number_is_named(tmp_path: Path, spec: Spec
     assert [(rate.layers, rate.factor) for rate in verdict.layer_rates] == [("embedding", 2.0)]
     (note,) = [note for note in verdict.notes if "decoder_kernel" in note]
     assert "adjust_learning_rate" in note and "fast" in note
+
+
+def test_the_time_to_train_line_states_the_band_and_its_wider_slow_end_on_a_cs3(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The verdict's time to train (one template, two forms): the band's ends and the worst held-out run's;
+    on a WSE-3 (one fitted run, an estimated peak) the slow ends lie x1.89 further out, and the line says so."""
+    for wafer, widened in (("wse2", False), ("wse3", True)):
+        assert cli_main(["validate", str(LLAMA2_7B), "--release", "2.10.0", "--wafer", wafer, "--json"]) == 0
+        plan = json.loads(capsys.readouterr().out)["files"][0]["plan"]
+        band, worst, seconds = plan["band"], plan["worst_band"], plan["time_to_train_s"]
+        slower_by = 1.8939 if widened else 1.0
+        assert band["low_s"] == pytest.approx(seconds / band["factor"])
+        assert band["high_s"] == pytest.approx(seconds * band["factor"] * slower_by, rel=1e-4)
+        assert worst["high_s"] == pytest.approx(seconds * worst["factor"] * slower_by, rel=1e-4)
+        assert cli_main(["validate", str(LLAMA2_7B), "--release", "2.10.0", "--wafer", wafer]) == 0
+        (line,) = [text for text in capsys.readouterr().out.splitlines() if "time to train:" in text]
+        assert f"model error band x{band['factor']:g}: " in line
+        assert f"worst held-out run x{worst['factor']:g}: " in line
+        assert line.endswith(f"; the slow ends x1.89 further out on a {wafer})") == widened
