@@ -239,10 +239,9 @@ def judged_ratios(data: Sequence[Any], cal: Calibration) -> dict[str, float]:
 
 
 def judged_evidence(data: Sequence[Any], ratios: dict[str, float], band: dict[str, Any]) -> dict[str, Any]:
-    """Per wafer generation of the runs kept to judge (``ratios``: :func:`judged_ratios`): how many runs
-    of ``data`` the calibration fitted on it, how many it judged, their median and worst ratio and how
-    many lie inside the band (``band``: :func:`bands`) a plan states for them. Nothing here feeds a
-    prediction or the band."""
+    """Per wafer generation of the runs kept to judge (``ratios``: :func:`judged_ratios`): how many there
+    are, their median and worst ratio and how many lie inside the band (``band``: :func:`bands`) a plan
+    states for them. Nothing here feeds a prediction or the band."""
     judged = [run for run in data if run.id in ratios]
     wafers: dict[str, Any] = {}
     for wafer in sorted({str(run.wafer) for run in judged}):
