@@ -297,7 +297,7 @@ def wafer_caveat(wafer: str, record: dict[str, Any] | None = None) -> str | None
         return None
     system = get_wafer(wafer).system
     note = f"the calibration fits {fitted_runs} run(s) on a {system}, so the band is that of the other systems"
-    entry = stored.get("judged", {}).get("wafers", {}).get(wafer)
+    entry = stored.get("judged", {"wafers": {}})["wafers"].get(wafer)  # a record may have no judged runs
     if not isinstance(entry, dict):
         return note + f"; no public {system} run was kept to judge it"
     median = entry["median_ratio"]

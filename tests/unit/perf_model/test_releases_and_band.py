@@ -268,6 +268,19 @@ def test_the_judged_runs_are_summed_up_per_wafer_with_the_band_of_their_class_an
     assert evidence["wse3"] == {"judged_runs": 2, "median_ratio": 1.0, "worst": 2.0, "inside_band": 1}
 
 
+def test_the_judged_runs_are_predicted_with_the_calibration_given_and_summed_up_to_four_digits() -> None:
+    class ByLatency(_Judged):
+        def predict(self, cal: Calibration) -> float:
+            return 1000 * cal.layer_latency_s
+
+    cal = fitted().with_values(layer_latency_s=0.00123456)
+    data = [ByLatency("wse2", "judge", 0.0, 1.0), ByLatency("wse2", "judge", 0.0, 1.0)]
+    ratios = judged_ratios(data, cal)
+    assert list(ratios.values()) == [pytest.approx(1.23456)] * 2
+    entry = judged_evidence(data, ratios, BAND)["wafers"]["wse2"]
+    assert (entry["median_ratio"], entry["worst"]) == (1.2346, 1.2346)
+
+
 def test_a_band_whose_limits_are_met_exactly_holds_the_run() -> None:
     assert inside_band(1.5, (1.5, 3.0)) and inside_band(1 / 1.5, (1.5, 3.0)) and inside_band(3.0, (1.5, 3.0))
     assert not inside_band(3.01, (1.5, 3.0)) and not inside_band(0.66, (1.5, 3.0))
@@ -298,6 +311,12 @@ def test_a_wafer_the_calibration_barely_fits_and_no_run_judges_says_so() -> None
         "the calibration fits 0 run(s) on a CS-1, so the band is that of the other systems; "
         "no public CS-1 run was kept to judge it"
     )
+
+
+def test_a_wafer_the_record_does_not_count_has_no_fitted_run() -> None:
+    caveat = wafer_caveat("wse1", _record_with({}, {"wse2": 33}))
+    assert caveat is not None and caveat.startswith("the calibration fits 0 run(s) on a CS-1")
+    assert stated_band("weight_streaming", "gpt2", "wse3", _record_with({}, {"wse2": 33}))["slower_by"] > 1
 
 
 def test_a_wafer_of_enough_fitted_runs_gets_no_caveat() -> None:
