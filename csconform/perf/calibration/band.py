@@ -121,8 +121,8 @@ class GroupedValidation:
     fits: dict[tuple[str, str], Calibration]  # (grouping, fold) -> the fit that left the fold out
     unfitted: dict[tuple[str, str], str]  # (grouping, fold) -> why no fit could leave it out
 
-    def log_ratios(self, grouping: str | None = None) -> np.ndarray:
-        return np.array([h.log_ratio for h in self.held_out if grouping is None or h.grouping == grouping])
+    def log_ratios(self, grouping: str) -> np.ndarray:
+        return np.array([h.log_ratio for h in self.held_out if h.grouping == grouping])
 
 
 def grouped_cross_validation(

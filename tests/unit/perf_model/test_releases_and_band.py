@@ -319,6 +319,17 @@ def test_a_wafer_the_record_does_not_count_has_no_fitted_run() -> None:
     assert stated_band("weight_streaming", "gpt2", "wse3", _record_with({}, {"wse2": 33}))["slower_by"] > 1
 
 
+def test_a_record_without_judged_runs_quotes_none_and_an_even_median_reads_as_fast() -> None:
+    record = _record_with({}, {"wse3": 1})
+    del record["judged"]
+    assert wafer_caveat("wse3", record) == (
+        "the calibration fits 1 run(s) on a CS-3, so the band is that of the other systems; "
+        "no public CS-3 run was kept to judge it"
+    )
+    even = wafer_caveat("wse3", _record_with({"wse3": {**ENTRY, "median_ratio": 1.0}}, {"wse3": 1}))
+    assert even is not None and "a median of 1.00 times as fast as measured" in even
+
+
 def test_a_wafer_of_enough_fitted_runs_gets_no_caveat() -> None:
     assert wafer_caveat("wse2", _record_with({"wse2": ENTRY}, {"wse2": MIN_BAND_RUNS})) is None
     slow = wafer_caveat("wse3", _record_with({"wse3": {**ENTRY, "median_ratio": 0.5}}, {"wse3": 1}))
