@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 from types import SimpleNamespace
 
 import pytest
@@ -15,8 +16,11 @@ from csconform.cli import main as cli_main
 from csconform.errors import CapacityError, InputFileError, InvalidInputError
 from csconform.perf.calibration.band import (
     MIN_BAND_RUNS,
+    GroupedValidation,
+    HeldOut,
     band_factor,
     band_limits,
+    bands,
     family_class,
     inside_band,
     judged_evidence,
@@ -178,6 +182,21 @@ def test_the_band_covers_its_share_of_the_held_out_predictions() -> None:
     assert band_factor(logs, 0.5) == pytest.approx(1.3498588075760032)
     with pytest.raises(InvalidInputError):
         band_factor([])
+
+
+def test_the_band_is_taken_from_family_source_and_release_and_from_configuration_only_without_them() -> None:
+    """What a new user's run differs by (family, source, release) sets the band; the configuration grouping,
+    a nearer neighbour, only when no other grouping gave a held-out prediction."""
+    held = [
+        HeldOut(f"run{i}", grouping, "g", "g", "weight_streaming", "decoder", log_ratio)
+        for i, (grouping, log_ratio) in enumerate(
+            [("family", 0.1), ("source", -0.1), ("release", 0.1), ("configuration", 2.0)]
+        )
+    ]
+    band = bands(GroupedValidation(tuple(held), {}, {}), [])
+    assert band["factor"] == round(math.exp(0.1), 4) and band["groupings_in_band"] == ["family", "release", "source"]
+    alone = bands(GroupedValidation((held[-1],), {}, {}), [])
+    assert alone["factor"] == round(math.exp(2.0), 4) and alone["groupings_in_band"] == ["configuration"]
 
 
 def test_a_plan_states_the_band_of_its_mode_and_class_from_the_calibration_record() -> None:
