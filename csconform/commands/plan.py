@@ -2,13 +2,15 @@
 
     csconform plan (--model gpt2_small | --model-config config.json) [--wafer wse2]
                    [--mode pipelined|weight_streaming] [--systems N] [--batch B] [--seq-len T]
-                   [--release R] [--json OUT] [--png OUT]
+                   [--micro-batch M] [--release R] [--json OUT] [--png OUT]
 
 ``--model-config`` reads a Hugging Face style ``config.json`` (or the same fields as YAML) of a
 family :mod:`csconform.perf.models.hf_families` knows; ``--batch`` is the batch as that release's
 params files meant it: global, except before release 1.9.0, where ``batch_size`` was per system (so
 the global batch is ``B x N``). ``--release`` also applies the release's mode (pipelined mode before
-1.9.0 only) and the efficiency the calibration fitted for it.  Prints a one-line summary (total and,
+1.9.0 only) and the efficiency the calibration fitted for it. ``--micro-batch`` is a params file's
+``csx.performance.micro_batch_size``: smaller than the lanes the calibration fitted, it splits each
+system's batch into more micro-batches, each paying the per-layer latency again.  Prints a one-line summary (total and,
 for a mixture of experts, active parameters; the weight bytes streamed per step; the limit that
 binds; the error band) and the notes on how the config was read.  Unknown names, an unreadable file, a config with a
 missing or contradictory field, an encoder-decoder model, a model that does not fit pipelined mode
@@ -40,6 +42,7 @@ def run(arguments: argparse.Namespace) -> int:
         batch=batch * arguments.systems if per_system else batch,
         seq_len=arguments.seq_len,
         release=arguments.release,
+        micro_batch=arguments.micro_batch,
     )
     if per_system:
         result.notes.append(
@@ -105,6 +108,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="global batch over all systems, or per system with a --release before 1.9 (default: the model's)",
     )
     parser.add_argument("--seq-len", type=int, default=None, help="sequence length (sequence models)")
+    parser.add_argument(
+        "--micro-batch",
+        type=int,
+        default=None,
+        help="samples of a weight-streaming micro-batch (default: the lanes decide)",
+    )
     parser.add_argument(
         "--release",
         default=None,

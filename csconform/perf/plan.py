@@ -35,7 +35,7 @@ from csconform.errors import InvalidInputError
 from csconform.perf.calibration.band import stated_band, wafer_caveat
 from csconform.perf.execution.efficiency import Calibration, calibration_record, fitted
 from csconform.perf.execution.pipelined import PipelineResult, kernels_fit_pipelined, pipelined_from_kernels
-from csconform.perf.execution.streaming import StreamingResult, weight_streaming_from_kernels
+from csconform.perf.execution.streaming import StreamingResult, lane_samples, weight_streaming_from_kernels
 from csconform.perf.hardware import Wafer, check_cluster_size, get_wafer
 from csconform.perf.models.kernels import KernelCost, group_kernels
 from csconform.perf.models.layer import Layer, total_params
@@ -132,8 +132,11 @@ def plan(
     time_limit_s: float = 5.0,
     calibration: Calibration | None = None,
     release: str | None = None,
+    micro_batch: int | None = None,
 ) -> Plan:
-    """Model ``model`` on ``systems`` systems of ``wafer`` (in ``release``); see the module docstring."""
+    """Model ``model`` on ``systems`` systems of ``wafer`` (in ``release``); see the module docstring.
+    ``micro_batch``: the samples of a weight-streaming micro-batch the run asks for (None: the lanes
+    decide); like the lanes' micro-batches, their count is each system's batch over it, not rounded up."""
     spec = _resolve(model, seq_len)
     cal = calibration or fitted()
     w = get_wafer(wafer)
@@ -149,6 +152,10 @@ def plan(
     chosen = mode or choose_mode(kernels, w, systems, release)
     if batch is not None:
         batch = check_integer("batch", batch, minimum=1)
+    if micro_batch is not None:
+        micro_batch = check_integer("micro_batch", micro_batch, minimum=1)
+        if mode == "pipelined":
+            raise InvalidInputError("a micro-batch applies to weight streaming; pipelined mode runs none")
     if chosen == "pipelined":
         if systems != 1:
             raise InvalidInputError(
@@ -157,6 +164,8 @@ def plan(
                 "use weight streaming on a cluster"
             )
         result = _pipelined_plan(spec, kernels, w, batch or spec.default_batch, time_limit_s, cal, release)
+        if micro_batch is not None:
+            result.notes.append(f"micro-batch {micro_batch} not used: pipelined mode runs no micro-batches")
         if mode is None and w.name != PIPELINED_ONLY_WAFER:
             result.notes.append(
                 f"release {release} still runs pipelined mode, the documents' mode for a model that fits one "
@@ -167,7 +176,7 @@ def plan(
         batch = systems * max(1, math.ceil(spec.default_batch / systems))
     if batch % systems:
         raise InvalidInputError(f"global batch {batch} does not split evenly over {systems} systems")
-    result = _streaming_plan(spec, kernels, w, systems, batch, cal, release)
+    result = _streaming_plan(spec, kernels, w, systems, batch, cal, release, micro_batch)
     if mode is None and systems == 1 and pipelined_supported(release) and kernels_fit_pipelined(kernels, w):
         result.notes.append(
             "the model also fits the wafer in pipelined mode, the documents' mode below about a billion "
@@ -408,8 +417,9 @@ def _streaming_plan(
     batch: int,
     cal: Calibration,
     release: str | None,
+    micro_batch: int | None,
 ) -> Plan:
-    result = weight_streaming_from_kernels(kernels, w, systems, batch // systems, cal, release)
+    result = weight_streaming_from_kernels(kernels, w, systems, batch // systems, cal, release, micro_batch)
     streamed = [
         {
             "name": x.name,
@@ -479,5 +489,24 @@ def _streaming_plan(
         kernels=streamed,
         breakdown=breakdown,
         cal=cal,
-        notes=["one layer at a time occupies the whole fabric; kernels are listed in streaming order"],
+        notes=[
+            "one layer at a time occupies the whole fabric; kernels are listed in streaming order",
+            *([] if micro_batch is None else [_micro_batch_note(micro_batch, result, lane_samples(kernels, cal))]),
+        ],
+    )
+
+
+def _micro_batch_note(asked: int, result: StreamingResult, lanes: float) -> str:
+    """What the micro-batch a run asks for does to its step: more micro-batches than the lanes need, or
+    nothing (a micro-batch the lanes cannot hold runs at the lanes)."""
+    if asked >= lanes:
+        return (
+            f"micro-batch {asked} asked for; the lanes hold {lanes:.4g} samples (micro_batch_tokens, fitted), so "
+            f"the step runs {result.micro_batches:.3g} micro-batch(es) of {result.micro_batch:.4g}"
+        )
+    needed = max(1.0, result.batch_per_system / lanes)
+    return (
+        f"micro-batch {asked} asked for: {result.micro_batches:.3g} micro-batch(es) a step where the lanes "
+        f"({lanes:.4g} samples, micro_batch_tokens, fitted) would need {needed:.3g}; "
+        "each pays the per-layer latency and streams the weights again"
     )

@@ -8,7 +8,8 @@ plan` on the configured number of systems at the configured global batch. Time t
 the band the plan states for its mode and model class (grouped cross-validation of the calibration,
 ``reports/performance_validation.md``) is a factor ``e`` that covers 90 % of the held-out predictions,
 so the typical band is ``[t / e, t x e]``; the worst held-out prediction of the class gives the wide band.
-A release before 1.9.0 reads the batch as per system (its params files' ``batch_size``).
+A release before 1.9.0 reads the batch as per system (its params files' ``batch_size``). An integer
+``micro_batch_size`` is the plan's micro-batch.
 """
 
 from __future__ import annotations
@@ -153,6 +154,13 @@ def _bands(seconds: float, stated: dict[str, Any]) -> tuple[Band, Band]:
     )
 
 
+def asked_micro_batch(run: RunDescription) -> int | None:
+    """The file's micro_batch_size where it is a positive integer (the plan's micro-batch, as the checks
+    judge it: CONFIG-013, CONFIG-014); None for ``auto``, ``explore``, a range and no setting."""
+    micro = run.batch.micro_batch
+    return int(micro.value) if micro is not None and is_integer(micro.value) and micro.value >= 1 else None
+
+
 def execution_mode(run: RunDescription) -> tuple[str | None, str]:
     """The mode the file asks for (:attr:`RunDescription.asked_mode`) and where it came from; None when
     the file asks for none and the plan chooses."""
@@ -173,7 +181,10 @@ def plan_run(run: RunDescription, model: ModelSpec, wafer: str = "wse2") -> Plan
     if batch is not None and batch_is_per_system(release):
         batch *= run.systems
     mode, mode_source = execution_mode(run)
-    result = plan(model, wafer=wafer, mode=mode, systems=run.systems, batch=batch, release=release)
+    micro_batch = asked_micro_batch(run)
+    result = plan(
+        model, wafer=wafer, mode=mode, systems=run.systems, batch=batch, release=release, micro_batch=micro_batch
+    )
     steps = run.steps
     seconds = steps * result.batch / result.samples_per_s if steps is not None else None
     band, worst = _bands(seconds, result.band) if seconds is not None and result.band else (None, None)

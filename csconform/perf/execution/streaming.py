@@ -8,7 +8,9 @@ The model, per training step (each system holds a shard of ``batch_per_system`` 
   per-system micro-batch and a number of lanes). Everything below happens once per micro-batch, so
   the throughput is flat in the batch once the lanes are full. The count is not rounded up: the
   model takes the average over shard sizes, which keeps samples/s a smooth function of the figures
-  (the fit needs that) and exact at multiples of the lanes.
+  (the fit needs that) and exact at multiples of the lanes. A micro-batch the run asks for (a params
+  file's ``csx.performance.micro_batch_size``) is used where it is smaller than the lanes: more,
+  smaller micro-batches, each paying everything below again; a larger one still runs at the lanes.
 * Forward, layer by layer from the input: MemoryX broadcasts the layer's weights through SwarmX
   (every system receives the whole layer over its own system I/O link), and each wafer computes
   the layer for its micro-batch.  The next layer's weights stream in while this one computes, so a
@@ -94,7 +96,8 @@ class StreamedLayer:
 @dataclass(frozen=True)
 class StreamingResult:
     """One step of weight streaming: ``layers`` are the per-layer times of one micro-batch, run
-    ``micro_batches`` times a step; ``lane_samples_per_s`` is one system's rate with its lanes full."""
+    ``micro_batches`` times a step; ``lane_samples_per_s`` is one system's rate with its lanes full (or
+    its micro-batches as large as the run asks for, where that is smaller)."""
 
     wafer: Wafer
     systems: int
@@ -192,10 +195,11 @@ def weight_streaming(
     batch_per_system: int = 1,
     calibration: Calibration | None = None,
     release: str | None = None,
+    micro_batch: int | None = None,
 ) -> StreamingResult:
     """Model one training step of weight streaming on ``systems`` systems."""
     return weight_streaming_from_kernels(
-        group_kernels(layers), wafer, systems, batch_per_system, calibration, release=release
+        group_kernels(layers), wafer, systems, batch_per_system, calibration, release=release, micro_batch=micro_batch
     )
 
 
@@ -206,14 +210,18 @@ def weight_streaming_from_kernels(
     batch_per_system: int,
     calibration: Calibration | None,
     release: str | None = None,
+    micro_batch: int | None = None,
 ) -> StreamingResult:
     """:func:`weight_streaming` of a model already grouped into kernels (a plan groups its model once).
 
     Compute runs at the calibrated efficiencies of ``release``'s generation (the 2.x figures when the
-    calibration has none for it, and for ``None``)."""
+    calibration has none for it, and for ``None``). ``micro_batch``: the samples of a micro-batch the run
+    asks for (None: the lanes decide)."""
     w = get_wafer(wafer)
     check_cluster_size(w, systems)
     batch_per_system = check_integer("batch_per_system", batch_per_system, minimum=1)
+    if micro_batch is not None:
+        micro_batch = check_integer("micro_batch", micro_batch, minimum=1)
     cal = (calibration or fitted()).applied("weight_streaming", release)
     params = sum(k.params for k in kernels)
     if params * MEMORYX.bytes_per_parameter > MEMORYX.max_capacity_bytes:
@@ -228,19 +236,18 @@ def weight_streaming_from_kernels(
             f"{w.name} wafer ({w.fabric_memory_bytes:.3g} B): csconform keeps every activation the backward pass "
             "reads on the wafer and models no recomputation or offloading, so it cannot plan this sequence length"
         )
-    lanes = lane_samples(kernels, cal)
-    micro = min(batch_per_system, lanes)
+    full = min(lane_samples(kernels, cal), micro_batch or math.inf)  # the largest micro-batch this run runs
+    micro = min(batch_per_system, full)
     micro_batches = batch_per_system / micro
     latency = SWARMX.latency_s(systems)
     streamed = _streamed(kernels, w, micro, cal)
     feed = input_samples_per_s(kernels, cal)
     wafer_s = micro_batches * sum(x.forward_s + x.backward_s for x in streamed) + 3 * latency
     step_s = max(wafer_s, batch_per_system / feed)
-    if math.isinf(lanes):  # no lanes: a huge shard is all compute
-        full = sum(x.forward_compute_s + x.backward_compute_s for x in _streamed(kernels, w, 1, cal))
-        lane_rate = 1 / full
+    if math.isinf(full):  # no lanes and no micro-batch asked for: a huge shard is all compute
+        lane_rate = 1 / sum(x.forward_compute_s + x.backward_compute_s for x in _streamed(kernels, w, 1, cal))
     else:
-        lane_rate = lanes / sum(x.forward_s + x.backward_s for x in _streamed(kernels, w, lanes, cal))
+        lane_rate = full / sum(x.forward_s + x.backward_s for x in _streamed(kernels, w, full, cal))
     hardware_flops = sum(2 * k.forward_flops + k.backward_flops for k in kernels)
     model_flops = sum(k.forward_flops + k.backward_flops for k in kernels)
     return StreamingResult(

@@ -48,6 +48,55 @@ def test_a_shard_beyond_the_lanes_runs_in_micro_batches_and_the_rate_is_flat():
     assert within.micro_batches == 1 and within.samples_per_s < result.samples_per_s
 
 
+def test_a_micro_batch_asked_for_below_the_lanes_splits_the_shard_and_one_above_runs_at_the_lanes():
+    """A params file's micro_batch_size smaller than the lanes: more micro-batches, each paying the per-layer
+    latency and the weight traffic again, so the step is longer and the plateau lower; a larger one
+    changes nothing (the lanes hold no more)."""
+    model = get_model("gpt3_xl")
+    lanes = fitted().micro_batch_tokens / model.seq_len
+    batch = 8 * round(lanes)
+    free = weight_streaming(model.layers, "wse2", 1, batch)
+    small = weight_streaming(model.layers, "wse2", 1, batch, micro_batch=8)
+    assert (small.micro_batch, small.micro_batches) == (8, batch / 8)
+    assert small.latency_s == pytest.approx(free.latency_s * free.micro_batch / 8)
+    assert small.compute_s == pytest.approx(free.compute_s)  # the same samples' work
+    assert small.samples_per_s < free.samples_per_s and small.lane_samples_per_s < free.lane_samples_per_s
+    large = weight_streaming(model.layers, "wse2", 1, batch, micro_batch=batch)
+    assert (large.micro_batch, large.samples_per_s) == (free.micro_batch, free.samples_per_s)
+    with pytest.raises(InvalidInputError, match="micro_batch"):
+        weight_streaming(model.layers, "wse2", 1, batch, micro_batch=0)
+
+
+def test_a_plan_follows_the_micro_batch_asked_for_and_says_what_it_does():
+    lanes = fitted().micro_batch_tokens / 2048
+    split = plan("llama2_7b", wafer="wse3", batch=960, seq_len=2048, micro_batch=20)
+    assert split.streaming.micro_batches == 48
+    assert (
+        f"micro-batch 20 asked for: 48 micro-batch(es) a step where the lanes ({lanes:.4g} samples, "
+        f"micro_batch_tokens, fitted) would need {960 / lanes:.3g}; each pays the per-layer latency and streams "
+        "the weights again"
+    ) in split.notes
+    held = plan("llama2_7b", wafer="wse3", batch=960, seq_len=2048, micro_batch=480)
+    assert (
+        f"micro-batch 480 asked for; the lanes hold {lanes:.4g} samples (micro_batch_tokens, fitted), so the step "
+        f"runs {960 / lanes:.3g} micro-batch(es) of {lanes:.4g}"
+    ) in held.notes
+    free = plan("llama2_7b", wafer="wse3", batch=960, seq_len=2048)
+    assert held.samples_per_s == free.samples_per_s > split.samples_per_s
+    assert not any("micro-batch" in note for note in free.notes)
+
+
+def test_a_micro_batch_that_does_not_divide_the_shard_runs_an_average_count_and_pipelined_mode_none():
+    """From 2.3.0 a micro-batch need not divide the batch (CONFIG-013 is 2.0.2 to 2.2.1): the count is the
+    shard over it, not rounded up, as for the lanes."""
+    assert plan("gpt3_xl", systems=2, batch=960, micro_batch=7).streaming.micro_batches == pytest.approx(480 / 7)
+    with pytest.raises(InvalidInputError, match="pipelined mode runs none"):
+        plan("bert_base", mode="pipelined", micro_batch=8)
+    chosen = plan("bert_base", wafer="wse1", batch=64, micro_batch=8)  # a WSE-1 runs what fits pipelined
+    assert chosen.mode == "pipelined"
+    assert "micro-batch 8 not used: pipelined mode runs no micro-batches" in chosen.notes
+
+
 def test_streaming_refuses_when_one_sample_cannot_fit():
     huge_activation = [Layer("dense", 1024, 1024, 10_000_000, name="wide")]
     with pytest.raises(CapacityError) as refused:
@@ -113,6 +162,14 @@ def test_cli_writes_json_and_png(tmp_path, capsys):
     assert "samples/s" in capsys.readouterr().out
 
 
+def test_cli_plans_the_micro_batch_asked_for(tmp_path, capsys):
+    out = tmp_path / "plan.json"
+    argv = ["plan", "--model", "llama2_7b", "--batch", "960", "--seq-len", "2048", "--micro-batch", "20"]
+    assert cli_main([*argv, "--json", str(out)]) == 0
+    assert "note: micro-batch 20 asked for: 48 micro-batch(es) a step" in capsys.readouterr().out
+    assert json.loads(out.read_text())["breakdown"]["memory"]["micro_batches"] == 48
+
+
 @pytest.mark.parametrize(
     "argv",
     [
@@ -120,6 +177,8 @@ def test_cli_writes_json_and_png(tmp_path, capsys):
         ["plan", "--model", "gpt3_xl", "--systems", "500"],
         ["plan", "--model", "gpt3_xl", "--wafer", "tpu"],
         ["plan", "--model", "gpt3_xl", "--batch", str(2**63)],  # past int64: refused where it enters
+        ["plan", "--model", "gpt3_xl", "--mode", "pipelined", "--micro-batch", "8"],
+        ["plan", "--model", "gpt3_xl", "--micro-batch", "0"],
     ],
 )
 def test_cli_refusals_exit_2(argv, capsys):

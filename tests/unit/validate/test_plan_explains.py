@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from zoo_data import MODELZOO
@@ -201,3 +202,29 @@ def test_the_time_to_train_line_states_the_band_and_its_wider_slow_end_on_a_cs3(
         assert f"model error band x{band['factor']:g}: " in line
         assert f"worst held-out run x{worst['factor']:g}: " in line
         assert line.endswith(f"; the slow ends x1.89 further out on a {wafer})") == widened
+
+
+LLAMA3P1_8B = MODELZOO / "2.10.0/src/cerebras/modelzoo/models/nlp/llama/configs/params_llama3p1_8b_msl_8k.yaml"
+
+
+def test_the_plan_follows_the_files_micro_batch_size(tmp_path: Path, spec: Spec, catalogue: Catalogue) -> None:
+    """Llama 3.1 8B at 8k tokens, batch 960 in micro-batches of 20 (its ScopedTrainFlags): 48 micro-batches a
+    step, each paying the per-layer latency again; with the flag set to "auto" or "explore" the fitted
+    lanes decide (a micro-batch of 480 is more than they hold: the same plan)."""
+    text = LLAMA3P1_8B.read_text(encoding="utf-8")
+    assert text.count("csx.performance.micro_batch_size: 20") == 2
+
+    def planned(name: str, value: str) -> Any:
+        path = tmp_path / name
+        path.write_text(text.replace("micro_batch_size: 20", f"micro_batch_size: {value}"), encoding="utf-8")
+        verdict = validate_file(path, spec, release_options(catalogue, "2.10.0"))
+        assert verdict.plan is not None
+        return verdict
+
+    asked = planned("asked.yaml", "20").plan
+    assert any(note.startswith("micro-batch 20 asked for: 48 micro-batch(es) a step") for note in asked.notes)
+    auto, explore, large = planned("auto.yaml", "auto"), planned("explore.yaml", "explore"), planned("l.yaml", "480")
+    assert not any(note.startswith("micro-batch") for note in auto.plan.notes + explore.plan.notes)
+    assert any(note.startswith("micro-batch 480 asked for; the lanes hold") for note in large.plan.notes)
+    assert auto.plan.samples_per_s == explore.plan.samples_per_s == large.plan.samples_per_s > asked.samples_per_s
+    assert auto.violations == explore.violations == large.violations == []
