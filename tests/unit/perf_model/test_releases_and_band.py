@@ -199,6 +199,66 @@ def test_the_band_is_taken_from_family_source_and_release_and_from_configuration
     assert alone["factor"] == round(math.exp(2.0), 4) and alone["groupings_in_band"] == ["configuration"]
 
 
+def test_the_band_record_of_known_held_out_predictions() -> None:
+    """Every figure bands() records, from held-out predictions whose numbers are worked out by hand (coverage
+    0.5, numpy's "higher" quantile): 8 decoder predictions (exactly MIN_BAND_RUNS: a band of their own),
+    2 encoder ones (every run's band), one of the configuration grouping (kept out of the band), and the
+    groups no fit could leave out (a grouping with none held out is not listed)."""
+    decoder = [0.01, -0.02, 0.03, -0.04, 0.05, -0.06, 0.07, 0.123456]
+    encoder = [0.2345678, -0.3456789]
+    held = [HeldOut(f"d{i}", "family", "gpt2", "gpt2", "weight_streaming", "decoder", v) for i, v in enumerate(decoder)]
+    held += [HeldOut(f"e{i}", "source", "S", "S", "weight_streaming", "encoder", v) for i, v in enumerate(encoder)]
+    held += [HeldOut("c0", "configuration", "c", "c", "weight_streaming", "decoder", 1.5)]
+    unfitted = {("family", "llama"): "too few runs", ("source", "X"): "r", ("release", "2.0"): "none"}
+    wafers = [SimpleNamespace(wafer="wse2")] * 3 + [SimpleNamespace(wafer="wse3")]
+    band = bands(GroupedValidation(tuple(held), {}, unfitted), wafers, coverage=0.5)
+    assert band.pop("method").startswith("grouped cross-validation: each model family, source, release")
+    # |log|s sorted: decoder 0.01 ... 0.07, 0.123456; the 0.5 "higher" quantile of its 8 is the 5th (0.05),
+    # of all 10 banded the 6th (0.06); worst = exp(max |log|); error = exp(mean |log|)
+    assert band == {
+        "error": 1.1034,  # exp((0.403456 + 0.5802467) / 10)
+        "worst": 1.4129,  # exp(0.3456789)
+        "groupings_in_band": ["family", "source"],
+        "coverage": 0.5,
+        "factor": 1.0618,  # exp(0.06)
+        "classes": {
+            "weight_streaming/decoder": {
+                "factor": 1.0513,  # exp(0.05)
+                "worst": 1.1314,  # exp(0.123456)
+                "held_out_predictions": 8,
+                "from": "this class",
+            },
+            "weight_streaming/encoder": {
+                "factor": 1.0618,
+                "worst": 1.4129,
+                "held_out_predictions": 2,
+                "from": "every run (fewer than 8 held-out predictions)",
+            },
+        },
+        "groupings": {
+            "family": {
+                "error": 1.0517,  # exp(0.403456 / 8)
+                "worst": 1.1314,
+                "groups": {"gpt2": {"runs": 8, "error": 1.0517, "worst": 1.1314}},
+                "not_fitted": {"llama": "too few runs"},
+            },
+            "source": {
+                "error": 1.3366,  # exp(0.5802467 / 2)
+                "worst": 1.4129,
+                "groups": {"S": {"runs": 2, "error": 1.3366, "worst": 1.4129}},
+                "not_fitted": {"X": "r"},
+            },
+            "configuration": {
+                "error": 4.4817,  # exp(1.5)
+                "worst": 4.4817,
+                "groups": {"c": {"runs": 1, "error": 4.4817, "worst": 4.4817}},
+                "not_fitted": {},
+            },
+        },
+        "fitted_runs_by_wafer": {"wse1": 0, "wse2": 3, "wse3": 1},
+    }
+
+
 def test_a_plan_states_the_band_of_its_mode_and_class_from_the_calibration_record() -> None:
     record = calibration_record()["band"]
     streamed = plan("gpt3_xl", systems=2, batch=64)
@@ -296,8 +356,9 @@ def test_the_judged_runs_are_predicted_with_the_calibration_given_and_summed_up_
     data = [ByLatency("wse2", "judge", 0.0, 1.0), ByLatency("wse2", "judge", 0.0, 1.0)]
     ratios = judged_ratios(data, cal)
     assert list(ratios.values()) == [pytest.approx(1.23456)] * 2
-    entry = judged_evidence(data, ratios, BAND)["wafers"]["wse2"]
-    assert (entry["median_ratio"], entry["worst"]) == (1.2346, 1.2346)
+    evidence = judged_evidence(data, ratios, BAND)
+    assert evidence["method"].startswith("the runs whose use is 'judge', predicted by this fit")
+    assert (evidence["wafers"]["wse2"]["median_ratio"], evidence["wafers"]["wse2"]["worst"]) == (1.2346, 1.2346)
 
 
 def test_a_band_whose_limits_are_met_exactly_holds_the_run() -> None:
