@@ -15,6 +15,7 @@ import pytest
 from csconform.cli import main as cli_main
 from csconform.errors import CapacityError, InputFileError, InvalidInputError
 from csconform.perf.calibration.band import (
+    MAX_FOLDS,
     MIN_BAND_RUNS,
     GroupedValidation,
     HeldOut,
@@ -22,6 +23,7 @@ from csconform.perf.calibration.band import (
     band_limits,
     bands,
     family_class,
+    folds,
     inside_band,
     judged_evidence,
     judged_ratios,
@@ -180,8 +182,15 @@ def test_the_band_covers_its_share_of_the_held_out_predictions() -> None:
     # numpy's "higher" quantile of the ten |log| values: the 10th (1.0) for 90 %, the 6th (0.3) for 50 %
     assert band_factor(logs, 0.9) == pytest.approx(2.718281828459045)
     assert band_factor(logs, 0.5) == pytest.approx(1.3498588075760032)
-    with pytest.raises(InvalidInputError):
+    with pytest.raises(InvalidInputError, match="no held-out predictions to take a band from"):
         band_factor([])
+
+
+def test_up_to_max_folds_groups_are_left_out_one_by_one_and_a_run_without_a_source_is_not_stated() -> None:
+    runs = [SimpleNamespace(source=f"s{i}") for i in range(MAX_FOLDS)] + [SimpleNamespace(source="")]
+    assert folds(runs[:MAX_FOLDS], "source") == {f"s{i}": [f"s{i}"] for i in range(MAX_FOLDS)}
+    eleven = folds(runs, "source")  # one group more than MAX_FOLDS: folds of groups
+    assert len(eleven) == MAX_FOLDS and sum(eleven.values(), []).count("not stated") == 1
 
 
 def test_the_band_is_taken_from_family_source_and_release_and_from_configuration_only_without_them() -> None:
@@ -265,6 +274,12 @@ def test_a_plan_states_the_band_of_its_mode_and_class_from_the_calibration_recor
     entry = record["classes"]["weight_streaming/decoder"]
     assert streamed.band["factor"] == entry["factor"] and streamed.band["class"] == "weight_streaming/decoder"
     assert streamed.band["worst"] == entry["worst"] >= entry["factor"]
+    encoder = stated_band("weight_streaming", "bert", "wse2")
+    assert (
+        encoder["class"] == "weight_streaming/encoder"
+        and encoder["factor"] == record["classes"][encoder["class"]]["factor"]
+    )
+    assert encoder["method"].startswith("grouped cross-validation")
     unmeasured = stated_band("pipelined", "llama", "wse2")  # no pipelined decoder was measured: every run's band
     assert unmeasured["factor"] == record["factor"] and "no measured pipelined/decoder run" in unmeasured["from"]
     assert (streamed.band["slower_by"], streamed.band["widened"]) == (1.0, None)  # 33 fitted CS-2 runs
