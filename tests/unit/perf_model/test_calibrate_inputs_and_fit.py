@@ -30,6 +30,7 @@ from csconform.perf.calibration.band import (
     GroupedValidation,
     HeldOut,
     bands,
+    family_class,
     grouped_cross_validation,
     judged_evidence,
 )
@@ -473,12 +474,34 @@ def test_grouped_cross_validation_costs_one_fit_per_group_and_never_fits_a_held_
         run = by_id[held.run_id]
         predicted = run.predict(validation.fits[(held.grouping, held.fold)])
         assert held.log_ratio == pytest.approx(math.log(predicted / run.measured_samples_per_s))
+        assert (held.mode, held.family_class) == (run.mode, family_class(run.model.family))
+    assert {h.family_class for h in validation.held_out} == {"decoder", "encoder"}
+    assert {h.fold for h in validation.held_out if h.grouping == "release"} == {
+        f"fold {i} of {MAX_FOLDS}" for i in range(1, MAX_FOLDS + 1)
+    }
 
 
 def test_a_table_no_group_of_which_can_be_left_out_is_refused() -> None:
-    """Seven runs of one family, source, release and configuration: every fold leaves nothing to fit."""
+    """Seven runs of one family, source, release and configuration: every fold leaves nothing to fit; no
+    runs at all: nothing to leave out."""
     with pytest.raises(InvalidInputError, match="no group of these runs can be left out of a fit"):
         grouped_cross_validation([dataclasses.replace(run, model=Shape()) for run in _power_law_runs(7)])
+    with pytest.raises(InvalidInputError, match=r"has too few runs \(no runs\)$"):
+        grouped_cross_validation([])
+
+
+def test_a_held_out_run_predicted_infinitely_fast_is_named(monkeypatch) -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Unbounded(PowerLawRun):
+        def predict(self, cal: Calibration, placed_under: Calibration | None = None) -> float:
+            return math.inf if cal.matmul_efficiency < 0.01 else super().predict(cal, placed_under)
+
+    data: list[PowerLawRun] = _power_law_runs(7)
+    data[4] = Unbounded(**{**dataclasses.asdict(data[4]), "model": Shape(family="bert")})
+    low = Calibration(matmul_efficiency=0.001, attention_efficiency=0.25, layer_latency_s=1e-3, input_tokens_per_s=1e6)
+    monkeypatch.setattr(band_module, "fit", lambda rows, start: calibrate.Fit(low, np.zeros(len(rows)), {}))
+    with pytest.raises(InvalidInputError, match="run run4: the fit without its family predicts no finite throughput"):
+        grouped_cross_validation(data)
 
 
 def _band_of(result: calibrate.Fit) -> dict:

@@ -171,6 +171,9 @@ def test_a_plan_the_input_workers_bind_names_them() -> None:
         ("gpt3", "decoder"),
         ("gemma2", "decoder"),
         ("fc_mnist", "other"),
+        ("resnet", "other"),
+        ("mlp", "other"),
+        ("described", "other"),  # a list of layers: no family to go by
     ],
 )
 def test_families_fall_into_classes(family: str, expected: str) -> None:
