@@ -185,7 +185,7 @@ def test_the_band_covers_its_share_of_the_held_out_predictions() -> None:
     # numpy's "higher" quantile of the ten |log| values: the 10th (1.0) for 90 %, the 6th (0.3) for 50 %
     assert band_factor(logs, 0.9) == pytest.approx(2.718281828459045)
     assert band_factor(logs, 0.5) == pytest.approx(1.3498588075760032)
-    with pytest.raises(InvalidInputError, match="no held-out predictions to take a band from"):
+    with pytest.raises(InvalidInputError, match="^no held-out predictions to take a band from$"):
         band_factor([])
 
 
