@@ -25,9 +25,9 @@ from csconform.perf import hardware
 from csconform.perf.calibration.band import (
     BAND_GROUPINGS,
     band_key,
+    band_limits,
     grouped_cross_validation,
     inside_band,
-    stated_band,
 )
 from csconform.perf.calibration.fit import error, fitted_runs, worst
 from csconform.perf.calibration.measured_runs import Run
@@ -59,7 +59,7 @@ def validation_table(data: list[Run], cross_validate: bool = True) -> pd.DataFra
     """Predicted against measured samples/s for every run: the stored fit, whether the run lies inside
     the band stated for it and, optionally, each grouping's held-out ratio (``family_out_ratio``: by the
     fit without the run's model family; empty for a judging run, or a group no fit could leave out)."""
-    cal = fitted()
+    cal, band_record = fitted(), calibration_record()["band"]
     held: dict[tuple[str, str], float] = {}
     if cross_validate:
         validation = grouped_cross_validation(fitted_runs(data))
@@ -67,8 +67,7 @@ def validation_table(data: list[Run], cross_validate: bool = True) -> pd.DataFra
     rows = []
     for run in data:
         predicted = run.predict(cal)
-        stated = stated_band(run.mode, run.model.family, run.wafer)
-        band, slower = stated["factor"], stated["factor"] * stated["slower_by"]
+        band, slower = band_limits(band_record, run.mode, run.model.family, run.wafer)
         ratio = predicted / run.measured_samples_per_s
         row: dict[str, Any] = {
             "id": run.id,
@@ -135,13 +134,14 @@ def band_table(runs_table: pd.DataFrame, record: dict[str, Any]) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
-def judged_table(runs_table: pd.DataFrame) -> pd.DataFrame:
-    """The runs kept to judge (no fit saw them), by wafer generation: how many, their error and worst
-    ratio, how many lie inside the band a plan states for them, and the median ratio (above 1: the model
-    is too fast there). A wafer generation of few fitted runs is where the model extrapolates through
-    its presets: this is what the public record says of that."""
+def judged_table(runs_table: pd.DataFrame, record: dict[str, Any]) -> pd.DataFrame:
+    """The runs kept to judge (no fit saw them), by wafer generation: how many (and how many the
+    calibration ``record`` fitted there), their error and worst ratio, how many lie inside the band a
+    plan states for them, and the median ratio (above 1: the model is too fast there). A wafer
+    generation of few fitted runs is where the model extrapolates through its presets: this is what
+    the public record says of that."""
     judged = runs_table[runs_table["use"] == "judge"]
-    fitted_by_wafer = runs_table[runs_table["use"] == "fit"].groupby("wafer").size()
+    fitted_by_wafer = record["band"]["fitted_runs_by_wafer"]
     rows = []
     for wafer, group in judged.groupby("wafer", sort=True):
         logs = np.log(group["ratio"].to_numpy(dtype=float))
@@ -341,7 +341,7 @@ def validation_tables(data: list[Run], cross_validate: bool = True) -> dict[str,
         "runs": runs_table,
         "groups": group_table(record),
         "bands": band_table(runs_table, record),
-        "judged": judged_table(runs_table),
+        "judged": judged_table(runs_table, record),
         "releases": release_table(record),
         "parameters": parameter_table(),
         "modes": mode_table(data),

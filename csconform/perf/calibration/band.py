@@ -265,9 +265,15 @@ def band_limits(band: dict[str, Any], mode: str, family: str, wafer: str) -> tup
     """How many times faster and slower than predicted a run of this mode, family and wafer may run,
     by the record's ``band``: the class's factor both ways, the slow side times the wafer's
     :func:`slower_by`."""
-    entry = band["classes"].get(band_key(mode, family))
-    factor = float(entry["factor"] if isinstance(entry, dict) else band["factor"])
+    factor = float(_class_band(band, mode, family)["factor"])
     return factor, factor * slower_by(band, wafer)
+
+
+def _class_band(band: dict[str, Any], mode: str, family: str) -> dict[str, Any]:
+    """The entry of the record's ``band`` a mode and model family's class takes its factor and worst from:
+    its class's, or every run's (``band`` itself) where there is no band of that class."""
+    entry = band["classes"].get(band_key(mode, family))
+    return entry if isinstance(entry, dict) else band
 
 
 def inside_band(ratio: float, limits: tuple[float, float]) -> bool:
@@ -314,12 +320,8 @@ def stated_band(mode: str, family: str, wafer: str, record: dict[str, Any] | Non
     it covers, what it was taken from, and ``slower_by``, the widening of its slow side on this wafer
     (:func:`slower_by`, with ``widened`` saying why; 1 and None where it is not widened)."""
     stored = (record if record is not None else calibration_record())["band"]
-    key = band_key(mode, family)
-    entry = stored["classes"].get(key)
-    if isinstance(entry, dict):
-        factor, worst_seen, taken_from = entry["factor"], entry["worst"], f"{key}: {entry['from']}"
-    else:
-        factor, worst_seen, taken_from = stored["factor"], stored["worst"], f"every run (no measured {key} run)"
+    key, entry = band_key(mode, family), _class_band(stored, mode, family)
+    taken_from = f"every run (no measured {key} run)" if entry is stored else f"{key}: {entry['from']}"
     widening = slower_by(stored, wafer)
     system = get_wafer(wafer).system
     widened = (
@@ -328,8 +330,8 @@ def stated_band(mode: str, family: str, wafer: str, record: dict[str, Any] | Non
         else None
     )
     return {
-        "factor": float(factor),
-        "worst": float(worst_seen),
+        "factor": float(entry["factor"]),
+        "worst": float(entry["worst"]),
         "coverage": float(stored["coverage"]),
         "class": key,
         "from": taken_from,
