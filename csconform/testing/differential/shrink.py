@@ -6,10 +6,13 @@ class's first occurrence are drawn but not run), finds the class at the recorded
 shrinks it. A budget counted in programs bounds it (``shrink_examples``: how many programs Hypothesis
 may run after the first one, never seconds, so that the repro does not depend on the machine's
 load): once it is spent the run stops and keeps the smallest program that showed the class so far.
-Then each statement is dropped in turn, last to first, and stays dropped if the class still shows
-without it; the pass is repeated until one drops nothing (a statement can become droppable once an
-earlier one is gone): what is left is a program in which every statement matters. The same class of
-the same run therefore always shrinks to the same program.
+That program is cut after the statement where the class first shows: the lockstep runs statement by
+statement, so nothing later can matter to the class (and dropping the later statements one by one
+would cost a class that hangs its time limit once per statement). Then each statement is dropped in
+turn, last to first, and stays dropped if the class still shows without it; the pass is repeated
+until one drops nothing (a statement can become droppable once an earlier one is gone): what is left
+is a program in which every statement matters. The same class of the same run therefore always
+shrinks to the same program.
 """
 
 from __future__ import annotations
@@ -97,6 +100,14 @@ def _by_hypothesis(
     return smallest[-1]
 
 
+def through_the_class(run: LockstepRun, signature: Signature) -> Program:
+    """The program of ``run`` cut after the statement where ``signature`` first shows (a class of the
+    start keeps the first statement: a program is never empty)."""
+    shows_at = next(d.statement for d in run.differences if d.signature == signature)
+    program = run.program
+    return Program(program.area, program.target, program.source[: max(shows_at + 1, 1)])
+
+
 def drop_statements(program: Program, shows: Shows) -> Program:
     """``program`` with every statement dropped that the class does not need: passes last to first,
     repeated until one drops nothing."""
@@ -121,13 +132,15 @@ def shrink(signature: Signature, pair: Pair, first: Occurrence, examples: int, s
     ``first.seed`` (Hypothesis draws them the same way only with the same count)."""
     a, b = implementations(pair)
     started = time.perf_counter()
+    runs: dict[tuple[str, ...], LockstepRun] = {}
     with Workdirs() as workdirs:
 
         def shows(program: Program) -> bool:
-            return signature in run_lockstep(program, a, b, workdirs).signatures
+            runs[program.source] = run_lockstep(program, a, b, workdirs)
+            return signature in runs[program.source].signatures
 
         found = _by_hypothesis(signature, context_of(a, b), shows, first, examples, shrink_examples)
-        program = drop_statements(found, shows)
+        program = drop_statements(through_the_class(runs[found.source], signature), shows)
         run = run_lockstep(program, a, b, workdirs)
     if signature not in run.signatures:
         raise NotReproduced(f"the minimal program of class {signature} does not show it when run again")
