@@ -42,13 +42,17 @@ BROKEN_ON_A_FEW_TESTS = {
     "unscales_by_the_coming_scale": (("grad_scaler",), {"GRADSCALER-046"}, "every_unscaling_path"),
 }
 
+# the subprocesses skip shrinking: a verdict needs the failed rules, not the smallest example
+VERDICTS_ONLY = "tests.meta.plugins.verdicts_only"
+
 ALL_AREAS = sorted({area for areas, _rules in BROKEN_ENGINES.values() for area in areas} | {"runner", "execution"})
 
 
 def failed_rules(engine: str, areas: tuple[str, ...] | list[str], keyword: str = "") -> tuple[set[str], dict]:
     """Run the areas' conformance files (the tests ``keyword`` selects) against ``engine`` the way
     ``csconform check`` does."""
-    matrix = run_conformance(engine, areas=areas, pytest_args=("-k", keyword) if keyword else (), echo=False)
+    selected = ("-k", keyword) if keyword else ()
+    matrix = run_conformance(engine, areas=areas, pytest_args=(*selected, "-p", VERDICTS_ONLY), echo=False)
     assert matrix["engine"] == engine
     failed = {rule for rule, entry in matrix["rules"].items() if entry["outcome"] == "failed"}
     return failed, matrix
