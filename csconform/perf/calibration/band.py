@@ -282,11 +282,16 @@ def inside_band(ratio: float, limits: tuple[float, float]) -> bool:
     return 1 / faster <= ratio <= slower
 
 
+def fits_too_few_runs(band: dict[str, Any], wafer: str) -> bool:
+    """Whether the calibration fits fewer than :data:`MIN_BAND_RUNS` runs on ``wafer``: its band is then
+    the other wafers' (one test of this, for the widening and the plan's caveat alike)."""
+    return band["fitted_runs_by_wafer"].get(wafer, 0) < MIN_BAND_RUNS
+
+
 def slower_by(band: dict[str, Any], wafer: str) -> float:
     """The band's slow side on ``wafer``: its preset's peak estimate range where the calibration fits
-    fewer than :data:`MIN_BAND_RUNS` runs on it, else 1."""
-    fitted_runs = band["fitted_runs_by_wafer"].get(wafer, 0)
-    return get_wafer(wafer).peak_estimate_range if fitted_runs < MIN_BAND_RUNS else 1.0
+    too few runs on it (:func:`fits_too_few_runs`), else 1."""
+    return get_wafer(wafer).peak_estimate_range if fits_too_few_runs(band, wafer) else 1.0
 
 
 def widened_wafers(band: dict[str, Any]) -> dict[str, float]:
@@ -298,10 +303,10 @@ def wafer_caveat(wafer: str, record: dict[str, Any] | None = None) -> str | None
     """A plan's note on a wafer generation the calibration fits fewer than :data:`MIN_BAND_RUNS` runs of
     (None on any other): the band is the other wafers', and what the runs kept to judge on it say."""
     stored = record if record is not None else calibration_record()
-    fitted_runs = stored["band"]["fitted_runs_by_wafer"].get(wafer, 0)
-    if fitted_runs >= MIN_BAND_RUNS:
+    if not fits_too_few_runs(stored["band"], wafer):
         return None
     system = get_wafer(wafer).system
+    fitted_runs = stored["band"]["fitted_runs_by_wafer"].get(wafer, 0)
     note = f"the calibration fits {fitted_runs} run(s) on a {system}, so the band is that of the other systems"
     entry = stored.get("judged", {"wafers": {}})["wafers"].get(wafer)  # a record may have no judged runs
     if not isinstance(entry, dict):
