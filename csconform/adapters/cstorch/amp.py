@@ -30,6 +30,12 @@ __all__ = ["GradScaler", "optimizer_step", "set_half_dtype"]
 
 _USAGE = {RuntimeError: GradScalerUsageError, ValueError: GradScalerUsageError}
 
+# Each GradScaler below starts with a full garbage collection, which scans every tracked object. Most
+# of them are torch's and the package's, made at import and alive for the whole process: freezing
+# what exists now leaves them out of every later collection (0.16 s each before; the conformance
+# state machine builds about 400 scalers). Cyclic garbage that already exists is never collected.
+gc.freeze()
+
 
 def _torch_optimizer(optimizer: Any) -> Any:
     return optimizer.torch if isinstance(optimizer, Optimizer) else optimizer
