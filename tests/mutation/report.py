@@ -294,16 +294,17 @@ def _module_of(mutant_id: str) -> str:
 
 def draw_sample(mutant_ids: list[str], per_module: int, seed: int) -> list[str]:
     """A stratified random sample: up to ``per_module`` mutants of each module (every mutant of a smaller
-    one), drawn by ``random.Random(seed)`` from the sorted ids module by module, so the same seed and the
-    same mutants give the same sample on any machine."""
+    one), drawn from the module's sorted ids by a generator seeded with ``seed`` and the module's name,
+    so the same seed and the same mutants give the same sample on any machine, and a module added to
+    the configuration (or left out) leaves every other module's sample, and its results, as they were."""
     if per_module < 1:
         raise InvalidInputError(f"a sample needs at least one mutant per module, got {per_module}")
     by_module: dict[str, list[str]] = defaultdict(list)
     for mutant_id in sorted(set(mutant_ids)):
         by_module[_module_of(mutant_id)].append(mutant_id)
-    rng = random.Random(seed)
     drawn: list[str] = []
     for module in sorted(by_module):
+        rng = random.Random(f"{seed}:{module}")
         drawn += sorted(rng.sample(by_module[module], min(per_module, len(by_module[module]))))
     return drawn
 

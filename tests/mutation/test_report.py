@@ -330,6 +330,17 @@ def test_a_sample_is_stratified_capped_at_each_module_and_fixed_by_its_seed():
         draw_sample(ids, per_module=0, seed=7)
 
 
+def test_a_module_added_or_left_out_leaves_the_other_modules_samples_as_they_were():
+    amp = [f"{AMP}.x_f__mutmut_{n}" for n in range(1, 101)]
+    precision = [f"{PRECISION}.x_g__mutmut_{n}" for n in range(1, 101)]
+    earlier = "csconform.engine.checkpoint"  # sorts before both
+    added = [f"{earlier}.x_h__mutmut_{n}" for n in range(1, 101)]
+    alone = draw_sample(amp + precision, per_module=10, seed=7)
+    beside = draw_sample(added + amp + precision, per_module=10, seed=7)
+    assert [i for i in beside if not i.startswith(earlier + ".")] == alone
+    assert draw_sample(precision, per_module=10, seed=7) == [i for i in alone if i.startswith(PRECISION + ".")]
+
+
 @pytest.mark.parametrize(
     "successes, trials, low, high",
     [(8, 10, 0.4902, 0.9433), (40, 40, 0.9124, 1.0), (0, 5, 0.0, 0.4345)],
