@@ -283,6 +283,7 @@ def test_a_plan_states_the_band_of_its_mode_and_class_from_the_calibration_recor
         and encoder["factor"] == record["classes"][encoder["class"]]["factor"]
     )
     assert encoder["method"].startswith("grouped cross-validation")
+    assert encoder["from"] == f"weight_streaming/encoder: {record['classes']['weight_streaming/encoder']['from']}"
     unmeasured = stated_band("pipelined", "llama", "wse2")  # no pipelined decoder was measured: every run's band
     assert unmeasured["factor"] == record["factor"] and "no measured pipelined/decoder run" in unmeasured["from"]
     assert (streamed.band["slower_by"], streamed.band["widened"]) == (1.0, None)  # 33 fitted CS-2 runs

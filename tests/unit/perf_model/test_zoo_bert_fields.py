@@ -180,6 +180,19 @@ def test_a_dpr_encoder_that_states_only_its_positions_is_bert_base():
     assert defaults.layers == model_from_zoo_section({"name": "dpr", "encoder": {**stated, **written}}).layers
 
 
+@pytest.mark.parametrize(("pooler_type", "pooled"), [("cls", False), ("mean", False), ("ffn_pooler", True)])
+def test_a_dpr_encoder_has_a_pooler_only_with_the_ffn_pooler(pooler_type, pooled):
+    """Each of the two encoders gets a d x d pooler with its bias, and the note says so."""
+    section = {"name": "dpr", "q_encoder": SIZES, "ctx_encoder": SIZES}
+    without = model_from_zoo_section(section)
+    model = model_from_zoo_section({**section, "pooler_type": pooler_type})
+    assert model.params - without.params == (2 * (D * D + D) if pooled else 0)
+    assert sum(layer.name.endswith("pooler") for layer in model.layers) == (2 if pooled else 0)
+    assert model.notes[-1].endswith(
+        " with a pooler (ffn_pooler)" if pooled else " without a pooler (pooler_type cls or mean)"
+    )
+
+
 def test_a_sequence_longer_than_the_context_encoder_s_positions_is_refused():
     """The sequence length is checked against each encoder's own position table, not only the question
     encoder's (which sets the section's longest sequence)."""

@@ -573,6 +573,24 @@ def test_a_wrong_vision_transformer_key_is_refused_saying_which(change, kind, ke
     assert_refused(refusal(model_from_zoo_section, {**VIT, **change}), kind, key, *words)
 
 
+@pytest.mark.parametrize(
+    ("pooler", "heads"),
+    [
+        (False, "heads counted: a classifier over 10 classes"),
+        (True, "heads counted: the pooler and a classifier over 10 classes"),
+    ],
+)
+def test_a_vision_transformer_s_note_names_the_heads_it_counted(pooler, heads):
+    assert model_from_zoo_section({**VIT, "use_encoder_pooler_layer": pooler}).notes[-1].endswith(heads)
+
+
+def test_a_vision_transformer_without_an_image_size_reads_the_zoo_s_224_by_224():
+    """224x224 in 8x8 patches: 28 x 28 = 784 patches and the class token."""
+    model = model_from_zoo_section({key: value for key, value in VIT.items() if key != "image_size"})
+    assert model.seq_len == 28 * 28 + 1
+    assert model.layers[0].tokens == 28 * 28
+
+
 def test_a_vision_transformer_s_sequence_is_the_one_its_image_gives():
     error = refusal(model_from_zoo_section, VIT, seq_len=16)
     assert_refused(error, ModelConfigError, "image_size", "seq_len", "16", "17", "image_size", "patch_size")

@@ -19,6 +19,7 @@ from model_refusals import assert_refused, refusal
 from small_zoo_section import BLOCKS, FFN, HEAD_WIDTH, HEADS, SOURCE_POSITIONS, T5_SIZES, TARGET_POSITIONS, VOCAB, D
 
 from csconform.errors import ModelConfigError, UnsupportedModelError
+from csconform.perf.models.fields import MAX_LAYERS
 from csconform.perf.models.layer import Layer
 from csconform.perf.models.zoo_section import model_from_zoo_section
 from csconform.perf.plan import plan
@@ -253,6 +254,15 @@ def test_a_t5_plans_in_both_modes_with_the_encoder_output_as_an_edge_of_each_dec
 def test_a_malformed_t5_section_is_refused_naming_the_key(change, options, kind, key, words):
     error = refusal(model_from_zoo_section, {**T5, **change}, source="params.yaml: model", **options)
     assert_refused(error, kind, key, key, *words, source="params.yaml: model")
+
+
+@pytest.mark.parametrize("key", ["encoder_num_hidden_layers", "decoder_num_hidden_layers"])
+def test_a_stack_deeper_than_the_largest_model_is_refused_naming_it(key):
+    assert model_from_zoo_section({**T5, key: MAX_LAYERS}).params > 0
+    error = refusal(model_from_zoo_section, {**T5, key: MAX_LAYERS + 1}, source="params.yaml: model")
+    assert_refused(
+        error, ModelConfigError, key, key, f"1..{MAX_LAYERS}", str(MAX_LAYERS + 1), source="params.yaml: model"
+    )
 
 
 def test_a_single_sequence_model_takes_no_target_length():

@@ -560,6 +560,27 @@ def test_the_judged_runs_by_wafer_are_those_of_the_runs_table_and_of_the_record(
         assert row["inside_band"] == int(mine["inside_band"].sum()) == record[row["wafer"]]["inside_band"]
 
 
+def test_the_judged_table_counts_each_wafer_s_runs_from_a_small_runs_table() -> None:
+    """Worked by hand: two CS-3 runs kept to judge (ratios 2 and 0.5; one inside its band) and a fitted
+    run, which the table leaves out; the fitted count comes from the record, not from the rows."""
+    runs_table = pd.DataFrame(
+        {
+            "use": ["judge", "judge", "fit"],
+            "wafer": ["wse3", "wse3", "wse3"],
+            "ratio": [2.0, 0.5, 1.0],
+            "inside_band": [True, False, True],
+        }
+    )
+    table = validation.judged_table(runs_table, {"band": {"fitted_runs_by_wafer": {"wse3": 7}}})
+    assert list(table.columns) == [
+        "wafer", "fitted_runs", "judged_runs", "error", "worst", "median_ratio", "inside_band"
+    ]  # fmt: skip
+    [row] = table.to_dict("records")
+    assert row["wafer"] == "wse3" and (row["fitted_runs"], row["judged_runs"], row["inside_band"]) == (7, 2, 1)
+    assert row["worst"] == pytest.approx(2.0) and row["median_ratio"] == pytest.approx(1.0)
+    assert row["error"] == pytest.approx(2.0)  # the geometric mean of 2 and 1/0.5
+
+
 def test_the_batch_sweep_sets_measured_streaming_and_a_resident_pipeline_side_by_side(measured: list) -> None:
     modes = validation.mode_table(measured)
     bert = sorted(
