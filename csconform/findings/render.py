@@ -210,7 +210,9 @@ def github(reports: Sequence[FileReport]) -> str:
     lines = []
     for report in reports:
         if report.error:
-            lines.append(f"::error file={_property(report.path)},title=csconform::{_data(report.error)}")
+            # worded as the text and SARIF forms word it, so the annotation says the file went unread
+            message = _data(f"cannot read: {report.error}")
+            lines.append(f"::error file={_property(report.path)},title=csconform::{message}")
         for finding in sorted(report.findings, key=_position):
             command = "error" if finding.severity == "violation" else "warning"
             properties = [f"file={_property(finding.path)}"]

@@ -120,6 +120,13 @@ def test_github_annotations_escape_what_the_runner_reads_as_separators() -> None
     )
 
 
+def test_a_file_that_could_not_be_read_is_an_error_annotation_that_says_so() -> None:
+    report = FileReport("train.py", error="not UTF-8 text but UTF-16 (byte-order mark)")
+    assert render.github([report]) == (
+        "::error file=train.py,title=csconform::cannot read: not UTF-8 text but UTF-16 (byte-order mark)"
+    )
+
+
 # --- silencing -----------------------------------------------------------------------------------------
 
 
