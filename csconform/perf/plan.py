@@ -35,7 +35,7 @@ from csconform.errors import InvalidInputError
 from csconform.perf.calibration.band import stated_band, wafer_caveat
 from csconform.perf.execution.efficiency import Calibration, calibration_record, fitted
 from csconform.perf.execution.pipelined import PipelineResult, kernels_fit_pipelined, pipelined_from_kernels
-from csconform.perf.execution.streaming import StreamingResult, lane_samples, weight_streaming_from_kernels
+from csconform.perf.execution.streaming import StreamingResult, weight_streaming_from_kernels
 from csconform.perf.hardware import Wafer, check_cluster_size, get_wafer
 from csconform.perf.models.kernels import KernelCost, group_kernels
 from csconform.perf.models.layer import Layer, total_params
@@ -491,14 +491,15 @@ def _streaming_plan(
         cal=cal,
         notes=[
             "one layer at a time occupies the whole fabric; kernels are listed in streaming order",
-            *([] if micro_batch is None else [_micro_batch_note(micro_batch, result, lane_samples(kernels, cal))]),
+            *([] if micro_batch is None else [_micro_batch_note(micro_batch, result)]),
         ],
     )
 
 
-def _micro_batch_note(asked: int, result: StreamingResult, lanes: float) -> str:
+def _micro_batch_note(asked: int, result: StreamingResult) -> str:
     """What the micro-batch a run asks for does to its step: more micro-batches than the lanes need, or
     nothing (a micro-batch the lanes cannot hold runs at the lanes)."""
+    lanes = result.lanes
     if asked >= lanes:
         return (
             f"micro-batch {asked} asked for; the lanes hold {lanes:.4g} samples (micro_batch_tokens, fitted), so "

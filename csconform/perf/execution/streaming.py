@@ -112,6 +112,8 @@ class StreamingResult:
     wafer_memory_bytes: float
     params: int
     lane_samples_per_s: float
+    lanes: float
+    """Samples one micro-batch of full lanes holds (:func:`lane_samples`; inf: no token inputs)."""
     input_samples_per_s: float = math.inf
     calibration: Calibration | None = None
 
@@ -236,7 +238,8 @@ def weight_streaming_from_kernels(
             f"{w.name} wafer ({w.fabric_memory_bytes:.3g} B): csconform keeps every activation the backward pass "
             "reads on the wafer and models no recomputation or offloading, so it cannot plan this sequence length"
         )
-    full = min(lane_samples(kernels, cal), micro_batch or math.inf)  # the largest micro-batch this run runs
+    lanes = lane_samples(kernels, cal)
+    full = min(lanes, micro_batch or math.inf)  # the largest micro-batch this run runs
     micro = min(batch_per_system, full)
     micro_batches = batch_per_system / micro
     latency = SWARMX.latency_s(systems)
@@ -265,6 +268,7 @@ def weight_streaming_from_kernels(
         + WEIGHT_BUFFERS * STREAMED_WEIGHT_BYTES_PER_PARAM * largest.used_params,
         params=params,
         lane_samples_per_s=lane_rate,
+        lanes=lanes,
         input_samples_per_s=feed,
         calibration=cal,
     )
